@@ -1,0 +1,50 @@
+"""The `episodic` command: thin click faces over the core; errors become messages in one place."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+
+def main() -> None:
+    # the prompt hook must start fast: dispatch before importing click, pydantic or numpy
+    if sys.argv[1:3] == ["hook", "user-prompt-submit"]:
+        from episodic.hook import main as hook_main
+
+        raise SystemExit(hook_main())
+    cli = build_cli()
+    cli(prog_name="episodic")
+
+
+def build_cli() -> Any:
+    import click
+
+    from episodic.cli import core_cmds
+    from episodic.errors import EpisodicError
+
+    class EpisodicGroup(click.Group):
+        def invoke(self, ctx: click.Context) -> Any:
+            try:
+                return super().invoke(ctx)
+            except EpisodicError as exc:  # typed core errors → one clear line, exit 1
+                raise click.ClickException(str(exc)) from exc
+
+    @click.group(cls=EpisodicGroup)
+    @click.version_option(package_name="episodic")
+    def cli() -> None:
+        """Episodic memory for coding agents: one searchable card per past session."""
+
+    core_cmds.register(cli)
+    for area in ("mcp_cmds", "eval_cmds", "harvest_cmds", "aws_cmds"):
+        try:
+            module = __import__(f"episodic.cli.{area}", fromlist=["register"])
+        except ModuleNotFoundError as exc:
+            if exc.name != f"episodic.cli.{area}":
+                raise
+            continue
+        module.register(cli)
+    return cli
+
+
+if __name__ == "__main__":
+    main()

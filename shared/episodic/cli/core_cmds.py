@@ -1,0 +1,267 @@
+"""index, search, show, inspect, stats, quickstart: parse options, call one core function, shape output."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import click
+
+from episodic.models import SearchFilters, SessionSource
+from episodic.settings import Settings, load_settings
+
+DEMO_QUERY = "tests pass on my machine but the CI pipeline fails"
+
+
+def _echo_json(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
+
+
+@contextmanager
+def _progress(total: int, label: str, enabled: bool = True) -> Iterator[Callable[[SessionSource], None]]:
+    """A progress bar on stderr (silent when not a terminal and not asked for)."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    console = Console(stderr=True)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn())
+    with Progress(*columns, console=console, transient=True, disable=not enabled) as bar:
+        task = bar.add_task(label, total=total)
+
+        def advance(source: SessionSource) -> None:
+            bar.update(task, advance=1, description=f"{label} {Path(source.main_path).name[:28]}")
+
+        yield advance
+
+
+def _settings(ctx_overrides: dict[str, Any]) -> Settings:
+    return load_settings(**ctx_overrides)
+
+
+def _print_report(report: Any) -> None:
+    click.echo(
+        f"found {report.found} sessions: indexed {report.indexed} (replaced {report.replaced}), "
+        f"unchanged {report.unchanged}, kept better card {report.kept_better}, "
+        f"skipped {sum(report.skipped.values())}, failed {len(report.failed)}"
+    )
+    for reason, count in sorted(report.skipped.items()):
+        click.echo(f"  skipped {count}: {reason}")
+    for session, reason in report.failed:
+        click.echo(f"  failed {session}: {reason}")
+    if report.stats.malformed_lines:
+        click.echo(f"  malformed lines skipped: {report.stats.malformed_lines}")
+    redacted = sum(report.stats.secrets_redacted.values())
+    if redacted:
+        click.echo(f"  secrets redacted: {redacted} ({', '.join(sorted(report.stats.secrets_redacted))})")
+
+
+def run_index(settings: Settings, paths: Sequence[str] | None, tenant: str, as_json: bool) -> Any:
+    from episodic.backends import build_memory
+    from episodic.ingest import index_sessions
+
+    memory = build_memory(settings)
+    sources = list(memory.source.discover(paths))
+    with _progress(len(sources), "indexing", enabled=not as_json) as advance:
+        return index_sessions(memory, paths, tenant, progress=advance, sources=sources)
+
+
+def _print_hits(hits: list[Any]) -> None:
+    from episodic.search import pack_card
+
+    if not hits:
+        click.echo("No sufficiently similar episode.")
+        return
+    for i, hit in enumerate(hits, 1):
+        click.echo(f"[{i}] " + pack_card(hit.record, hit.score))
+        click.echo("")
+
+
+def register(group: click.Group) -> None:
+    @group.command("index")
+    @click.argument("paths", nargs=-1, type=click.Path())
+    @click.option("--tenant", default=None, help="Write the cards for this tenant (default: settings.tenant).")
+    @click.option(
+        "--distiller", type=click.Choice(["heuristic", "claude-code", "bedrock"]), default=None, help="Distiller."
+    )
+    @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+    def index_cmd(paths: tuple[str, ...], tenant: str | None, distiller: str | None, as_json: bool) -> None:
+        """Index Claude Code sessions (default: ~/.claude/projects and CLAUDE_CONFIG_DIR)."""
+        settings = _settings({"distiller": distiller})
+        report = run_index(settings, list(paths) or None, tenant or settings.tenant, as_json)
+        if as_json:
+            _echo_json(report.as_dict())
+        else:
+            _print_report(report)
+
+    @group.command("search")
+    @click.argument("query")
+    @click.option("--k", type=int, default=None, help="How many episodes (1-5, default 3).")
+    @click.option("--all-outcomes", is_flag=True, help="Include episodes whose outcome is not verified.")
+    @click.option("--project", default=None, help="Only episodes of this project.")
+    @click.option("--tenant", default=None)
+    @click.option("--json", "as_json", is_flag=True)
+    def search_cmd(
+        query: str, k: int | None, all_outcomes: bool, project: str | None, tenant: str | None, as_json: bool
+    ) -> None:
+        """Find past episodes similar to a problem described in plain words."""
+        from episodic.backends import build_memory
+        from episodic.search import search_traces
+
+        settings = _settings({})
+        memory = build_memory(settings)
+        filters = SearchFilters(include_unverified=all_outcomes, project=project)
+        hits = search_traces(memory, tenant or settings.tenant, query, k, filters)
+        if as_json:
+            _echo_json({"results": [_hit_json(h) for h in hits]})
+        else:
+            _print_hits(hits)
+
+    @group.command("show")
+    @click.argument("session_id")
+    @click.option("--tenant", default=None)
+    @click.option("--json", "as_json", is_flag=True)
+    def show_cmd(session_id: str, tenant: str | None, as_json: bool) -> None:
+        """Show one episode's full card and metadata."""
+        from episodic.backends import build_memory
+        from episodic.search import get_episode
+
+        settings = _settings({})
+        record = get_episode(build_memory(settings), tenant or settings.tenant, session_id)
+        if as_json:
+            _echo_json(record.model_dump(mode="json"))
+            return
+        click.echo(json.dumps(record.card.model_dump(mode="json"), indent=2, ensure_ascii=False))
+        meta = record.model_dump(mode="json", exclude={"card"})
+        click.echo(json.dumps(meta, indent=2, ensure_ascii=False))
+
+    @group.command("inspect")
+    @click.argument("paths", nargs=-1, type=click.Path())
+    @click.option("--render", "render_survey", is_flag=True, help="Print the scrubbed survey for one FILE.")
+    @click.option("--json", "as_json", is_flag=True)
+    def inspect_cmd(paths: tuple[str, ...], render_survey: bool, as_json: bool) -> None:
+        """How much history there is, what a distiller would receive, and what a backfill would cost."""
+        from episodic.backends import build_source
+        from episodic.inspect_history import inspect_history, render_one
+
+        settings = _settings({})
+        source = build_source(settings)
+        if render_survey:
+            if len(paths) != 1:
+                raise click.UsageError("--render takes exactly one session FILE")
+            click.echo(render_one(source, paths[0], settings.survey_token_budget))
+            return
+        found = list(source.discover(list(paths) or None))
+        with _progress(len(found), "inspecting", enabled=not as_json) as advance:
+            report = inspect_history(
+                source,
+                list(paths) or None,
+                token_budget=settings.survey_token_budget,
+                model_id=settings.bedrock_model_id,
+                progress=advance,
+            )
+        data = report.as_dict()
+        if as_json:
+            _echo_json(data)
+            return
+        _print_inspect(data)
+
+    @group.command("stats")
+    @click.option("--json", "as_json", is_flag=True)
+    def stats_cmd(as_json: bool) -> None:
+        """Cards per tenant, outcome and distiller; failures waiting for a retry; the index manifest."""
+        from episodic.backends import build_store
+
+        store, ledger = build_store(_settings({}))
+        by: dict[str, Counter[str]] = {"tenant": Counter(), "outcome": Counter(), "distiller": Counter()}
+        for record in store.iter_records(None):
+            by["tenant"][record.tenant_id] += 1
+            by["outcome"][record.card.outcome.value] += 1
+            by["distiller"][record.distiller.id] += 1
+        manifest = store.manifest()
+        failures = ledger.failures() if ledger else []
+        data = {
+            "cards": sum(by["tenant"].values()),
+            **{f"by_{k}": dict(v) for k, v in by.items()},
+            "manifest": manifest.model_dump() if manifest else None,
+            "failures": [f.__dict__ for f in failures],
+        }
+        if as_json:
+            _echo_json(data)
+            return
+        click.echo(f"cards: {data['cards']}")
+        for key in ("by_tenant", "by_outcome", "by_distiller"):
+            click.echo(f"  {key[3:]}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
+        if manifest:
+            click.echo(
+                f"  index: {manifest.embedder_id} ({manifest.dimension}-d), renderings {','.join(manifest.renderings)}"
+            )
+        click.echo(f"  failures waiting for a retry: {len(failures)}")
+        for failure in failures:
+            click.echo(f"    {failure.path}: {failure.reason} (attempts {failure.attempts})")
+
+    @group.command("quickstart")
+    @click.option("--query", default=None, help="The search to run after indexing.")
+    def quickstart_cmd(query: str | None) -> None:
+        """Index your Claude Code history (or the bundled demo corpus) and run a search."""
+        from episodic.backends import build_memory
+        from episodic.parse.discovery import default_roots
+        from episodic.search import search_traces
+
+        settings = _settings({})
+        roots = default_roots(settings)
+        if roots:
+            click.echo("Indexing your Claude Code history: " + ", ".join(str(r) for r in roots))
+            paths = None
+        else:
+            demo = Path(__file__).resolve().parents[1] / "demo"
+            click.echo(f"No ~/.claude/projects here: indexing the bundled demo corpus ({demo}).")
+            paths = [str(demo)]
+        report = run_index(settings, paths, settings.tenant, as_json=False)
+        _print_report(report)
+        question = query or DEMO_QUERY
+        click.echo(f'\nsearch: "{question}" (all outcomes)\n')
+        memory = build_memory(settings)
+        hits = search_traces(memory, settings.tenant, question, None, SearchFilters(include_unverified=True))
+        _print_hits(hits)
+
+
+def _hit_json(hit: Any) -> dict[str, Any]:
+    return {
+        "session_id": hit.record.session_id,
+        "score": round(hit.score, 4),
+        "similarity": round(hit.similarity, 4),
+        "rendering": hit.rendering,
+        "card": hit.record.card.model_dump(mode="json"),
+        "project": hit.record.project,
+        "started_at": hit.record.started_at.isoformat() if hit.record.started_at else None,
+        "distiller": hit.record.distiller.id,
+    }
+
+
+def _print_inspect(data: dict[str, Any]) -> None:
+    est = data["estimate"]
+    click.echo(f"sessions: {data['sessions']} ({data['bytes'] / 1e6:.1f} MB), episodes: {data['episodes']}")
+    if data["not_episodes"]:
+        click.echo("  not episodes: " + ", ".join(f"{k} {v}" for k, v in sorted(data["not_episodes"].items())))
+    click.echo(f"  date span: {data['first']} .. {data['last']}")
+    click.echo(
+        f"  survey tokens (budget {data['survey_token_budget']}): median {data['survey_tokens_median']}, "
+        f"p95 {data['survey_tokens_p95']}, total {data['survey_tokens_total']}"
+    )
+    click.echo(
+        f"  thinking blocks: {data['thinking_with_text']} with text, {data['thinking_stripped']} stored stripped"
+    )
+    click.echo(f"  malformed lines: {data['malformed_lines']}; secrets redacted: {sum(data['secrets_redacted'].values())}")
+    if est["distill_usd"] is not None:
+        click.echo(
+            f"  Bedrock backfill with {data['bedrock_model']} (${est['price_in_per_mtok']}/MTok in, "
+            f"${est['price_out_per_mtok']}/MTok out): ~{est['input_tokens'] / 1e6:.2f} MTok in, "
+            f"~{est['output_tokens'] / 1e6:.2f} MTok out ≈ ${est['distill_usd']:.2f} "
+            f"+ Titan embeddings ≈ ${est['embed_usd']:.4f}"
+        )
+    else:
+        click.echo(f"  no price known for {data['bedrock_model']}")

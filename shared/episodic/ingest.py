@@ -1,0 +1,202 @@
+"""Write path: discover → parse+scrub → distill → render → embed → store, content-hashed and idempotent."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from episodic.errors import EpisodicError, RetryableDistillError
+from episodic.models import (
+    Card,
+    CardRecord,
+    DistillerInfo,
+    DistillUsage,
+    NotEpisode,
+    ParseStats,
+    SessionSource,
+    Trajectory,
+)
+from episodic.ports import IngestFailure, StoredVector
+from episodic.render import render
+from episodic.service import Memory
+from episodic.survey import render_survey
+
+ProgressFn = Callable[[SessionSource], None]
+
+# a card from a better distiller is never replaced by a worse one for the same session
+DISTILLER_RANK = {"heuristic": 0, "bedrock": 2, "claude-code": 2, "self": 3}
+
+
+def distiller_rank(info: DistillerInfo) -> int:
+    return DISTILLER_RANK.get(info.kind, 1)
+
+
+@dataclass
+class IndexReport:
+    found: int = 0
+    indexed: int = 0
+    replaced: int = 0  # of indexed: sessions that already had a card (grown, or a better distiller)
+    unchanged: int = 0
+    kept_better: int = 0  # grown sessions whose better (e.g. agent-written) card was kept
+    skipped: Counter[str] = field(default_factory=Counter)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (session file, reason)
+    stats: ParseStats = field(default_factory=ParseStats)
+    source_bytes: int = 0
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "found": self.found,
+            "indexed": self.indexed,
+            "replaced": self.replaced,
+            "unchanged": self.unchanged,
+            "kept_better": self.kept_better,
+            "skipped": dict(self.skipped),
+            "failed": [{"session": s, "reason": r} for s, r in self.failed],
+            "malformed_lines": self.stats.malformed_lines,
+            "secrets_redacted": dict(self.stats.secrets_redacted),
+            "source_bytes": self.source_bytes,
+        }
+
+
+def _vectors_for(memory: Memory, card: Card) -> list[StoredVector]:
+    renderings = list(memory.settings.renderings)
+    texts = [render(card, r) for r in renderings]
+    matrix = memory.embedder.embed(texts)
+    return [StoredVector(rendering=r, text=t, vector=matrix[i]) for i, (r, t) in enumerate(zip(renderings, texts))]
+
+
+def store_card(
+    memory: Memory,
+    tenant_id: str,
+    card: Card,
+    *,
+    session_id: str,
+    distiller: DistillerInfo,
+    trajectory: Trajectory | None = None,
+    usage: DistillUsage | None = None,
+    source_sha256: str | None = None,
+) -> CardRecord:
+    """Embed the card's renderings and replace the session's card (one session, one card)."""
+    record = CardRecord(
+        card=card,
+        session_id=session_id,
+        tenant_id=tenant_id,
+        project=trajectory.project if trajectory else "",
+        cwd=trajectory.cwd if trajectory else "",
+        git_branch=trajectory.git_branch if trajectory else "",
+        started_at=trajectory.started_at if trajectory else None,
+        ended_at=trajectory.ended_at if trajectory else None,
+        source_sha256=source_sha256 or (trajectory.source_sha256 if trajectory else ""),
+        source_bytes=trajectory.source.total_bytes if trajectory else 0,
+        distiller=distiller,
+        usage=usage or DistillUsage(),
+        indexed_at=datetime.now(UTC),
+    )
+    memory.store.upsert(record, _vectors_for(memory, card), memory.manifest)
+    return record
+
+
+def _record_failure(memory: Memory, tenant_id: str, source: SessionSource, sha: str, reason: str) -> None:
+    if memory.ledger is None:
+        return
+    memory.ledger.record_failure(
+        IngestFailure(
+            tenant_id=tenant_id,
+            session_key=source.session_key,
+            path=source.main_path,
+            source_sha256=sha,
+            reason=reason,
+            last_attempt_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        )
+    )
+
+
+def ingest_trajectory(memory: Memory, trajectory: Trajectory, tenant_id: str) -> CardRecord:
+    """Distill one parsed session and store its card; raises EpisodicError when it cannot."""
+    survey = render_survey(trajectory, memory.settings.survey_token_budget)
+    result = memory.distiller.distill(trajectory, survey)
+    return store_card(
+        memory,
+        tenant_id,
+        result.card,
+        session_id=trajectory.session_id,
+        distiller=memory.distiller.info,
+        trajectory=trajectory,
+        usage=result.usage,
+    )
+
+
+def _is_unchanged(memory: Memory, existing: CardRecord | None, trajectory: Trajectory) -> str | None:
+    """'unchanged' / 'kept_better' when no new card is needed, else None."""
+    if existing is None:
+        return None
+    current = memory.distiller.info
+    if existing.source_sha256 == trajectory.source_sha256 and distiller_rank(existing.distiller) >= distiller_rank(
+        current
+    ):
+        return "unchanged"
+    if distiller_rank(existing.distiller) > distiller_rank(current):
+        return "kept_better"
+    return None
+
+
+def index_sessions(
+    memory: Memory,
+    paths: Sequence[str] | None,
+    tenant_id: str,
+    progress: ProgressFn | None = None,
+    sources: Sequence[SessionSource] | None = None,
+) -> IndexReport:
+    """Index every session under `paths` (default roots when None). Never raises for one bad session."""
+    memory.store.ensure_manifest(memory.manifest)
+    report = IndexReport()
+    found = list(sources) if sources is not None else list(memory.source.discover(paths))
+    report.found = len(found)
+    for source in found:
+        report.source_bytes += source.total_bytes
+        try:
+            loaded = memory.source.load(source)
+        except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
+            report.failed.append((source.main_path, f"parse error: {exc}"))
+            _record_failure(memory, tenant_id, source, "", f"parse error: {exc}")
+            if progress:
+                progress(source)
+            continue
+        report.stats.merge(loaded.stats)
+        if isinstance(loaded, NotEpisode):
+            report.skipped[loaded.reason] += 1
+        else:
+            _index_one(memory, loaded, tenant_id, report)
+        if progress:
+            progress(source)
+    return report
+
+
+def _index_one(memory: Memory, trajectory: Trajectory, tenant_id: str, report: IndexReport) -> None:
+    existing = memory.store.get(tenant_id, trajectory.session_id)
+    verdict = _is_unchanged(memory, existing, trajectory)
+    if verdict == "unchanged":
+        report.unchanged += 1
+        return
+    if verdict == "kept_better":
+        report.kept_better += 1
+        return
+    try:
+        ingest_trajectory(memory, trajectory, tenant_id)
+    except RetryableDistillError as exc:
+        reason = f"retry next run: {exc}"
+        report.failed.append((trajectory.source.main_path, reason))
+        _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
+        return
+    except Exception as exc:  # recorded with its reason and retried next run, never lost
+        reason = str(exc) if isinstance(exc, EpisodicError) else f"internal error: {type(exc).__name__}: {exc}"
+        report.failed.append((trajectory.source.main_path, reason))
+        _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
+        return
+    report.indexed += 1
+    if existing is not None:
+        report.replaced += 1
+    if memory.ledger is not None:
+        memory.ledger.clear_failure(tenant_id, trajectory.source.session_key)

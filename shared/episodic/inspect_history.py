@@ -1,0 +1,128 @@
+"""`episodic inspect`: how much history there is, and what an LLM backfill would send and cost."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from episodic.models import NotEpisode, SessionSource, Trajectory
+from episodic.pricing import (
+    DISTILL_OUTPUT_TOKENS,
+    DISTILL_PROMPT_TOKENS,
+    TITAN_EMBED_V2_PER_MTOK,
+    model_prices,
+)
+from episodic.ports import TranscriptSource
+from episodic.survey import estimate_tokens, render_survey
+
+CARD_RENDERING_TOKENS = 150  # one rendering of a card, for the embedding estimate
+
+
+@dataclass
+class InspectReport:
+    sessions: int = 0
+    episodes: int = 0
+    not_episodes: Counter[str] = field(default_factory=Counter)
+    bytes: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+    survey_tokens: list[int] = field(default_factory=list)
+    thinking_with_text: int = 0
+    thinking_stripped: int = 0
+    malformed_lines: int = 0
+    secrets_redacted: Counter[str] = field(default_factory=Counter)
+    model_id: str = ""
+    token_budget: int = 0
+
+    def _percentile(self, q: float) -> int:
+        if not self.survey_tokens:
+            return 0
+        ordered = sorted(self.survey_tokens)
+        return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+    def estimate(self) -> dict[str, float | None]:
+        total_in = sum(self.survey_tokens) + DISTILL_PROMPT_TOKENS * self.episodes
+        total_out = DISTILL_OUTPUT_TOKENS * self.episodes
+        prices = model_prices(self.model_id)
+        distill = None if prices is None else (total_in * prices[0] + total_out * prices[1]) / 1e6
+        embed = self.episodes * 3 * CARD_RENDERING_TOKENS * TITAN_EMBED_V2_PER_MTOK / 1e6
+        return {
+            "input_tokens": float(total_in),
+            "output_tokens": float(total_out),
+            "distill_usd": distill,
+            "embed_usd": embed,
+            "price_in_per_mtok": prices[0] if prices else None,
+            "price_out_per_mtok": prices[1] if prices else None,
+        }
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "sessions": self.sessions,
+            "episodes": self.episodes,
+            "not_episodes": dict(self.not_episodes),
+            "bytes": self.bytes,
+            "first": self.first.isoformat() if self.first else None,
+            "last": self.last.isoformat() if self.last else None,
+            "survey_tokens_median": int(statistics.median(self.survey_tokens)) if self.survey_tokens else 0,
+            "survey_tokens_p95": self._percentile(0.95),
+            "survey_tokens_total": sum(self.survey_tokens),
+            "thinking_with_text": self.thinking_with_text,
+            "thinking_stripped": self.thinking_stripped,
+            "malformed_lines": self.malformed_lines,
+            "secrets_redacted": dict(self.secrets_redacted),
+            "bedrock_model": self.model_id,
+            "survey_token_budget": self.token_budget,
+            "estimate": self.estimate(),
+        }
+
+
+def inspect_history(
+    source: TranscriptSource,
+    paths: Sequence[str] | None,
+    *,
+    token_budget: int,
+    model_id: str,
+    progress: Callable[[SessionSource], None] | None = None,
+) -> InspectReport:
+    report = InspectReport(model_id=model_id, token_budget=token_budget)
+    for session in source.discover(paths):
+        report.sessions += 1
+        report.bytes += session.total_bytes
+        loaded = source.load(session)
+        report.malformed_lines += loaded.stats.malformed_lines
+        report.thinking_with_text += loaded.stats.thinking_with_text
+        report.thinking_stripped += loaded.stats.thinking_stripped
+        report.secrets_redacted.update(loaded.stats.secrets_redacted)
+        if isinstance(loaded, NotEpisode):
+            report.not_episodes[loaded.reason] += 1
+        else:
+            _add_episode(report, loaded, token_budget)
+        if progress:
+            progress(session)
+    return report
+
+
+def _add_episode(report: InspectReport, trajectory: Trajectory, token_budget: int) -> None:
+    report.episodes += 1
+    report.survey_tokens.append(estimate_tokens(render_survey(trajectory, token_budget)))
+    for stamp in (trajectory.started_at, trajectory.ended_at):
+        if stamp is None:
+            continue
+        report.first = stamp if report.first is None or stamp < report.first else report.first
+        report.last = stamp if report.last is None or stamp > report.last else report.last
+
+
+def render_one(source: TranscriptSource, path: str, token_budget: int) -> str:
+    """The exact scrubbed survey a distiller would receive for the session in `path`."""
+    from episodic.errors import NotFoundError
+
+    sessions = list(source.discover([path]))
+    if not sessions:
+        raise NotFoundError(f"no Claude Code session found at {path}")
+    loaded = source.load(sessions[0])
+    if isinstance(loaded, NotEpisode):
+        raise NotFoundError(f"{path} is not an episode to distill ({loaded.reason})")
+    return render_survey(loaded, token_budget)

@@ -1,0 +1,25 @@
+"""Markers that keep this project's own text out of its own index (stdlib only: the hook imports it)."""
+
+from __future__ import annotations
+
+import re
+
+# Wraps every card the prompt hook injects; the parser strips it so injected memory is never re-indexed.
+INJECTED_OPEN = "<episodic-memory-context data-origin=episodic-7f3a>"
+INJECTED_CLOSE = "</episodic-memory-context>"
+INJECTED_RE = re.compile(re.escape(INJECTED_OPEN) + r".*?(?:" + re.escape(INJECTED_CLOSE) + r"|\Z)", re.S)
+
+# Put at the top of every prompt an LLM distiller receives: a transcript holding it is a distiller run.
+DISTILLER_MARKER = "[episodic-distiller-run: this conversation distills a past session into a memory card]"
+
+
+def wrap_injected(text: str) -> str:
+    return f"{INJECTED_OPEN}\n{text}\n{INJECTED_CLOSE}"
+
+
+def strip_injected(text: str) -> tuple[str, int]:
+    """Remove injected memory blocks; returns the text and how many were removed."""
+    if INJECTED_OPEN not in text:
+        return text, 0
+    stripped, count = INJECTED_RE.subn("", text)
+    return stripped, count

@@ -1,0 +1,136 @@
+"""Ports: the small abstract classes the core talks to. Adapters take their clients as arguments."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from episodic.models import (
+    Card,
+    CardRecord,
+    DistillerInfo,
+    DistillUsage,
+    IndexManifest,
+    NotEpisode,
+    SearchFilters,
+    SearchHit,
+    SessionSource,
+    Trajectory,
+)
+
+
+class TranscriptSource(ABC):
+    """Finds sessions and turns them into scrubbed trajectories."""
+
+    @abstractmethod
+    def discover(self, paths: Sequence[str] | None = None) -> Iterator[SessionSource]:
+        """Every session under the given paths (or the default roots), subagents grouped with parents."""
+
+    @abstractmethod
+    def load(self, source: SessionSource) -> Trajectory | NotEpisode:
+        """Parse one session; never raises on bad input (counts it in the stats instead)."""
+
+
+@dataclass
+class DistillResult:
+    card: Card
+    usage: DistillUsage = field(default_factory=DistillUsage)
+    notes: list[str] = field(default_factory=list)  # e.g. "outcome downgraded: no passing check after last edit"
+
+
+class Distiller(ABC):
+    """Turns a trajectory (and its budgeted survey) into a card."""
+
+    info: DistillerInfo
+
+    @abstractmethod
+    def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        """Raise DistillError (or RetryableDistillError) when no valid card can be produced."""
+
+
+class Embedder(ABC):
+    """Text to unit-length float32 vectors of a fixed dimension."""
+
+    id: str
+    dimension: int
+    # cosine below which a match is "not similar enough" (calibrated per embedder; a setting overrides it)
+    default_min_similarity: float = 0.3
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Shape (len(texts), dimension), float32, each row L2-normalised."""
+
+
+@dataclass
+class StoredVector:
+    rendering: str
+    text: str
+    vector: np.ndarray
+
+
+class VectorStore(ABC):
+    """Cards and their per-rendering vectors. Every call is tenant-scoped; parity is checked on use."""
+
+    @abstractmethod
+    def ensure_manifest(self, manifest: IndexManifest) -> None:
+        """Record the manifest on first use; raise ParityError naming both sides on any mismatch."""
+
+    @abstractmethod
+    def manifest(self) -> IndexManifest | None: ...
+
+    @abstractmethod
+    def upsert(self, record: CardRecord, vectors: Sequence[StoredVector], manifest: IndexManifest) -> None:
+        """Replace the session's card and vectors (one session, one card)."""
+
+    @abstractmethod
+    def get(self, tenant_id: str, session_id: str) -> CardRecord | None: ...
+
+    @abstractmethod
+    def delete(self, tenant_id: str, session_id: str) -> bool: ...
+
+    @abstractmethod
+    def query(
+        self,
+        tenant_id: str,
+        query_vector: np.ndarray,
+        query_text: str,
+        k: int,
+        filters: SearchFilters,
+        manifest: IndexManifest,
+        min_similarity: float,
+    ) -> list[SearchHit]:
+        """Hybrid (vector + keyword, fused) when the backend supports it; weak matches dropped."""
+
+    @abstractmethod
+    def iter_records(self, tenant_id: str | None = None) -> Iterable[CardRecord]:
+        """All records (of one tenant, or all when None — for stats and re-indexing only)."""
+
+    def count(self, tenant_id: str | None = None) -> int:
+        return sum(1 for _ in self.iter_records(tenant_id))
+
+
+@dataclass
+class IngestFailure:
+    tenant_id: str
+    session_key: str
+    path: str
+    source_sha256: str
+    reason: str
+    attempts: int = 1
+    last_attempt_at: str = ""
+
+
+class IngestLedger(ABC):
+    """Sessions that could not be distilled, with the reason; retried on the next run, never lost."""
+
+    @abstractmethod
+    def record_failure(self, failure: IngestFailure) -> None: ...
+
+    @abstractmethod
+    def clear_failure(self, tenant_id: str, session_key: str) -> None: ...
+
+    @abstractmethod
+    def failures(self, tenant_id: str | None = None) -> list[IngestFailure]: ...

@@ -1,0 +1,85 @@
+"""Read path: a query becomes a vector and keywords, the store answers tenant-scoped, cards get packed."""
+
+from __future__ import annotations
+
+from episodic.errors import InvalidArgumentError, NotFoundError, TenantError
+from episodic.models import CardRecord, SearchFilters, SearchHit
+from episodic.scrub import default_scrubber
+from episodic.service import Memory
+
+MAX_QUERY_CHARS = 2000
+
+
+def _check_tenant(tenant_id: str) -> None:
+    if not tenant_id or not tenant_id.strip():
+        raise TenantError("every query needs a tenant")
+
+
+def search_traces(
+    memory: Memory,
+    tenant_id: str,
+    query: str,
+    k: int | None = None,
+    filters: SearchFilters | None = None,
+) -> list[SearchHit]:
+    """The closest past episodes for a problem, best first; [] when nothing is similar enough."""
+    _check_tenant(tenant_id)
+    k = memory.settings.default_k if k is None else k
+    if not 1 <= k <= memory.settings.max_k:
+        raise InvalidArgumentError(f"k must be between 1 and {memory.settings.max_k}, got {k}")
+    query = (query or "").strip()
+    if not query:
+        raise InvalidArgumentError("query must be a non-empty description of the problem")
+    # a pasted secret in a query must not reach a remote embedder either
+    query = default_scrubber().scrub(query[:MAX_QUERY_CHARS])
+    vector = memory.embedder.embed([query])[0]
+    return memory.store.query(
+        tenant_id,
+        vector,
+        query,
+        k,
+        filters or SearchFilters(),
+        memory.manifest,
+        memory.min_similarity,
+    )
+
+
+def get_episode(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
+    _check_tenant(tenant_id)
+    record = memory.store.get(tenant_id, session_id)
+    if record is None:
+        raise NotFoundError(f"no episode with session id {session_id!r}")
+    return record
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def pack_card(record: CardRecord, score: float | None = None, max_chars: int = 1500) -> str:
+    """A card as compact text for an agent: symptom, lesson, traps, checks, outcome; under max_chars."""
+    card = record.card
+    date = record.started_at.date().isoformat() if record.started_at else "unknown date"
+    head = f"Episode {record.session_id} ({date}"
+    head += f", project {record.project}" if record.project else ""
+    head += f", outcome {card.outcome.value}"
+    head += f", score {score:.2f})" if score is not None else ")"
+    sections = [
+        ("Problem", [card.problem]),
+        ("Insight", [card.insight] if card.insight else []),
+        ("Dead ends", card.dead_ends),
+        ("Misleading intuitions", card.misleading_intuitions),
+        ("Critical checks", card.critical_checks),
+    ]
+    lines = [head]
+    for title, items in sections:
+        if items:
+            lines.append(f"{title}: " + " | ".join(items))
+    budget = max_chars
+    out: list[str] = []
+    for line in lines:
+        remaining = budget - sum(len(x) + 1 for x in out)
+        if remaining <= 20:
+            break
+        out.append(_cut(line, remaining - 1))
+    return "\n".join(out)[:max_chars]

@@ -1,0 +1,32 @@
+"""The core assembled: one `Memory` holds the adapters every face (CLI, MCP, Lambda) works through."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from episodic.models import IndexManifest
+from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
+from episodic.settings import Settings
+
+
+@dataclass
+class Memory:
+    settings: Settings
+    source: TranscriptSource
+    distiller: Distiller
+    embedder: Embedder
+    store: VectorStore
+    ledger: IngestLedger | None = None
+
+    @property
+    def manifest(self) -> IndexManifest:
+        return IndexManifest(
+            embedder_id=self.embedder.id,
+            dimension=self.embedder.dimension,
+            renderings=list(self.settings.renderings),
+        )
+
+    @property
+    def min_similarity(self) -> float:
+        configured = self.settings.min_similarity
+        return self.embedder.default_min_similarity if configured is None else configured

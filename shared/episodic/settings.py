@@ -1,0 +1,154 @@
+"""One settings model: environment (EPISODIC_*), then the user's config file, then defaults."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
+
+from episodic import envsource
+from episodic.errors import ConfigError
+from episodic.models import LOCAL_TENANT, RENDERINGS
+
+
+class _MappingSource(PydanticBaseSettingsSource):
+    def __init__(self, settings_cls: type[BaseSettings], values: Mapping[str, Any]) -> None:
+        super().__init__(settings_cls)
+        self._values = dict(values)
+
+    def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
+        return self._values.get(field_name), field_name, False
+
+    def __call__(self) -> dict[str, Any]:
+        names = set(self.settings_cls.model_fields)
+        return {k: v for k, v in self._values.items() if k in names and v is not None}
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(extra="ignore", validate_default=True)
+
+    # where things live
+    home: Path = Field(default_factory=lambda: envsource.home_dir())
+    claude_config_dir: str | None = None  # from CLAUDE_CONFIG_DIR (comma list)
+    xdg_config_home: str | None = None  # from XDG_CONFIG_HOME
+    user_home: str | None = None  # from HOME
+
+    # backends (chosen in one place: episodic.backends)
+    tenant: str = LOCAL_TENANT
+    store: Literal["sqlite", "s3vectors"] = "sqlite"
+    embedder: Literal["minilm", "hashing", "titan"] = "minilm"
+    distiller: Literal["heuristic", "bedrock", "claude-code"] = "heuristic"
+    renderings: list[str] = Field(default_factory=lambda: list(RENDERINGS))
+    query_rendering: str = "struct"
+    hashing_dimension: int = 384
+
+    # parsing, survey, scrubbing
+    survey_token_budget: int = 6000
+    tool_output_chars: int = 4000  # each tool output is cut head+tail to this many characters
+    scrub_patterns: list[str] = Field(default_factory=list)  # extra regexes, redacted as [REDACTED:custom]
+
+    # search
+    default_k: int = 3
+    max_k: int = 5
+    min_similarity: float | None = None  # None: the embedder's calibrated default
+
+    # serving and the hook
+    host: str = "127.0.0.1"
+    port: int = 8765
+    url: str | None = None  # the MCP endpoint the hook asks (default: the local server)
+    token: str | None = None
+    hook_budget_seconds: float = 1.5
+    hook_max_chars: int = 4000
+    allowed_origins: list[str] = Field(default_factory=list)
+
+    # AWS
+    aws_region: str | None = None
+    aws_profile: str | None = None
+    bedrock_model_id: str = "us.anthropic.claude-sonnet-4-6"
+    titan_model_id: str = "amazon.titan-embed-text-v2:0"
+    titan_dimension: int = 1024
+    vector_bucket: str | None = None
+    vector_index: str = "episodes"
+    transcripts_bucket: str | None = None
+    transcripts_prefix: str = "transcripts/"
+
+    # Claude Code as distiller
+    claude_binary: str = "claude"
+    claude_model: str | None = None
+    distill_concurrency: int = 2
+    distill_timeout_seconds: float = 180.0
+
+    # harvest
+    quiet_minutes: float = 15.0
+
+    @field_validator("renderings", "scrub_patterns", "allowed_origins", mode="before")
+    @classmethod
+    def _split_commas(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("renderings")
+    @classmethod
+    def _known_renderings(cls, value: list[str]) -> list[str]:
+        unknown = [r for r in value if r not in RENDERINGS]
+        if unknown or not value:
+            raise ValueError(f"renderings must be a non-empty subset of {list(RENDERINGS)}, got {value}")
+        return value
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        env = envsource.environ()
+        from_env: dict[str, Any] = envsource.prefixed(env)
+        foreign = {
+            "claude_config_dir": env.get("CLAUDE_CONFIG_DIR"),
+            "xdg_config_home": env.get("XDG_CONFIG_HOME"),
+            "user_home": env.get("HOME"),
+        }
+        file_values = envsource.read_config_file(envsource.config_path(env))
+        return (
+            init_settings,
+            _MappingSource(settings_cls, from_env),
+            _MappingSource(settings_cls, file_values),
+            _MappingSource(settings_cls, foreign),
+        )
+
+    @property
+    def db_path(self) -> Path:
+        return self.home / "index.sqlite3"
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def log_dir(self) -> Path:
+        return self.home / "logs"
+
+    @property
+    def tokens_path(self) -> Path:
+        return self.home / "tokens.json"
+
+    @property
+    def endpoint_url(self) -> str:
+        return self.url or f"http://{self.host}:{self.port}/mcp"
+
+
+def load_settings(**overrides: Any) -> Settings:
+    """Build the settings, turning validation errors into one ConfigError a user can act on."""
+    try:
+        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+    except ValidationError as exc:
+        raise ConfigError(f"invalid configuration: {exc}") from exc
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc

@@ -1,0 +1,49 @@
+"""Shared fixtures. Sockets are blocked for the whole session (pytest-socket, see pyproject addopts):
+only loopback is allowed, so an unmocked AWS call fails instead of leaving the machine."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+# The shared transcripts live beside the repository (../shared/transcripts); never copied into it.
+TRANSCRIPTS_DIR = Path(os.environ.get("EPISODIC_TEST_TRANSCRIPTS", REPO_ROOT.parent / "shared" / "transcripts"))
+DEV_QUERIES = TRANSCRIPTS_DIR.parent / "eval" / "dev-queries.jsonl"
+
+
+@pytest.fixture(scope="session")
+def transcripts_dir() -> Path:
+    if not TRANSCRIPTS_DIR.is_dir():
+        pytest.skip(f"shared transcripts not found at {TRANSCRIPTS_DIR}")
+    return TRANSCRIPTS_DIR
+
+
+@pytest.fixture(scope="session")
+def dev_queries() -> Path:
+    if not DEV_QUERIES.is_file():
+        pytest.skip(f"dev queries not found at {DEV_QUERIES}")
+    return DEV_QUERIES
+
+
+@pytest.fixture()
+def episodic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An isolated EPISODIC_HOME and HOME, so no test touches the real home folder."""
+    home = tmp_path / "episodic-home"
+    user_home = tmp_path / "user-home"
+    home.mkdir()
+    user_home.mkdir()
+    monkeypatch.setenv("EPISODIC_HOME", str(home))
+    monkeypatch.setenv("HOME", str(user_home))
+    monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
+    monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    for name in list(os.environ):
+        if name.startswith("EPISODIC_") and name not in ("EPISODIC_HOME", "EPISODIC_TEST_TRANSCRIPTS"):
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    yield home
