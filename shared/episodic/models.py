@@ -216,7 +216,9 @@ class NotEpisode(BaseModel):
 
     source: SessionSource
     session_id: str | None = None
-    reason: str  # empty | snapshot-only | memory-summariser | internal-agent | distiller-run | unreadable
+    # empty | snapshot-only | memory-summariser | internal-agent | distiller-run | unreadable
+    # | not-claude-code | malformed (lines, none readable)
+    reason: str
     stats: ParseStats = Field(default_factory=ParseStats)
 
 

@@ -1,0 +1,128 @@
+"""Read a JSONL transcript's bytes into entries, counting (never raising on) bad lines."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from episodic.models import ParseStats
+
+_decoder = json.JSONDecoder()
+
+# Entry types dropped without parsing when the envelope says so (progress is 44-70 % of 2.1.x lines).
+# Nested JSON strings are escaped, so these exact bytes only appear as the line's own structure.
+_CHEAP_SKIPS = (
+    ('"type":"progress"', "progress"),
+    ('"type":"file-history-snapshot"', "file-history-snapshot"),
+)
+_ENVELOPE_CHARS = 1500
+
+CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
+
+
+def _cheap_skip(line: str) -> str | None:
+    head = line[:_ENVELOPE_CHARS]
+    for needle, kind in _CHEAP_SKIPS:
+        pos = head.find(needle)
+        # top level only: no nested object opened before it (a string value holding "{" only costs a parse)
+        if pos > 0 and "{" not in head[1:pos]:
+            return kind
+    return None
+
+
+_RESULT_KEY = ',"toolUseResult":'
+_LAZY_RESULT_MIN = 4000
+_AGENT_ID_RE = re.compile(r'"agentId":"([^"\\]{1,100})"')
+
+
+def _without_tool_use_result(line: str) -> dict[str, Any] | None:
+    """A user line minus its bulky `toolUseResult` (half the bytes of a transcript: file copies, diffs).
+
+    It comes last in the envelope (only `sourceToolAssistantUUID` follows); the prefix parsing as an
+    object proves the key is top-level. The few facts the parser needs are read from the value's head.
+    """
+    pos = line.find(_RESULT_KEY)
+    if pos < 0 or len(line) - pos < _LAZY_RESULT_MIN:
+        return None
+    try:
+        entry = json.loads(line[:pos] + "}")
+    except json.JSONDecodeError:
+        return None
+    if not isinstance(entry, dict):
+        return None
+    value_head = line[pos + len(_RESULT_KEY) : pos + len(_RESULT_KEY) + 2000]
+    if value_head.startswith('"'):
+        entry["toolUseResult"] = (
+            "User rejected tool use" if value_head.startswith('"User rejected tool use"') else ""
+        )
+    else:
+        agent = _AGENT_ID_RE.search(line, pos)
+        entry["toolUseResult"] = {
+            "interrupted": line.find('"interrupted":true', pos) >= 0,
+            "agentId": agent.group(1) if agent else None,
+            "summarised": True,
+        }
+    return entry
+
+
+def _decode_objects(line: str) -> list[Any]:
+    """One line's JSON values; a line holding two concatenated objects (a lost newline) yields both."""
+    lazy = _without_tool_use_result(line)
+    if lazy is not None:
+        return [lazy]
+    try:
+        return [json.loads(line)]
+    except json.JSONDecodeError as exc:
+        if not exc.msg.startswith("Extra data"):
+            raise
+    values: list[Any] = []
+    pos = 0
+    while pos < len(line):
+        value, end = _decoder.raw_decode(line, pos)
+        values.append(value)
+        while end < len(line) and line[end] in " \t\r":
+            end += 1
+        pos = end
+    return values
+
+
+def iter_entries(data: bytes, stats: ParseStats) -> Iterator[dict[str, Any]]:
+    """Every JSON object of a JSONL file in order; malformed lines and a truncated last line are counted."""
+    text = data.decode("utf-8", errors="replace")
+    lines = text.split("\n")
+    ends_with_newline = text.endswith("\n")
+    last = len(lines) - 1
+    for index, raw in enumerate(lines):
+        line = raw.strip()
+        if not line:
+            continue
+        stats.lines += 1
+        skip = _cheap_skip(line)
+        if skip:
+            stats.skipped_entry_types[skip] = stats.skipped_entry_types.get(skip, 0) + 1
+            continue
+        try:
+            values = _decode_objects(line)
+        except (json.JSONDecodeError, RecursionError):
+            if index == last and not ends_with_newline:
+                stats.truncated_last_line = True  # a live file being written, or cut short
+            else:
+                stats.malformed_lines += 1
+            continue
+        for value in values:
+            if isinstance(value, dict):
+                yield value
+            else:
+                stats.malformed_lines += 1
+
+
+def looks_like_codex(entry: dict[str, Any]) -> bool:
+    return "payload" in entry and entry.get("type") in CODEX_TYPES
+
+
+def looks_like_json_document(data: bytes) -> bool:
+    """A pretty-printed JSON document (e.g. a Gemini CLI session saved as .jsonl), not JSON lines."""
+    head = data[:4096].lstrip()
+    return head.startswith(b"{\n") or head.startswith(b"{\r\n") or head.startswith(b"[\n")

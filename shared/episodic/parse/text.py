@@ -1,0 +1,118 @@
+"""Text helpers for the parser: cutting long strings safely and removing Claude Code's noise from user text."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from episodic.marker import strip_injected
+
+# How far a cut edge may move to land on whitespace, so a cut never splits a token (a key, a path) in two.
+_EDGE_SLACK = 200
+
+
+class TextScrubber(Protocol):
+    """The part of `episodic.scrub.Scrubber` the parser uses (structural, so tests may pass any scrubber)."""
+
+    def scrub_counted(self, text: str) -> tuple[str, dict[str, int]]: ...
+
+
+def cut_middle(text: str, limit: int) -> str:
+    """Keep the head and the tail of `text` within `limit` chars, cutting at whitespace when close by."""
+    if limit <= 0 or len(text) <= limit:
+        return text
+    marker_room = 40
+    keep = max(limit - marker_room, 2)
+    head_end = keep // 2
+    tail_start = len(text) - (keep - head_end)
+    # move the edges onto whitespace so a secret is never half kept (the scrubber needs the whole token)
+    space = max(
+        text.rfind(" ", head_end - _EDGE_SLACK, head_end), text.rfind("\n", head_end - _EDGE_SLACK, head_end)
+    )
+    if space > 0:
+        head_end = space
+    candidates = [
+        i
+        for i in (
+            text.find(" ", tail_start, tail_start + _EDGE_SLACK),
+            text.find("\n", tail_start, tail_start + _EDGE_SLACK),
+        )
+        if i >= 0
+    ]
+    if candidates:
+        tail_start = min(candidates) + 1
+    removed = tail_start - head_end
+    return f"{text[:head_end]}\n[… {removed} chars cut …]\n{text[tail_start:]}"
+
+
+@dataclass
+class ScrubCounter:
+    """Scrubs text with the injected scrubber and adds up how many secrets of each kind it redacted."""
+
+    scrubber: TextScrubber
+    counts: dict[str, int] = field(default_factory=dict)
+
+    def __call__(self, text: str, limit: int = 0) -> str:
+        if not text:
+            return text
+        if limit:
+            text = cut_middle(text, limit)  # cut first: scrubbing a huge output in full is wasted work
+        clean, found = self.scrubber.scrub_counted(text)
+        for kind, n in found.items():
+            self.counts[kind] = self.counts.get(kind, 0) + n
+        return clean
+
+
+# ------------------------------------------------------------------ user text noise
+
+_SYSTEM_REMINDER_RE = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+_NOISE_TAGS = (
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "bash-input",
+    "bash-stdout",
+    "bash-stderr",
+    "task-notification",
+    "command-message",
+    "command-contents",
+)
+_NOISE_RE = re.compile(r"<(" + "|".join(_NOISE_TAGS) + r")>.*?(?:</\1>|\Z)", re.S)
+_COMMAND_NAME_RE = re.compile(r"<command-name>(.*?)</command-name>", re.S)
+_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_INTERRUPT_RE = re.compile(r"^\[Request interrupted by user[^\]]*\]$")
+
+
+@dataclass
+class CleanText:
+    text: str  # what is left to count as a prompt ("" when the entry was only noise)
+    interrupt: str = ""  # the interrupt notice, when the entry was one
+    injected_removed: int = 0
+
+
+def clean_user_text(raw: str) -> CleanText:
+    """Strip our injected memory, system reminders and command noise; keep slash commands with args."""
+    text, injected = strip_injected(raw)
+    stripped = text.strip()
+    if _INTERRUPT_RE.match(stripped):
+        return CleanText("", interrupt=stripped, injected_removed=injected)
+    if "<" not in text:
+        return CleanText(stripped, injected_removed=injected)
+    text = _SYSTEM_REMINDER_RE.sub("", text)
+    if text.lstrip().startswith("<task-notification>"):
+        return CleanText("", injected_removed=injected)  # a background task's notice and its boilerplate
+    command = _COMMAND_NAME_RE.search(text)
+    if command:
+        args_match = _COMMAND_ARGS_RE.search(text)
+        args = args_match.group(1).strip() if args_match else ""
+        name = command.group(1).strip()
+        # a slash command is a prompt only when it carries arguments (`/fix the login bug`)
+        return CleanText(f"{name} {args}".strip() if args else "", injected_removed=injected)
+    text = _NOISE_RE.sub("", text)
+    return CleanText(text.strip(), injected_removed=injected)
+
+
+def last_path_component(path: str) -> str:
+    parts = [p for p in re.split(r"[\\/]", path) if p]
+    return parts[-1] if parts else ""
