@@ -74,6 +74,9 @@ class Settings(BaseSettings):
     vector_index: str = "episodes"
     transcripts_bucket: str | None = None
     transcripts_prefix: str = "transcripts/"
+    cards_prefix: str = "cards/"
+    kms_key_id: str | None = None  # SSE-KMS key for uploads and archived cards (bucket default when unset)
+    token_secret_id: str | None = None  # Secrets Manager secret mapping token hashes to tenants
 
     # Claude Code as distiller
     claude_binary: str = "claude"

@@ -1,0 +1,76 @@
+"""Shared helpers for AWS calls: error codes without importing botocore, and backoff on throttling."""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Collection
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+# Codes AWS services use for "slow down / try again": never a reason to fail a card for good.
+THROTTLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "TooManyRequestsException",
+        "ServiceUnavailableException",
+        "ModelNotReadyException",
+        "RequestTimeoutException",
+        "InternalServerException",
+        "ModelTimeoutException",
+    }
+)
+
+
+def error_code(exc: BaseException) -> str | None:
+    """The AWS error code of a botocore ClientError (duck-typed, so botocore stays optional)."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+        return str(code) if code else None
+    return None
+
+
+def error_message(exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Message", "")) or str(exc)
+    return str(exc)
+
+
+class RetriesExhausted(Exception):
+    """Every attempt was throttled; `last` is the final ClientError."""
+
+    def __init__(self, last: BaseException, attempts: int) -> None:
+        super().__init__(f"{error_code(last)} after {attempts} attempts: {error_message(last)}")
+        self.last = last
+        self.attempts = attempts
+
+
+def with_backoff(
+    call: Callable[[], T],
+    *,
+    retry_codes: Collection[str] = THROTTLE_CODES,
+    attempts: int = 5,
+    base_delay: float = 0.5,
+    max_delay: float = 20.0,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
+    """Run `call`, retrying retryable AWS errors with full-jitter exponential backoff."""
+    for attempt in range(1, attempts + 1):
+        try:
+            return call()
+        except Exception as exc:
+            if error_code(exc) not in retry_codes:
+                raise
+            if attempt == attempts:
+                raise RetriesExhausted(exc, attempts) from exc
+            # full jitter keeps parallel Lambdas from retrying in lockstep
+            sleep(random.uniform(0.5, 1.0) * min(max_delay, base_delay * 2 ** (attempt - 1)))
+    raise AssertionError("unreachable")  # pragma: no cover
+
+
+def read_body(body: Any) -> bytes:
+    """InvokeModel returns a StreamingBody; tests may hand bytes."""
+    return body.read() if hasattr(body, "read") else bytes(body)

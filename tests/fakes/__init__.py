@@ -1,0 +1,1 @@
+"""In-process fakes behind ports, enforcing the real services' documented limits (tests only)."""
