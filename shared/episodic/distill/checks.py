@@ -1,0 +1,238 @@
+"""The card rules every distiller obeys, and the outcome judged on evidence.
+
+Card rules (`card_violations`): a card keeps the method, not the incidentals. No field may hold
+  - code: fenced blocks, lines with braces and semicolons, `def`/`func`/`fn`/`function`/`class`
+    definitions, import statements, shell pipelines or chains with flags (`| grep`, `2>&1`, `$(…)`,
+    `a && b --flag`), dotted calls (`pkg.mod.fn(`, `obj.method(arg, …)`), `:=` / `const x =` statements;
+  - file paths: absolute unix (`/a/b`, `~/x`) or windows (`C:\\x`) paths, and relative paths with a
+    folder and a source-file extension (`src/foo/bar.go`); a bare file name (`package.json`,
+    `CLAUDE.md`) and a command name with a flag (`go test`, `npm run check`, `--no-verify`) are allowed;
+  - stack traces: `Traceback (most recent call last)`, `File "x.py", line 3`, `at fn (file.js:10:5)`,
+    `goroutine 1 [running]`, `panic:` with addresses, `panicked at`, `file.go:42` source locations.
+
+Outcome (`judge_outcome`), on evidence in the trace only — the assistant's own words never count:
+  1. `informational`: no edit was attempted (questions, reviews, research, planning). An edit is an
+     Edit/Write/MultiEdit/NotebookEdit call outside scratch and plan folders, or a shell command that
+     writes files (`sed -i`, `git apply`/`merge`/`restore`, linters with `--write`/`--fix`, `> file.ext`).
+     Formatters (`gofmt`, `prettier`, `mix format`, `mise run fmt`, …) only re-lay code out: neither an
+     edit nor a check. A command that writes and then checks (`sed -i … && go test`) is both, in order.
+  2. Evidence is gathered only AFTER the last applied edit (a failed or declined edit is not applied;
+     an edit to a prose file — markdown, text, docs/ — is the "last edit" only when no code was edited,
+     so notes written after a verified fix do not erase the verification):
+     - a check: a test, build, lint, type-check or run command (pytest, go test/build/vet, npm/pnpm/yarn
+       test|build|run <script>, cargo, mix, make, tsc, ruff, mypy, gradle, …) at the start of a shell
+       segment; it passes when it exited 0 (or with no error) and its output shows no failure marker
+       (`FAIL`, `3 failed`, `Error: `, `panic: `, `npm ERR!`, …), since `| tail` hides exit codes;
+     - a rerun: a command that failed (non-zero exit) before the last edit, run again verbatim and now
+       exiting 0 (a rerun failing again is not counted: network or auth trouble says nothing of the fix);
+     - the user's word in a later prompt: a confirmation ("works now", "that fixed it", "tests pass",
+       "all green") without any complaint in the same prompt, or a denial ("still broken", "still
+       failing", "doesn't work", "same error"). "thanks" or "great" alone is politeness, not evidence.
+  3. The LAST piece of evidence decides: passing check / successful rerun / confirmation → `verified`;
+     failing check / denial → `failed`; no evidence after the last edit → `unverified`.
+  Hedged endings ("should work now", "this should fix it") are the assistant's claim and never count.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from functools import lru_cache
+from typing import Any
+
+import jsonschema
+from pydantic import ValidationError
+
+from episodic.distill.evidence import evidence_after, last_edit_position, ordered_events
+from episodic.errors import InvalidCardError
+from episodic.models import Card, Outcome, Trajectory
+
+SOURCE_EXTENSIONS = (
+    "py|pyi|go|js|jsx|mjs|cjs|ts|tsx|rs|rb|ex|exs|heex|eex|erl|java|kt|kts|scala|c|h|cc|cpp|hpp|cs|swift"
+    "|m|mm|php|sh|bash|zsh|ps1|sql|yml|yaml|toml|json|jsonl|lock|md|mdx|txt|cfg|ini|conf|env|html|htm|css"
+    "|scss|sass|less|vue|svelte|dart|lua|pl|gradle|xml|proto|tf|mod|sum|ipynb|graphql|prisma|zig|nim|clj"
+)
+
+_URL_RE = re.compile(r"\b(?:https?|ftp|file|s3|git|ssh)://\S+", re.I)
+
+# (kind, pattern, triggers): a pattern runs only when one of its trigger substrings is present (speed).
+_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+    ("code block", re.compile(r"```|~~~"), ("```", "~~~")),
+    ("code", re.compile(r"[{}][^\n]*;|;[^\n]*[{}]"), (";",)),
+    (
+        "code definition",
+        re.compile(
+            r"\b(?:def|func|fn)\s+\w+\s*[\[(<]|\bfunc\s+\(\w+\s+\*?\w+\)|\bfunction\s+\w+\s*\("
+            r"|\bclass\s+[A-Z]\w*\s*(?:\(|:|\{|extends\b|implements\b)|\bdefmodule\s+[A-Z]"
+        ),
+        ("(", "{", "[", "<", "defmodule"),
+    ),
+    (
+        "import statement",
+        re.compile(
+            r"(?m)^\s*(?:import\s+(?:[\w.]+\s*$|[\w.]+\s+as\s+\w|\{|\*|\(|\"[\w./-]+\"|\w+\s+from\s+['\"])"
+            r"|from\s+[\w.]+\s+import\s+[\w*(]|#include\s*[<\"]|using\s+[\w.]+;|use\s+[\w:]+::)"
+            r"|\brequire\(\s*['\"]"
+        ),
+        ("import", "#include", "using ", "use ", "require("),
+    ),
+    (
+        "shell pipeline",
+        re.compile(
+            r"\|\s*(?:grep|egrep|rg|head|tail|sed|awk|xargs|sort|uniq|wc|jq|tee|cut|tr|less)\b"
+            r"|\d>&\d|\$\([^)\n]*\)|\s&&\s[^\n]*\s--?[\w-]+"
+        ),
+        ("|", ">&", "$(", "&&"),
+    ),
+    (
+        "code expression",
+        re.compile(
+            r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*\([^)\n]*[,'\"=][^)\n]*\)"
+            r"|\)\.[A-Za-z_]\w*\(|\b\w+\s*:=\s*\S|\b(?:const|let|var)\s+\w+\s*=\s*\S|=>\s*\{|\b\w+(?:::\w+){2,}"
+        ),
+        ("(", ":=", "=", "::"),
+    ),
+    (
+        "stack trace",
+        re.compile(
+            r"Traceback \(most recent call last\)|File \"[^\"\n]+\", line \d+|goroutine \d+ \["
+            r"|\bat\s+[\w.$<>\[\]]+\s*\([^()\n]*:\d+(?::\d+)?\)|panicked at|\bpanic:[^\n]*0x[0-9a-fA-F]{4,}"
+            r"|^\s+at\s+[\w.$]+\([\w$]+\.java:\d+\)|\[signal SIG\w+"
+        ),
+        ("Traceback", 'File "', "goroutine", "(", "panic", "[signal"),
+    ),
+    ("source location", re.compile(rf"\b[\w-]+\.(?:{SOURCE_EXTENSIONS}):\d+\b"), (":",)),
+    (
+        "file path",
+        re.compile(r"(?:^|(?<=[\s(\[{\"'`=,]))(?:~|\$HOME|\.{1,2})?/(?:[\w.@+-]+/)+[\w.@+-]*|~/[\w.@+-]+"),
+        ("/",),
+    ),
+    ("file path", re.compile(r"\b[A-Za-z]:\\[\w.\\ -]+|\\\\[\w.-]+\\"), ("\\",)),
+    (
+        "file path",
+        re.compile(rf"(?<![\w/.-])[\w.@+-]+/(?:[\w.@+-]+/)*[\w@+-]+\.(?:{SOURCE_EXTENSIONS})\b"),
+        ("/",),
+    ),
+)
+
+
+def text_violations(field: str, text: str) -> list[str]:
+    """Every rule one text breaks, as "field: kind: 'snippet'"."""
+    if not text:
+        return []
+    found: list[str] = []
+    scanned = _URL_RE.sub(" ", text) if "://" in text else text
+    seen: set[str] = set()
+    for kind, pattern, triggers in _RULES:
+        if kind in seen or not any(t in scanned for t in triggers):
+            continue
+        match = pattern.search(scanned)
+        if match and kind not in seen:
+            seen.add(kind)
+            snippet = match.group(0).strip() or scanned[max(0, match.start() - 10) : match.end() + 10]
+            found.append(f"{field}: {kind}: {snippet[:60]!r}")
+    return found
+
+
+def card_fields(card: Card) -> list[tuple[str, str]]:
+    """(field name, text) for every text the card holds, list items as `steps[2]`."""
+    pairs: list[tuple[str, str]] = [("problem", card.problem), ("insight", card.insight)]
+    for name in ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags"):
+        pairs += [(f"{name}[{i}]", item) for i, item in enumerate(getattr(card, name))]
+    return pairs
+
+
+def card_violations(card: Card) -> list[str]:
+    """Code, file paths and stack traces anywhere in the card; each names the field and the snippet."""
+    violations: list[str] = []
+    for field, text in card_fields(card):
+        violations += text_violations(field, text)
+    return violations
+
+
+def judge_outcome(traj: Trajectory) -> Outcome:
+    """The outcome the trace supports (rules in the module docstring)."""
+    events = ordered_events(traj)
+    last_edit, attempted = last_edit_position(events)
+    if not attempted or last_edit is None:
+        return Outcome.INFORMATIONAL
+    evidence = evidence_after(events, last_edit)
+    if not evidence:
+        return Outcome.UNVERIFIED
+    return Outcome.VERIFIED if evidence[-1].passed else Outcome.FAILED
+
+
+def enforce_card(card: Card, traj: Trajectory | None) -> tuple[Card, list[str]]:
+    """Raise InvalidCardError on rule violations; downgrade an unsupported `verified` (never upgrade)."""
+    violations = card_violations(card)
+    if violations:
+        raise InvalidCardError(
+            "card breaks the card rules (no code, paths or stack traces): " + "; ".join(violations)
+        )
+    notes: list[str] = []
+    if card.outcome is Outcome.VERIFIED:
+        if traj is None:
+            card = card.model_copy(update={"outcome": Outcome.UNVERIFIED})
+            notes.append(
+                "outcome downgraded verified -> unverified: no trajectory to check the claim against"
+            )
+        else:
+            judged = judge_outcome(traj)
+            if judged is not Outcome.VERIFIED:
+                card = card.model_copy(update={"outcome": judged})
+                notes.append(
+                    f"outcome downgraded verified -> {judged.value}: no passing evidence after the last edit"
+                )
+    return card, notes
+
+
+@lru_cache(maxsize=1)
+def _validator() -> jsonschema.protocols.Validator:
+    schema = Card.json_schema()
+    validator_cls = jsonschema.validators.validator_for(schema)
+    validator_cls.check_schema(schema)
+    return validator_cls(schema)
+
+
+_FENCE_RE = re.compile(r"^```[\w-]*\s*\n?(.*?)\n?```\s*$", re.S)
+
+
+def _decode(payload: str) -> Any:
+    text = payload.strip()
+    fenced = _FENCE_RE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as first_error:
+        start, end = text.find("{"), text.rfind("}")
+        if 0 <= start < end:  # prose around one JSON object ("Here is the card: {...}")
+            try:
+                return json.loads(text[start : end + 1])
+            except json.JSONDecodeError:
+                pass
+        raise InvalidCardError(
+            f"card is not valid JSON: {first_error.msg} at line {first_error.lineno}"
+        ) from None
+
+
+def parse_card_payload(payload: str | dict[str, Any]) -> Card:
+    """A card from JSON text (a ```json fence tolerated) or a dict; schema-checked, then pydantic-checked.
+
+    The error message is short and specific, fit to feed back to an LLM in one repair attempt."""
+    data = _decode(payload) if isinstance(payload, str) else payload
+    if not isinstance(data, dict):
+        raise InvalidCardError(f"card must be a JSON object, got {type(data).__name__}")
+    errors = sorted(_validator().iter_errors(data), key=lambda e: list(e.absolute_path))
+    if errors:
+        described = []
+        for error in errors[:5]:
+            where = "/".join(str(p) for p in error.absolute_path) or "(top level)"
+            described.append(f"at {where}: {error.message[:160]}")
+        more = f" (+{len(errors) - 5} more)" if len(errors) > 5 else ""
+        raise InvalidCardError("card does not match the schema: " + "; ".join(described) + more)
+    try:
+        return Card.model_validate(data)
+    except ValidationError as exc:
+        described = [f"at {'/'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]]
+        raise InvalidCardError("card is invalid: " + "; ".join(described)) from None

@@ -1,0 +1,350 @@
+"""The offline distiller: a card from the trajectory alone, no LLM, no network.
+
+problem   the request's first sentences (markup, code, paths and slash-command noise removed), the
+          session title and the compaction summary's stated intent, the first error symptom seen
+          (normalised), and later prompts that restate the symptom: a symptom, not a copy of the request.
+steps     tool calls folded into phases ("Read …", "Edited …", "Ran go test: failed (…)"), completed
+          todo items, at most 12, the least telling ones dropped from the middle.
+key_decisions / insight / dead_ends / misleading_intuitions
+          sentences of the assistant (and the user's directions) picked by their wording: decision
+          language, root-cause language, "didn't work", a hypothesis later contradicted.
+critical_checks  failing checks followed by a change of course, and the final check.
+outcome   `judge_outcome` (evidence only). tags: file kinds, tools run, frameworks named.
+Every field passes `card_violations`: text is sanitised, and an item that cannot be saved is dropped.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator
+
+from episodic.distill.checks import card_violations, judge_outcome, text_violations
+from episodic.distill.evidence import check_result, ordered_events, user_denies
+from episodic.distill.heuristic_steps import (
+    build_phases,
+    critical_checks,
+    error_line,
+    failed_attempts,
+    select_steps,
+    tags_from,
+)
+from episodic.distill.heuristic_text import (
+    clip,
+    has_any,
+    looks_like_prose,
+    safe_line,
+    sentences,
+    unique,
+    unmark,
+)
+from episodic.errors import DistillError
+from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
+from episodic.ports import Distiller, DistillResult
+
+_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_NAME_RE = re.compile(r"<command-name>/?([\w:-]+)</command-name>")
+_INTENT_RE = re.compile(
+    r"Primary Request and Intent:?\**:?\s*(.{20,1500}?)(?:\n\s*\**\s*\d+\.\s|\n\n\S|\Z)", re.S
+)
+_SYMPTOM_WORDS_RE = re.compile(
+    r"(?i)\b(?:fail\w*|error\w*|broken|bug|crash\w*|doesn'?t|does not|isn'?t|won'?t|can'?t|cannot|not working|wrong"
+    r"|instead|missing|empty|still|why|stuck|hang\w*|slow|flaky|never|no longer|stopped|unexpected\w*|warning)\b"
+)
+_DECISION_RE = re.compile(
+    r"(?i)\b(?:instead of|rather than|instead\b|switch(?:ed|ing)? to|decided|decision|going with|go with|opted|chose"
+    r"|prefer|(?:better|simpler|cleaner|safer) (?:approach|option|fix|way)|the (?:right|best|simplest|cleanest|proper)"
+    r" (?:fix|approach|way|solution)|trade-?off|to avoid|not acceptable|shouldn'?t|should not|don'?t want)\b"
+)
+_CAUSE_RE = re.compile(
+    r"(?i)\b(?:root cause|the (?:real |actual |underlying )?(?:issue|problem|bug|culprit|cause|reason) (?:was|is|here is)"
+    r"|caused by|because|due to|turned out|turns out|the fix (?:was|is)|this happens when|happens because)\b"
+)
+_FOUND_RE = re.compile(
+    r"(?i)\b(?:found|see|spotted|identified|got) (?:the|it)(?: real| actual)?(?: issue| problem| bug| culprit| cause)?\b"
+)
+_FAILED_TRY_RE = re.compile(
+    r"(?i)\b(?:didn'?t (?:work|help|fix|change)|did not (?:work|help|fix)|doesn'?t (?:work|help|fix)|no luck"
+    r"|still (?:fail\w*|broken|the same|seeing|getting|happen\w*)|same (?:error|failure|problem)|none (?:of these )?worked"
+    r"|that wasn'?t it|not the (?:cause|issue|problem)|made (?:it|things) worse|dead end|gave up on|abandon\w*)\b"
+)
+_HYPOTHESIS_RE = re.compile(
+    r"(?i)\b(?:I suspect|suspect(?:ed)?|I think (?:the|this|it)|probably|most likely|my (?:guess|hypothesis)|might be (?:the|caused|because)"
+    r"|could be (?:the|caused|because)|the (?:issue|problem|culprit|cause) (?:is|might be|could be|must be|seems)|looks like (?:the|a|it))\b"
+)
+_CONTRADICT_RE = re.compile(
+    r"(?i)(?:^|\b)(?:actually|that wasn'?t|that's not (?:it|the)|not the (?:cause|issue|problem)|wasn'?t the|turns out|turned out"
+    r"|I was wrong|wrong assumption|my mistake|on closer (?:look|inspection)|wait\b|hmm+\b|that didn'?t|not what)"
+)
+_USER_CORRECTION_RE = re.compile(
+    r"(?i)^\s*(?:no\b|nope|not quite|wrong|that'?s not|actually|i don'?t think|ah\.?\s|hm+)|, not\b|\bnot the\b"
+)
+FRAMEWORK_WORDS = (
+    "react", "next.js", "nextjs", "vue", "svelte", "angular", "tailwind", "phoenix", "liveview", "ecto", "ash",
+    "django", "flask", "fastapi", "pydantic", "rails", "prisma", "biome", "eslint", "vite", "webpack", "jest",
+    "vitest", "playwright", "postgres", "postgresql", "sqlite", "mysql", "redis", "kafka", "graphql", "grpc",
+    "docker", "kubernetes", "terraform", "aws", "lambda", "s3", "dynamodb", "bedrock", "github actions", "ci",
+    "opentelemetry", "tmux", "xterm.js", "websocket", "oauth", "jwt", "cobra", "bubbletea", "mcp", "claude code",
+    "cursor", "git", "worktree", "hooks", "lefthook", "pre-commit", "node", "deno", "bun", "typescript", "golang",
+)  # fmt: skip
+_FRAMEWORK_RE = re.compile(r"(?<![\w.-])(" + "|".join(re.escape(w) for w in FRAMEWORK_WORDS) + r")(?![\w-])")
+_TAG_ALIASES = {
+    "nextjs": "next.js",
+    "postgresql": "postgres",
+    "golang": "go",
+    "github actions": "github-actions",
+}
+# Literal words each pattern needs (lowercase): a text without any of them is never regex-scanned.
+_DECISION_WORDS = ("instead", "rather than", "switch", "decid", "decision", "going with", "go with", "opted", "chose",
+                   "prefer", "approach", "option", "better", "simpler", "cleaner", "safer", "the right", "the best",
+                   "the simplest", "the cleanest", "the proper", "trade", "to avoid", "acceptable", "shouldn", "should not",
+                   "don't want", "dont want")  # fmt: skip
+_CAUSE_WORDS = ("root cause", "issue", "problem", "bug", "culprit", "cause", "reason", "because", "due to", "turn",
+                "the fix", "happens")  # fmt: skip
+_FOUND_WORDS = ("found", "see", "spotted", "identified", "got")
+_FAILED_WORDS = ("didn't", "didnt", "did not", "doesn't", "doesnt", "no luck", "still", "same", "none", "wasn't",
+                 "wasnt", "not the", "worse", "dead end", "gave up", "abandon")  # fmt: skip
+_HYPOTHESIS_WORDS = ("suspect", "i think", "probably", "likely", "guess", "hypothesis", "might be", "could be",
+                     "issue", "problem", "culprit", "cause", "looks like")  # fmt: skip
+_CONTRADICT_WORDS = ("actually", "wasn't", "wasnt", "that's not", "not the", "turn", "wrong", "mistake", "closer",
+                     "wait", "hmm", "didn't", "not what")  # fmt: skip
+_SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near the top
+
+
+class HeuristicDistiller(Distiller):
+    """A card from the trajectory by rules alone (see the module docstring)."""
+
+    info = DistillerInfo(kind="heuristic", model="v1")
+
+    def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        started = time.perf_counter()
+        card = build_card(trajectory)  # outcome already judged on evidence: only the text rules remain
+        violations = card_violations(card)
+        if violations:  # drop_violations makes this unreachable; kept as the invariant's guard
+            raise DistillError("heuristic card breaks the card rules: " + "; ".join(violations))
+        return DistillResult(
+            card=card, usage=DistillUsage(duration_ms=(time.perf_counter() - started) * 1000)
+        )
+
+
+def build_card(traj: Trajectory) -> Card:
+    events = ordered_events(traj)
+    phases = build_phases(events)
+    assistant = [e.text[:_SCAN_CHARS] for e in events if e.kind == "assistant" and e.text]
+    card = Card(
+        problem=problem_statement(traj, events) or fallback_problem(traj),
+        steps=select_steps(phases, 12),
+        key_decisions=key_decisions(assistant, traj.prompts),
+        insight=insight(traj, assistant),
+        dead_ends=unique([*stated_dead_ends(assistant, traj.compact_summaries), *failed_attempts(phases)], 5),
+        misleading_intuitions=misleading_intuitions(events),
+        critical_checks=critical_checks(phases, 4),
+        outcome=judge_outcome(traj),
+        tags=tags(traj, events),
+    )
+    return drop_violations(card)
+
+
+# ------------------------------------------------------------------ problem
+
+
+def request_text(prompt: str) -> str:
+    """The request's prose: slash-command arguments, lines before any pasted log, markup removed."""
+    args = _COMMAND_ARGS_RE.search(prompt)
+    if args and args.group(1).strip():
+        name = _COMMAND_NAME_RE.search(prompt)
+        prompt = (f"{name.group(1)}: " if name else "") + args.group(1)
+    kept: list[str] = []
+    size = 0
+    for line in unmark(prompt[:6000]).splitlines():
+        line = line.strip()
+        if not line:
+            continue
+        if not looks_like_prose(line):
+            if size >= 60:
+                break
+            continue
+        kept.append(line)
+        size += len(line)
+        if size > 800:
+            break
+    return " ".join(kept)
+
+
+def first_sentences(text: str, limit: int) -> str:
+    picked: list[str] = []
+    size = 0
+    for sentence in sentences(text):
+        line = safe_line(sentence, limit)
+        if not line:
+            continue
+        if picked and size + len(line) > limit:
+            break
+        picked.append(line)
+        size += len(line) + 1
+    return clip(" ".join(picked), limit)
+
+
+def first_symptom(events: list[Event]) -> str:
+    """The first error a command showed (a failing check first), normalised."""
+    fallback = ""
+    for event in events:
+        call = event.tool
+        if event.kind != "tool" or call is None or call.rejected or not (call.is_error or call.exit_code):
+            continue
+        if check_result(call) is None:
+            continue  # only a failing test, build or lint run states the symptom
+        line = error_line(call.output)
+        if line and call.exit_code not in (None, 0):
+            return line
+        fallback = fallback or line
+    return fallback
+
+
+def problem_statement(traj: Trajectory, events: list[Event]) -> str:
+    parts: list[str] = []
+    request = first_sentences(request_text(traj.request), 300)
+    if request:
+        parts.append(request if request[-1] in ".?!…" else request + ".")
+    title = safe_line(traj.titles[-1], 120) if traj.titles else ""
+    if title and title.lower() not in request.lower():
+        parts.append(title + ".")
+    if len(request) < 120:
+        for summary in traj.compact_summaries[:1]:
+            match = _INTENT_RE.search(summary)
+            intent = first_sentences(match.group(1), 240) if match else ""
+            if intent:
+                parts.append(intent)
+    symptom = first_symptom(events)
+    if symptom:
+        parts.append(f"Symptom: {symptom}.")
+    for prompt in traj.prompts[1:]:
+        if sum(len(p) for p in parts) > 480:
+            break
+        text = request_text(prompt)
+        if 15 <= len(text) <= 400 and _SYMPTOM_WORDS_RE.search(text):
+            restated = first_sentences(text, 160)
+            if restated and restated.lower() not in " ".join(parts).lower():
+                parts.append(restated if restated[-1] in ".?!…" else restated + ".")
+    return clip(" ".join(parts), 600)
+
+
+def fallback_problem(traj: Trajectory) -> str:
+    """When no prompt or title says anything: what the session touched."""
+    names = [n for n in (p.rsplit("/", 1)[-1] for p in traj.files_edited or traj.files_read) if n][:3]
+    what = f" on {', '.join(names)}" if names else ""
+    project = safe_line(traj.project, 60)
+    return (
+        safe_line(f"Unstated task{what}" + (f" in the {project} project" if project else ""), 300)
+        or "Unstated task"
+    )
+
+
+# ------------------------------------------------------------------ sentences by wording
+
+
+def matching_sentences(
+    texts: Iterable[str], pattern: re.Pattern[str], words: tuple[str, ...], low: int, high: int
+) -> Iterator[str]:
+    """Sentences matching `pattern`; a text is split only when the pattern occurs in it at all (speed)."""
+    for text in texts:
+        if has_any(text, words) and pattern.search(text):
+            for sentence in sentences(text):
+                if low <= len(sentence) <= high and not sentence.endswith("?") and pattern.search(sentence):
+                    yield sentence
+
+
+def first_safe(candidates: Iterable[str], limit: int, chars: int) -> list[str]:
+    """Sanitise candidates lazily until `limit` distinct card-safe lines are found."""
+    return unique((safe_line(c, chars) for c in candidates), limit)
+
+
+def key_decisions(assistant: list[str], prompts: list[str]) -> list[str]:
+    from_user = matching_sentences((p[:1500] for p in prompts), _DECISION_RE, _DECISION_WORDS, 25, 400)
+    from_assistant = matching_sentences(assistant, _DECISION_RE, _DECISION_WORDS, 30, 400)
+    return first_safe(itertools.chain(from_user, from_assistant), 5, 200)
+
+
+def insight(traj: Trajectory, assistant: list[str]) -> str:
+    """Root-cause sentences: the closing summary first, then the latest diagnosis, then the compaction summary."""
+    found: list[str] = []
+    closing = traj.closing_summary[:_SCAN_CHARS]
+    for source in (
+        [closing] if closing else [],
+        list(reversed(assistant[-40:])),
+        traj.compact_summaries[-1:],
+    ):
+        for text in source:
+            cause = has_any(text, _CAUSE_WORDS) and _CAUSE_RE.search(text)
+            if not (cause or (has_any(text, _FOUND_WORDS) and _FOUND_RE.search(text))):
+                continue
+            items = sentences(text)
+            for index, sentence in enumerate(items):
+                if _CAUSE_RE.search(sentence) and 30 <= len(sentence) <= 500:
+                    found.append(sentence)
+                elif (
+                    _FOUND_RE.search(sentence)
+                    and index + 1 < len(items)
+                    and len(sentence) < 60
+                    and len(items[index + 1]) >= 40
+                ):
+                    found.append(items[index + 1])
+            if len(found) >= 2:
+                break
+        if found:
+            break
+    lines = first_safe(found, 2, 300)
+    if not lines and closing:
+        lines = [first_sentences(closing, 300)]
+    return clip(" ".join(line for line in lines if line), 600)
+
+
+def stated_dead_ends(assistant: list[str], compact_summaries: list[str]) -> list[str]:
+    texts = [*assistant, *(c[:8000] for c in compact_summaries)]
+    return first_safe(matching_sentences(texts, _FAILED_TRY_RE, _FAILED_WORDS, 25, 400), 4, 200)
+
+
+def misleading_intuitions(events: list[Event]) -> list[str]:
+    """A hypothesis the assistant stated that a later message (its own or the user's) contradicted."""
+    found: list[str] = []
+    hypothesis = ""
+    for event in events:
+        if event.kind == "assistant" and event.text:
+            text = event.text[:_SCAN_CHARS]
+            if hypothesis and has_any(text[:300], _CONTRADICT_WORDS) and _CONTRADICT_RE.search(text[:300]):
+                found.append(hypothesis)
+                hypothesis = ""
+            for sentence in matching_sentences((text,), _HYPOTHESIS_RE, _HYPOTHESIS_WORDS, 30, 300):
+                hypothesis = sentence
+        elif event.kind == "prompt" and hypothesis:
+            if _USER_CORRECTION_RE.search(event.text[:300]) or user_denies(event.text):
+                found.append(hypothesis)
+            hypothesis = ""
+    lines = first_safe(found, 4, 180)
+    return [f"{line.rstrip('.')} (later shown wrong)" for line in lines]
+
+
+def tags(traj: Trajectory, events: list[Event]) -> list[str]:
+    counts: Counter[str] = tags_from(events, [*traj.files_edited, *traj.files_read])
+    words = " ".join([traj.request[:2000], *traj.titles, *(p[:500] for p in traj.prompts[1:10])])
+    for match in _FRAMEWORK_RE.finditer(words.lower()):
+        word = match.group(1).lower()
+        counts[_TAG_ALIASES.get(word, word)] += 2
+    return [t for t, _ in counts.most_common(12) if not text_violations("", t)]
+
+
+def drop_violations(card: Card) -> Card:
+    """The last resort: items that still break a card rule are dropped, texts are re-sanitised."""
+    update: dict[str, object] = {}
+    for name in ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags"):
+        items = getattr(card, name)
+        kept = [i for i in items if i and not text_violations(name, i)]
+        if kept != items:
+            update[name] = kept
+    for name in ("problem", "insight"):
+        text = getattr(card, name)
+        if text_violations(name, text):
+            update[name] = safe_line(text, 600) or ("Unstated task" if name == "problem" else "")
+    return card.model_copy(update=update) if update else card

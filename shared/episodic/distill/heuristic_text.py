@@ -1,0 +1,145 @@
+"""Text tools for the heuristic distiller: turn transcript prose into card-safe lines.
+
+Everything here works on short strings (a prompt, one assistant message, an error line), never on
+whole tool outputs, so distilling stays a small fraction of the parse budget."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from functools import lru_cache
+
+from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
+
+_FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
+_INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")
+_TAG_BLOCK_RE = re.compile(
+    r"<(system-reminder|local-command-stdout|local-command-stderr|command-message|command-name)>.*?</\1>",
+    re.S,
+)
+_TAG_RE = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]{0,200})?/?>")
+_URL_RE = re.compile(r"\b(?:https?|ftp|file|s3|git|ssh)://\S+|\bwww\.\S+", re.I)
+_MD_LINK_RE = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\n]*\)")
+_MD_PREFIX_RE = re.compile(r"(?m)^\s{0,6}(?:#{1,6}\s+|>\s+|[-*+•]\s+(?:\[[ xX]\]\s+)?|\d{1,2}[.)]\s+)")
+_MD_EMPHASIS_RE = re.compile(r"\*\*|__|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
+_REDACTED_RE = re.compile(r"\[REDACTED:[\w-]+\]")
+_ABS_PATH_RE = re.compile(
+    r"(?<![\w.@+-])(?:~|\$HOME|\.{1,2})?/(?:[\w.@+-]+/)+([\w.@+-]*)|~/([\w.@+-]+)|\b[A-Za-z]:\\(?:[\w. -]+\\)*([\w. -]+)"
+)
+_REL_PATH_RE = re.compile(rf"(?<![\w/.-])(?:[\w.@+-]+/)+([\w@+-]+\.(?:{SOURCE_EXTENSIONS}))\b")
+_LOCATION_RE = re.compile(rf"\b([\w-]+\.(?:{SOURCE_EXTENSIONS})):\d+(?::\d+)?")
+_HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")
+_UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w.]*\w)")
+_SPACE_RE = re.compile(r"[ \t\r\f\v]+")
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+")
+_EMPTY_PUNCT_RE = re.compile(r"\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.])")
+_EMOJI_RE = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2705\u274c\u2714\u2716\ufe0f]")
+
+
+def _inline(match: re.Match[str]) -> str:
+    """Keep a short code span when it is a plain name (`npm run check`, `biome.json`), else drop it."""
+    content = match.group(1).strip()
+    if len(content) <= 40 and "/" not in content and "\\" not in content and not text_violations("", content):
+        return content
+    return " "
+
+
+def _basename(match: re.Match[str]) -> str:
+    name = next((g for g in match.groups() if g), "")
+    return name if "." in name.strip(".") else " "
+
+
+def unmark(text: str) -> str:
+    """Markdown, tags, code blocks, links and URLs removed; prose and short code names kept."""
+    text = _TAG_BLOCK_RE.sub(" ", text)
+    text = _FENCED_RE.sub(" ", text)
+    text = _TAG_RE.sub(" ", text)
+    text = _MD_LINK_RE.sub(r"\1", text)
+    text = _URL_RE.sub(" ", text)
+    text = _INLINE_CODE_RE.sub(_inline, text)
+    text = _MD_PREFIX_RE.sub("", text)
+    text = _MD_EMPHASIS_RE.sub("", text)
+    return _EMOJI_RE.sub("", text)
+
+
+def depath(text: str) -> str:
+    """File paths become their base name; locations, hex, ids and redaction markers go."""
+    text = _REDACTED_RE.sub(" ", text)
+    text = _UUID_RE.sub(" ", text)
+    text = _LOCATION_RE.sub(r"\1", text)
+    text = _ABS_PATH_RE.sub(_basename, text)
+    text = _REL_PATH_RE.sub(r"\1", text)
+    return _HEX_RE.sub(" ", text)
+
+
+def squash(text: str) -> str:
+    text = _SPACE_RE.sub(" ", text.replace("\n", " "))
+    text = _EMPTY_PUNCT_RE.sub(lambda m: m.group(1) or m.group(2) or "", text)
+    return text.strip(" -–—:;,")
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut at a word boundary, never mid-word."""
+    if len(text) <= limit:
+        return text
+    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:-")
+    return cut + "…"
+
+
+_PLAIN_RE = re.compile(r"[A-Za-z0-9 ,.!?'\-:]*")
+
+
+def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
+    """One card-safe line: cleaned, then any snippet still breaking a rule removed; "" if it cannot be saved."""
+    if numbers and len(text) <= limit and _PLAIN_RE.fullmatch(text):  # plain words: nothing to clean
+        text = text.strip(" -:,")
+        return text if sum(c.isalpha() for c in text) >= 3 else ""
+    text = squash(depath(unmark(text)))
+    if not numbers:
+        text = squash(_NUMBER_RE.sub(" ", text))
+    text = clip(text, limit)
+    for _ in range(4):
+        violations = text_violations("", text)
+        if not violations:
+            return text if sum(c.isalpha() for c in text) >= 3 else ""
+        for violation in violations:
+            snippet = violation.split(": ", 2)[-1].strip()[1:-1]
+            text = squash(text.replace(snippet, " ")) if snippet else ""
+    return ""
+
+
+@lru_cache(maxsize=2048)
+def sentences(text: str) -> tuple[str, ...]:
+    """Sentences of prose with code blocks removed (markdown prefixes stripped per line first)."""
+    text = _TAG_BLOCK_RE.sub(" ", _FENCED_RE.sub("\n", text))
+    return tuple(s.strip() for s in _SENTENCE_SPLIT_RE.split(_MD_PREFIX_RE.sub("", text)) if s.strip())
+
+
+def looks_like_prose(line: str) -> bool:
+    """A line a person wrote (words and spaces), not a pasted log, table or code."""
+    words = line.split()
+    if len(words) < 3:
+        return False
+    letters = sum(c.isalpha() or c == " " for c in line)
+    return letters / max(len(line), 1) >= 0.75
+
+
+def has_any(text: str, words: tuple[str, ...]) -> bool:
+    """A fast literal prefilter (lowercase words) before a slower regex."""
+    low = text.lower()
+    return any(word in low for word in words)
+
+
+def unique(items: Iterable[str], limit: int) -> list[str]:
+    """First `limit` non-empty items, dropping near-duplicates (same lowercase word prefix)."""
+    seen: set[str] = set()
+    kept: list[str] = []
+    for item in items:
+        key = " ".join(item.lower().split()[:6])
+        if item and key not in seen:
+            seen.add(key)
+            kept.append(item)
+            if len(kept) >= limit:
+                break
+    return kept
