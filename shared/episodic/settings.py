@@ -76,7 +76,9 @@ class Settings(BaseSettings):
     transcripts_prefix: str = "transcripts/"
     cards_prefix: str = "cards/"
     kms_key_id: str | None = None  # SSE-KMS key for uploads and archived cards (bucket default when unset)
-    token_secret_id: str | None = None  # Secrets Manager secret mapping token hashes to tenants
+    failures_prefix: str = "failures/"
+    auth_secret_id: str = "episodic/tokens"  # Secrets Manager secret mapping token hashes to tenants
+    idempotency_table: str = "episodic-idempotency"
 
     # Claude Code as distiller
     claude_binary: str = "claude"

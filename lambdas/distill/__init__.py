@@ -1,0 +1,1 @@
+"""The distill Lambda (handler: lambdas.distill.handler.handler)."""

@@ -1,0 +1,1 @@
+"""The mcp Lambda (handler: lambdas.mcp.handler.handler)."""

@@ -1,0 +1,1 @@
+"""Infrastructure only: one stack (`EpisodicStack`) composing one construct per concern."""

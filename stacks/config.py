@@ -1,0 +1,191 @@
+"""The stack's settings, read once from CDK context (cdk.json or `-c key=value`) and checked before synth."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from constructs import Node
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+RENDERINGS = (
+    "struct",
+    "semantic",
+    "reflect",
+)  # mirrors episodic.models.RENDERINGS (the stack stays core-free)
+TITAN_DIMENSIONS = (256, 512, 1024)
+# cross-region inference profiles start with a geography; the rest of the id is the foundation model
+PROFILE_GEOGRAPHIES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
+LOG_RETENTION_DAYS = (1, 3, 7, 14, 30, 60, 90, 180, 365)
+_PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{1,24}$")
+
+
+class ContextError(ValueError):
+    """A context value the stack cannot be built with (raised at synth, before anything is deployed)."""
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    name_prefix: str = "episodic"
+    bedrock_model_id: str = "us.anthropic.claude-sonnet-4-6"
+    titan_model_id: str = "amazon.titan-embed-text-v2:0"
+    titan_dimension: int = 1024
+    renderings: tuple[str, ...] = RENDERINGS
+    query_rendering: str = "struct"
+    provisioned_concurrency: int = 1
+    distill_max_concurrency: int = 2
+    distill_batch_size: int = 2
+    distill_timeout_seconds: int = 600
+    transcripts_prefix: str = "transcripts/"
+    cards_prefix: str = "cards/"
+    failures_prefix: str = "failures/"
+    noncurrent_version_days: int = 30
+    log_retention_days: int = 30
+    bundle: bool = True
+
+    def __post_init__(self) -> None:
+        if not _PREFIX_RE.match(self.name_prefix):
+            raise ContextError(f"namePrefix {self.name_prefix!r}: use 2-25 lowercase letters, digits or '-'")
+        unknown = [r for r in self.renderings if r not in RENDERINGS]
+        if unknown or not self.renderings:
+            raise ContextError(
+                f"renderings must be a non-empty subset of {list(RENDERINGS)}, got {list(self.renderings)}"
+            )
+        if self.query_rendering not in self.renderings:
+            raise ContextError(
+                f"queryRendering {self.query_rendering!r} is not indexed: renderings are {list(self.renderings)}. "
+                "Add it to `renderings` or query with an indexed one."
+            )
+        if self.titan_dimension not in TITAN_DIMENSIONS:
+            raise ContextError(
+                f"titanDimension must be one of {TITAN_DIMENSIONS}, got {self.titan_dimension}"
+            )
+        if self.provisioned_concurrency < 0:
+            raise ContextError("provisionedConcurrency must be 0 (off) or more")
+        if not 2 <= self.distill_max_concurrency <= 1000:  # the SQS event source's documented range
+            raise ContextError("distillMaxConcurrency must be between 2 and 1000")
+        if not 1 <= self.distill_batch_size <= 10:
+            raise ContextError("distillBatchSize must be between 1 and 10")
+        if not 60 <= self.distill_timeout_seconds <= 900:
+            raise ContextError("distillTimeoutSeconds must be between 60 and 900")
+        if self.log_retention_days not in LOG_RETENTION_DAYS:
+            raise ContextError(
+                f"logRetentionDays must be one of {LOG_RETENTION_DAYS}, got {self.log_retention_days}"
+            )
+        for name in ("transcripts_prefix", "cards_prefix", "failures_prefix"):
+            value = getattr(self, name)
+            if not value.endswith("/") or value.startswith("/"):
+                raise ContextError(f"{name} must look like 'name/', got {value!r}")
+
+    @property
+    def foundation_model_id(self) -> str:
+        """`us.anthropic.claude-sonnet-4-6` -> `anthropic.claude-sonnet-4-6` (the id without its geography)."""
+        head, _, rest = self.bedrock_model_id.partition(".")
+        return rest if head in PROFILE_GEOGRAPHIES and rest else self.bedrock_model_id
+
+    @property
+    def uses_inference_profile(self) -> bool:
+        return self.foundation_model_id != self.bedrock_model_id
+
+    @property
+    def vector_bucket_name(self) -> str:
+        return f"{self.name_prefix}-vectors"
+
+    @property
+    def vector_index_name(self) -> str:
+        # the dimension is in the name: a new dimension is a new index (CloudFormation replaces it)
+        return f"episodes-{self.titan_dimension}d"
+
+    @property
+    def idempotency_table_name(self) -> str:
+        return f"{self.name_prefix}-idempotency"
+
+    @property
+    def tokens_secret_name(self) -> str:
+        return f"{self.name_prefix}/tokens"
+
+    @classmethod
+    def from_context(cls, node: Node) -> StackConfig:
+        def get(key: str) -> Any:
+            return node.try_get_context(key)
+
+        values: dict[str, Any] = {}
+        for key, field, kind in _CONTEXT_KEYS:
+            raw = get(key)
+            if raw is None:
+                continue
+            values[field] = _coerce(key, raw, kind)
+        return cls(**values)
+
+
+_CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("namePrefix", "name_prefix", "str"),
+    ("bedrockModelId", "bedrock_model_id", "str"),
+    ("titanModelId", "titan_model_id", "str"),
+    ("titanDimension", "titan_dimension", "int"),
+    ("renderings", "renderings", "list"),
+    ("queryRendering", "query_rendering", "str"),
+    ("provisionedConcurrency", "provisioned_concurrency", "int"),
+    ("distillMaxConcurrency", "distill_max_concurrency", "int"),
+    ("distillBatchSize", "distill_batch_size", "int"),
+    ("distillTimeoutSeconds", "distill_timeout_seconds", "int"),
+    ("transcriptsPrefix", "transcripts_prefix", "str"),
+    ("cardsPrefix", "cards_prefix", "str"),
+    ("failuresPrefix", "failures_prefix", "str"),
+    ("noncurrentVersionDays", "noncurrent_version_days", "int"),
+    ("logRetentionDays", "log_retention_days", "int"),
+    ("bundle", "bundle", "bool"),
+)
+
+
+def _coerce(key: str, raw: Any, kind: str) -> Any:
+    """`-c key=value` arrives as a string; cdk.json values arrive typed."""
+    try:
+        if kind == "int":
+            if isinstance(raw, bool):
+                raise ValueError("a boolean")
+            return int(raw)
+        if kind == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text not in ("true", "false", "1", "0"):
+                raise ValueError(f"{raw!r}")
+            return text in ("true", "1")
+        if kind == "list":
+            if isinstance(raw, str):
+                text = raw.strip()
+                parsed = (
+                    json.loads(text)
+                    if text.startswith("[")
+                    else [p.strip() for p in text.split(",") if p.strip()]
+                )
+            else:
+                parsed = list(raw)
+            return tuple(str(p) for p in parsed)
+        return str(raw)
+    except (TypeError, ValueError) as exc:
+        raise ContextError(f"context {key}: cannot read {raw!r} as {kind} ({exc})") from exc
+
+
+def core_environment(
+    config: StackConfig, *, vector_bucket: str, vector_index: str, transcripts_bucket: str
+) -> dict[str, str]:
+    """The EPISODIC_* variables `episodic.settings.Settings` reads in every Lambda."""
+    return {
+        "EPISODIC_STORE": "s3vectors",
+        "EPISODIC_EMBEDDER": "titan",
+        "EPISODIC_DISTILLER": "bedrock",
+        "EPISODIC_VECTOR_BUCKET": vector_bucket,
+        "EPISODIC_VECTOR_INDEX": vector_index,
+        "EPISODIC_TRANSCRIPTS_BUCKET": transcripts_bucket,
+        "EPISODIC_TRANSCRIPTS_PREFIX": config.transcripts_prefix,
+        "EPISODIC_BEDROCK_MODEL_ID": config.bedrock_model_id,
+        "EPISODIC_TITAN_MODEL_ID": config.titan_model_id,
+        "EPISODIC_TITAN_DIMENSION": str(config.titan_dimension),
+        "EPISODIC_RENDERINGS": ",".join(config.renderings),
+        "EPISODIC_QUERY_RENDERING": config.query_rendering,
+    }

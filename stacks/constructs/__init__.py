@@ -1,0 +1,1 @@
+"""One construct per concern: storage, ingest, serving, monitoring (plus the shared Lambda builder)."""

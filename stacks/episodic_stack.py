@@ -1,0 +1,85 @@
+"""EpisodicStack: storage, ingest, serving and monitoring, wired together; outputs for the user."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aws_cdk import CfnOutput, Stack
+from constructs import Construct
+
+from stacks.config import StackConfig
+from stacks.constructs.ingest import Ingest
+from stacks.constructs.monitoring import Monitoring
+from stacks.constructs.serving import Serving
+from stacks.constructs.storage import Storage
+from stacks.nag import acknowledge
+
+# the singleton Lambda CDK adds for S3 event notifications (id fixed by aws-cdk-lib)
+NOTIFICATIONS_HANDLER_ID = "BucketNotificationsHandler050a0587b7544547bf325f094a3db834"
+
+# behaviour this stack relies on, whatever the CDK CLI's defaults are
+FEATURE_FLAGS = {
+    "@aws-cdk/aws-s3:serverAccessLogsUseBucketPolicy": True,  # log delivery by bucket policy, not ACLs
+    "@aws-cdk/aws-s3:createDefaultLoggingPolicy": True,
+}
+
+
+class EpisodicStack(Stack):
+    def __init__(
+        self, scope: Construct, construct_id: str, *, config: StackConfig | None = None, **kwargs: Any
+    ) -> None:
+        super().__init__(scope, construct_id, **kwargs)
+        for flag, enabled in FEATURE_FLAGS.items():  # before any child reads them; works without cdk.json too
+            if self.node.try_get_context(flag) is None:
+                self.node.set_context(flag, enabled)
+        self.config = config or StackConfig.from_context(self.node)
+
+        self.storage = Storage(self, "Storage", config=self.config)
+        self.ingest = Ingest(self, "Ingest", config=self.config, storage=self.storage)
+        self.serving = Serving(self, "Serving", config=self.config, storage=self.storage)
+        self.monitoring = Monitoring(
+            self,
+            "Monitoring",
+            config=self.config,
+            key=self.storage.key,
+            dead_letters=self.ingest.dead_letters,
+            functions={
+                "Distill": self.ingest.distill.function,
+                "Mcp": self.serving.mcp.function,
+                "Authorizer": self.serving.authorizer_fn.function,
+            },
+        )
+
+        outputs = {
+            "EndpointUrl": (self.serving.endpoint_url, "MCP endpoint (episodic setup claude-code --url ...)"),
+            "TranscriptsBucketName": (
+                self.storage.transcripts.bucket_name,
+                "harvest uploads transcripts here",
+            ),
+            "TranscriptsPrefix": (
+                self.config.transcripts_prefix,
+                "key layout: <prefix><tenant>/<session-id>.jsonl",
+            ),
+            "TokensSecretArn": (self.serving.tokens.secret_arn, "bearer-token hashes -> tenants"),
+            "VectorBucketName": (self.config.vector_bucket_name, "S3 Vectors bucket"),
+            "VectorIndexName": (self.config.vector_index_name, "S3 Vectors index"),
+            "DeadLetterQueueUrl": (self.ingest.dead_letters.queue_url, "transcripts that failed 3 times"),
+            "AlarmTopicArn": (self.monitoring.topic.topic_arn, "subscribe to receive alarms"),
+        }
+        for name, (value, description) in outputs.items():
+            CfnOutput(self, name, value=value, description=description)
+
+        self._suppress_cdk_internals()
+
+    def _suppress_cdk_internals(self) -> None:
+        """CDK's own S3-notification custom resource: its code and role are not ours to shape."""
+        handler = self.node.try_find_child(NOTIFICATIONS_HANDLER_ID)
+        if handler is not None:
+            acknowledge(
+                handler,
+                "AwsSolutions-IAM4",
+                "CDK's BucketNotifications custom resource uses AWSLambdaBasicExecutionRole for its own logs.",
+                findings=[
+                    "Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole"
+                ],
+            )

@@ -1,0 +1,51 @@
+"""One synthesized app per module (synth is slow); every test reads the same template."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+if str(REPO_ROOT) not in sys.path:  # app.py and stacks/ live at the repository root
+    sys.path.insert(0, str(REPO_ROOT))
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+
+def cdk_json_context() -> dict[str, Any]:
+    context: dict[str, Any] = json.loads((REPO_ROOT / "cdk.json").read_text())["context"]
+    return context
+
+
+@dataclass
+class Synth:
+    template: dict[str, Any]
+    outdir: Path
+    stack: Any
+    assembly: Any
+
+    def resources(self, kind: str) -> dict[str, dict[str, Any]]:
+        return {k: v for k, v in self.template["Resources"].items() if v["Type"] == kind}
+
+
+def synth(outdir: Path, *, nag: bool = True, **context: Any) -> Synth:
+    import aws_cdk as cdk
+
+    from app import build_app
+
+    app = cdk.App(context={**cdk_json_context(), "bundle": False, **context}, outdir=str(outdir))
+    app, stack = build_app(app, nag=nag)
+    assembly = app.synth()
+    artifact = assembly.get_stack_artifact(stack.artifact_id)
+    return Synth(template=artifact.template, outdir=outdir, stack=stack, assembly=assembly)
+
+
+@pytest.fixture(scope="session")
+def default_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
+    """The stack as `cdk synth` builds it from cdk.json, with cdk-nag AwsSolutions checks on."""
+    return synth(tmp_path_factory.mktemp("cdk-default"))
