@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import os
-import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -45,6 +44,8 @@ def read_config_file(path: Path) -> dict[str, Any]:
         return {}
     except OSError as exc:
         raise ValueError(f"cannot read config file {path}: {exc}") from exc
+    import tomllib  # only when a config file exists: keeps the hook's start-up light
+
     try:
         return tomllib.loads(data.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -9,9 +9,9 @@ from typing import Any
 def main() -> None:
     # the prompt hook must start fast: dispatch before importing click, pydantic or numpy
     if sys.argv[1:3] == ["hook", "user-prompt-submit"]:
-        from episodic.hook import main as hook_main
+        from episodic.hook import entry
 
-        raise SystemExit(hook_main())
+        entry()
     cli = build_cli()
     cli(prog_name="episodic")
 

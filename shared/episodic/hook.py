@@ -1,0 +1,354 @@
+"""Claude Code `UserPromptSubmit` hook: inject up to 3 verified past episodes similar to the prompt.
+
+Never blocks: every failure path (server down or slow, bad stdin, bad answer, missing config, nothing
+similar) exits 0 within the budget, prints nothing and appends one line to <home>/logs/hook.log.
+Stdlib only (plus the stdlib-only `episodic.envsource` and `episodic.marker`): it runs on every prompt.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+from episodic import envsource
+from episodic.marker import wrap_injected
+
+STARTED = time.monotonic()
+PROTOCOL_VERSION = "2025-11-25"
+MIN_PROMPT_CHARS = 20
+MIN_PROMPT_WORDS = 4
+MAX_QUERY_CHARS = 1500
+MAX_CARDS = 3
+MAX_CARD_CHARS = 1400  # one episode stays well under 1,500 characters even when it is the only one
+DEFAULT_BUDGET_SECONDS = 1.5
+DEFAULT_MAX_CHARS = 4000
+LOG_MAX_BYTES = 1_000_000
+MAX_RESPONSE_BYTES = 2_000_000
+HEADER = (
+    "Episodic memory: past sessions that met a similar problem and ended with a verified fix. "
+    "They come from other sessions and were not checked against the current code."
+)
+
+
+class HookSkip(Exception):
+    """A reason to print nothing (logged as one line)."""
+
+
+def _log(outcome: str) -> None:
+    try:
+        log_dir = envsource.home_dir() / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        path = log_dir / "hook.log"
+        if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
+            os.replace(path, log_dir / "hook.log.1")
+        elapsed_ms = (time.monotonic() - STARTED) * 1000
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        line = f"{stamp} user-prompt-submit {outcome.replace(chr(10), ' ')[:300]} ({elapsed_ms:.0f} ms)\n"
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+    except Exception:  # logging must never make the hook fail
+        pass
+
+
+_CONFIG: dict[str, Any] = {}
+
+
+def setting(name: str, default: Any = None) -> Any:
+    """env (EPISODIC_*) over the config file over the default, like `envsource.resolve`, read once."""
+    if not _CONFIG:
+        env = envsource.environ()
+        # a broken config file reads as empty: the hook then skips for missing config
+        with contextlib.suppress(ValueError):
+            _CONFIG.update(envsource.read_config_file(envsource.config_path(env)))
+        _CONFIG.update(envsource.prefixed(env))
+        _CONFIG.setdefault("\0loaded", True)
+    value = _CONFIG.get(name)
+    return default if value is None or value == "" else value
+
+
+def _number(name: str, default: float) -> float:
+    try:
+        value = float(setting(name, default))
+    except (TypeError, ValueError):
+        return default
+    return value if value > 0 else default
+
+
+def read_prompt(stdin: TextIO) -> str:
+    try:
+        payload = json.loads(stdin.read() or "null")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise HookSkip(f"skip: bad stdin ({type(exc).__name__})") from exc
+    prompt = payload.get("prompt") if isinstance(payload, dict) else None
+    if not isinstance(prompt, str):
+        raise HookSkip("skip: bad stdin (no prompt string)")
+    prompt = prompt.strip()
+    if prompt.startswith("/"):
+        raise HookSkip("skip: slash command")
+    if len(prompt) < MIN_PROMPT_CHARS or len(prompt.split()) < MIN_PROMPT_WORDS:
+        raise HookSkip("skip: short prompt")
+    return prompt
+
+
+def endpoint() -> tuple[str, str]:
+    url = setting("url")
+    if not url:
+        url = f"http://{setting('host', '127.0.0.1')}:{setting('port', 8765)}/mcp"
+    token = setting("token")
+    if not token:
+        raise HookSkip("skip: missing config (no token: set EPISODIC_TOKEN or `token` in the config file)")
+    return str(url), str(token)
+
+
+PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
+LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
+
+
+def _dechunk(body: bytes) -> bytes:
+    out: list[bytes] = []
+    rest = body
+    while True:
+        size_line, _, rest = rest.partition(b"\r\n")
+        size = int(size_line.split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            return b"".join(out)
+        out.append(rest[:size])
+        rest = rest[size + 2 :]
+
+
+def _post_plain(
+    host: str, port: int, path: str, payload: bytes, headers: dict[str, str], timeout: float
+) -> tuple[int, bytes]:
+    """HTTP/1.1 POST over a socket (Connection: close): the response is read to EOF."""
+    import socket
+
+    lines = [
+        f"POST {path} HTTP/1.1",
+        f"Host: {host}:{port}",
+        f"Content-Length: {len(payload)}",
+        "Connection: close",
+    ]
+    lines += [f"{name}: {value}" for name, value in headers.items()]
+    if any("\r" in line or "\n" in line for line in lines):
+        raise ValueError("header values must not contain line breaks")
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
+    chunks: list[bytes] = []
+    received = 0
+    with socket.create_connection((host, port), timeout=timeout) as sock:
+        sock.sendall(request)
+        while data := sock.recv(65536):
+            chunks.append(data)
+            received += len(data)
+            if received > MAX_RESPONSE_BYTES:
+                raise HookSkip("fail: bad response (too large)")
+    head, separator, body = b"".join(chunks).partition(b"\r\n\r\n")
+    status_line, *header_lines = head.decode("latin-1").split("\r\n")
+    parts = status_line.split()
+    if not separator or len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
+        raise HookSkip("fail: bad response (not HTTP)")
+    if any(h.lower().replace(" ", "") == "transfer-encoding:chunked" for h in header_lines):
+        try:
+            body = _dechunk(body)
+        except ValueError as exc:
+            raise HookSkip("fail: bad response (broken chunked encoding)") from exc
+    return int(parts[1]), body
+
+
+def _post(url: str, payload: bytes, headers: dict[str, str], timeout: float) -> bytes:
+    """POST and return the body; HookSkip on any transport failure or non-2xx status."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    proxied = host not in LOCAL_HOSTS and any(envsource.environ().get(v) for v in PROXY_VARS)
+    try:
+        if proxied:  # honour the user's proxy settings (and no_proxy) the standard way
+            import urllib.error
+            import urllib.request
+
+            request = urllib.request.Request(url, data=payload, method="POST", headers=headers)
+            try:
+                with urllib.request.urlopen(request, timeout=timeout) as response:
+                    return bytes(response.read(MAX_RESPONSE_BYTES))
+            except urllib.error.HTTPError as exc:
+                raise HookSkip(f"fail: server answered HTTP {exc.code}") from exc
+        path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        if parts.scheme == "http":  # the local default: a plain socket, no http.client/ssl/email imports
+            status, body = _post_plain(host, parts.port or 80, path, payload, headers, timeout)
+        else:
+            import http.client
+
+            conn = http.client.HTTPSConnection(host, parts.port, timeout=timeout)
+            try:
+                conn.request("POST", path, body=payload, headers=headers)
+                response = conn.getresponse()
+                status, body = response.status, response.read(MAX_RESPONSE_BYTES)
+            finally:
+                conn.close()
+        if not 200 <= status < 300:
+            raise HookSkip(f"fail: server answered HTTP {status}")
+        return body
+    except HookSkip:
+        raise
+    except (OSError, ValueError) as exc:  # refused, DNS, TLS, timeouts (URLError is an OSError)
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise HookSkip(f"fail: server timed out after {timeout:.2f} s") from exc
+        raise HookSkip(f"fail: server unreachable ({type(reason).__name__}: {reason})") from exc
+    except Exception as exc:  # http.client.HTTPException and friends: a broken answer
+        raise HookSkip(f"fail: bad response ({type(exc).__name__})") from exc
+
+
+def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[str, Any]]:
+    """One stateless tools/call (no initialize needed); the verified results, best first."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {
+            "name": "search_traces",
+            "arguments": {"query": query, "k": MAX_CARDS, "include_unverified": False},
+        },
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": PROTOCOL_VERSION,
+        "Authorization": f"Bearer {token}",
+    }
+    raw = _post(url, json.dumps(body).encode("utf-8"), headers, timeout)
+    try:
+        answer = json.loads(raw)
+        result = answer["result"]
+        if result.get("isError"):
+            raise HookSkip("fail: tool error: " + str(result.get("content", [{}])[0].get("text", ""))[:200])
+        results = result["structuredContent"]["results"]
+        if not isinstance(results, list):
+            raise TypeError("results is not a list")
+    except HookSkip:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise HookSkip(f"fail: bad response ({type(exc).__name__})") from exc
+    verified = [
+        r for r in results if isinstance(r, dict) and (r.get("card") or {}).get("outcome") == "verified"
+    ]
+    return verified[:MAX_CARDS]
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def format_episode(hit: dict[str, Any], max_chars: int) -> str:
+    card = hit.get("card") or {}
+    where = ", ".join(
+        x
+        for x in (str(hit.get("date") or ""), f"project {hit['project']}" if hit.get("project") else "")
+        if x
+    )
+    found = card.get("insight") or "a verified fix"
+    lines = [
+        f"A past session with a similar symptom{f' ({where})' if where else ''} found: {found}",
+        f"Its problem was: {card.get('problem', '')}",
+    ]
+    for title, key in (
+        ("Dead ends there", "dead_ends"),
+        ("What looked guilty but was not", "misleading_intuitions"),
+        ("Checks that mattered", "critical_checks"),
+    ):
+        items = [str(i) for i in card.get(key) or []]
+        if items:
+            lines.append(f"{title}: " + " | ".join(items))
+    reference = _cut(
+        f"(session {hit.get('session_id', '?')}; the full card is available from get_episode)", 120
+    )
+    budget = max_chars - len(reference) - 1  # the reference line always fits
+    out: list[str] = []
+    for line in lines:
+        remaining = budget - sum(len(x) + 1 for x in out)
+        if remaining <= 40:
+            break
+        out.append(_cut(line, remaining - 1))
+    return "\n".join([*out, reference])
+
+
+def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:
+    """The wrapped context, never over max_chars, the closing marker always kept."""
+    inner_budget = max_chars - len(wrap_injected(""))
+    overhead = len(HEADER) + 2 * len(hits)
+    per_card = min(max((inner_budget - overhead) // max(len(hits), 1), 200), MAX_CARD_CHARS)
+    inner = "\n\n".join([HEADER, *(format_episode(h, per_card) for h in hits)])
+    return wrap_injected(_cut(inner, inner_budget))
+
+
+def run(stdin: TextIO) -> tuple[str, str]:
+    """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
+    budget = _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS)
+    max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
+    prompt = read_prompt(stdin)
+    url, token = endpoint()
+    # leave a margin for formatting and exit inside the budget
+    remaining = budget - (time.monotonic() - STARTED) - 0.1
+    if remaining <= 0.05:
+        raise HookSkip("fail: budget spent before the request")
+    hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
+    if not hits:
+        raise HookSkip("ok: no sufficiently similar verified episode")
+    output = {
+        "hookSpecificOutput": {
+            "hookEventName": "UserPromptSubmit",
+            "additionalContext": build_context(hits, max_chars),
+        }
+    }
+    return json.dumps(output, ensure_ascii=False), f"ok: injected {len(hits)} episode(s)"
+
+
+def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Always 0; a watchdog thread ends the process silently if the budget runs out."""
+    import threading
+
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    outcome: list[tuple[str, str]] = []
+
+    def work() -> None:
+        try:
+            outcome.append(run(stdin))
+        except HookSkip as skip:
+            outcome.append(("", str(skip)))
+        except BaseException as exc:  # fail open on anything
+            outcome.append(("", f"fail: unexpected {type(exc).__name__}: {exc}"))
+
+    budget = _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS)
+    worker = threading.Thread(target=work, name="hook", daemon=True)
+    worker.start()
+    worker.join(max(budget - (time.monotonic() - STARTED), 0.05))
+    if worker.is_alive() or not outcome:
+        _log("fail: timed out (budget exceeded)")
+        return 0
+    text, line = outcome[0]
+    try:
+        if text:
+            stdout.write(text)
+            stdout.flush()
+    except Exception as exc:  # a closed stdout is not our failure to report to Claude Code
+        line = f"fail: cannot write stdout ({type(exc).__name__})"
+    _log(line)
+    return 0
+
+
+def entry() -> None:
+    """Process entry (`python -m episodic.hook`, `episodic hook user-prompt-submit`)."""
+    code = main()
+    try:
+        sys.stdout.flush()
+    finally:
+        os._exit(code)  # do not wait for a stuck worker thread
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,4 @@
+"""The MCP faces: a transport-agnostic protocol endpoint (`protocol`), the tools, HTTP and stdio transports.
+
+Kept import-light: `episodic.mcp.protocol` is what the AWS Lambda loads.
+"""

@@ -1,0 +1,137 @@
+"""`episodic serve`: a small threaded HTTP server on localhost delegating every request to McpEndpoint."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import TYPE_CHECKING
+
+from episodic.mcp.protocol import Headers, HttpRequest, McpEndpoint
+from episodic.settings import Settings
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+log = logging.getLogger(__name__)
+MAX_BODY_BYTES = 1_000_000  # a JSON-RPC request to this server is small; refuse anything absurd
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server_version = "episodic"
+    sys_version = ""
+    protocol_version = "HTTP/1.1"  # keep-alive: the SDK client reuses one connection
+    endpoint: McpEndpoint  # set on the subclass made per server
+
+    def _serve(self) -> None:
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            length = -1
+        if length < 0 or length > MAX_BODY_BYTES:
+            self.send_response(413 if length > 0 else 400)
+            self.send_header("Content-Length", "0")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            return
+        body = self.rfile.read(length) if length else b""
+        request = HttpRequest(self.command, self.path, Headers(self.headers.items()), body)
+        response = self.endpoint.handle(request)
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(response.body)))
+        self.end_headers()
+        if response.body and self.command != "HEAD":
+            self.wfile.write(response.body)
+
+    do_POST = do_GET = do_DELETE = do_PUT = do_PATCH = do_HEAD = do_OPTIONS = _serve
+
+    def log_message(self, format: str, *args: object) -> None:
+        log.debug("%s %s", self.address_string(), format % args)
+
+
+class McpHttpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        exc = sys.exc_info()[1]
+        if isinstance(exc, ConnectionError):  # the client gave up (e.g. the hook's budget ran out)
+            log.debug("client %s went away: %s", client_address, exc)
+            return
+        log.exception("error while serving %s", client_address)
+
+    @property
+    def url(self) -> str:
+        host, port = str(self.server_address[0]), self.server_address[1]
+        host_text = f"[{host}]" if ":" in host else host
+        return f"http://{host_text}:{port}/mcp"
+
+
+def make_server(endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 8765) -> McpHttpServer:
+    """Bind (port 0 = an ephemeral port) without serving yet."""
+    handler = type("McpHandler", (_Handler,), {"endpoint": endpoint})
+    return McpHttpServer((host, port), handler)
+
+
+class BackgroundServer:
+    """Serve in a thread (tests, benchmarks): `with BackgroundServer(endpoint) as srv: srv.url`."""
+
+    def __init__(self, endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.httpd = make_server(endpoint, host, port)
+        self._thread = threading.Thread(target=self.httpd.serve_forever, name="mcp-http", daemon=True)
+
+    @property
+    def url(self) -> str:
+        return self.httpd.url
+
+    def __enter__(self) -> BackgroundServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+        self._thread.join(timeout=5)
+
+
+def build_endpoint(settings: Settings, memory: Memory | None = None) -> McpEndpoint:
+    """The local endpoint: tools over one Memory, tokens from the home folder, origins from settings."""
+    from episodic.auth import LocalTokenStore
+    from episodic.mcp.tools import default_registry
+
+    if memory is None:
+        from episodic.backends import build_memory
+
+        memory = build_memory(settings)
+    return McpEndpoint(
+        default_registry(memory),
+        authenticator=LocalTokenStore(settings.tokens_path),
+        allowed_origins=settings.allowed_origins,
+    )
+
+
+def serve(
+    settings: Settings,
+    host: str | None = None,
+    port: int | None = None,
+    on_ready: Callable[[McpHttpServer], None] | None = None,
+) -> None:
+    """Serve until interrupted (Ctrl-C); the memory is built once, before the first request."""
+    endpoint = build_endpoint(settings)
+    httpd = make_server(endpoint, host or settings.host, settings.port if port is None else port)
+    if on_ready:
+        on_ready(httpd)
+    try:
+        httpd.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        httpd.server_close()

@@ -1,0 +1,407 @@
+"""The MCP tools: a small registry (each tool names the scope it needs) and the two read tools.
+
+Tools call the core (`episodic.search`); core exceptions become tool errors (`isError`) in one place.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
+
+import jsonschema
+
+from episodic.auth import READ, Principal
+from episodic.errors import (
+    ConfigError,
+    EpisodicError,
+    InvalidArgumentError,
+    NotFoundError,
+    ParityError,
+    ScopeError,
+    TenantError,
+)
+from episodic.models import Card, CardRecord, SearchFilters, SearchHit
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+log = logging.getLogger(__name__)
+
+SERVER_INSTRUCTIONS = (
+    "This server is a memory of past coding-agent sessions: each session is one card (the problem, "
+    "what was tried, the insight, dead ends, misleading intuitions, the checks that mattered, and "
+    "whether the fix was verified). Workflow: at the start of a debugging or setup task, call "
+    "search_traces with the symptom in plain words (the error message or behaviour, not file paths). "
+    "Read the dead ends and misleading intuitions first: they save the most time. Call get_episode "
+    "for the full card of a promising hit. A past episode is a lead, not proof: verify its insight "
+    "against the current code before relying on it. An empty result means no similar episode exists."
+)
+READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
+PACKED_CARD_CHARS = 1500
+TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")  # the 2025-11-25 rule
+NO_MATCH_TEXT = (
+    "No sufficiently similar episode was found in memory for this query{scope}. "
+    "This is a real answer, not an error: proceed without past-episode guidance, or retry once with "
+    "the symptom phrased differently{hint}."
+)
+
+
+class UnknownToolError(EpisodicError):
+    """tools/call named a tool this server does not have (a protocol error, not a tool error)."""
+
+
+@dataclass
+class ToolOutput:
+    text: str
+    structured: dict[str, Any] | None = None
+    is_error: bool = False
+
+    def to_result(self) -> dict[str, Any]:
+        result: dict[str, Any] = {"content": [{"type": "text", "text": self.text}], "isError": self.is_error}
+        if self.structured is not None and not self.is_error:
+            result["structuredContent"] = self.structured
+        return result
+
+
+Handler = Callable[[Principal, dict[str, Any]], ToolOutput]
+
+
+@dataclass(frozen=True)
+class Tool:
+    name: str
+    title: str
+    description: str
+    input_schema: dict[str, Any]
+    handler: Handler
+    output_schema: dict[str, Any] | None = None
+    annotations: dict[str, Any] = field(default_factory=lambda: dict(READ_ONLY))
+    required_scope: str = READ  # e.g. "write" for a tool that records episodes
+
+    def describe(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "name": self.name,
+            "title": self.title,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {"title": self.title, **self.annotations},
+        }
+        if self.output_schema is not None:
+            out["outputSchema"] = self.output_schema
+        return out
+
+
+def _describe_validation_error(tool: Tool, error: jsonschema.ValidationError) -> str:
+    where = ".".join(str(p) for p in error.absolute_path) or "arguments"
+    if error.validator == "required":
+        problem = error.message
+    elif error.validator == "additionalProperties":
+        allowed = ", ".join(sorted(tool.input_schema.get("properties", {})))
+        problem = f"{error.message}; the accepted arguments are: {allowed}"
+    else:
+        problem = f"{where}: {error.message}"
+    return f"Invalid arguments for {tool.name}: {problem}. Fix the arguments and call {tool.name} again."
+
+
+def _core_error_text(tool: Tool, exc: EpisodicError) -> str:
+    """The one place core exceptions become the text of a tool error."""
+    if isinstance(exc, InvalidArgumentError):
+        return f"Invalid arguments for {tool.name}: {exc}. Fix the arguments and call {tool.name} again."
+    if isinstance(exc, NotFoundError):
+        return f"{exc}. Use a session_id returned by search_traces."
+    if isinstance(exc, ParityError | ConfigError):
+        return f"The memory index cannot answer right now (server configuration: {exc}). Continue without it."
+    if isinstance(exc, TenantError):
+        return f"Not allowed: {exc}."
+    return f"{tool.name} failed: {exc}"
+
+
+class ToolRegistry:
+    """Tools by name; lists and calls them for a principal (scope-checked)."""
+
+    def __init__(self, tools: Iterable[Tool] = ()) -> None:
+        self._tools: dict[str, Tool] = {}
+        for tool in tools:
+            self.add(tool)
+
+    def add(self, tool: Tool) -> None:
+        if not TOOL_NAME_RE.fullmatch(tool.name):
+            raise ValueError(f"tool name {tool.name!r} must be 1-128 characters of [A-Za-z0-9_.-]")
+        if tool.name in self._tools:
+            raise ValueError(f"tool {tool.name!r} registered twice")
+        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        if tool.output_schema is not None:
+            jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+        self._tools[tool.name] = tool
+
+    def get(self, name: str) -> Tool | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def list_for(self, principal: Principal) -> list[dict[str, Any]]:
+        return [t.describe() for t in self._tools.values() if principal.allows(t.required_scope)]
+
+    def call(self, name: str, arguments: dict[str, Any], principal: Principal) -> dict[str, Any]:
+        tool = self._tools.get(name)
+        if tool is None:
+            raise UnknownToolError(f"unknown tool {name!r}; available: {', '.join(self._tools)}")
+        if not principal.allows(tool.required_scope):
+            raise ScopeError(f"tool {name!r} needs a token with the {tool.required_scope!r} scope")
+        errors = sorted(
+            jsonschema.Draft202012Validator(tool.input_schema).iter_errors(arguments),
+            key=lambda e: list(e.absolute_path),
+        )
+        if errors:
+            return ToolOutput(_describe_validation_error(tool, errors[0]), is_error=True).to_result()
+        try:
+            output = tool.handler(principal, arguments)
+        except ScopeError:
+            raise
+        except EpisodicError as exc:
+            return ToolOutput(_core_error_text(tool, exc), is_error=True).to_result()
+        except Exception:  # a backend bug must not kill the server: the agent gets a tool error
+            log.exception("tool %s failed", name)
+            return ToolOutput(
+                f"{name} failed with an internal error; continue without it.", is_error=True
+            ).to_result()
+        return output.to_result()
+
+
+# ---------------------------------------------------------------- schemas
+
+
+def _card_schema() -> dict[str, Any]:
+    schema = Card.json_schema()
+    schema.pop("title", None)
+    return schema
+
+
+def _hit_schema() -> dict[str, Any]:
+    return {
+        "type": "object",
+        "properties": {
+            "session_id": {"type": "string"},
+            "project": {"type": "string"},
+            "date": {"type": ["string", "null"], "description": "When the session started (ISO date)."},
+            "score": {"type": "number"},
+            "similarity": {"type": "number"},
+            "card": _card_schema(),
+        },
+        "required": ["session_id", "project", "date", "score", "similarity", "card"],
+        "additionalProperties": False,
+    }
+
+
+SEARCH_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "description": "The symptom or goal in plain words, e.g. 'pytest fixture not found after moving conftest'.",
+        },
+        "k": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 5,
+            "default": 3,
+            "description": "How many episodes (1-5).",
+        },
+        "include_unverified": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also return episodes whose fix was never verified (failed, unverified, informational).",
+        },
+        "project": {"type": "string", "description": "Only episodes from this project."},
+        "tags": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "Only episodes carrying all of these tags (e.g. ['python', 'pytest']).",
+        },
+        "since": {
+            "type": "string",
+            "description": "Only episodes started on or after this ISO date (YYYY-MM-DD).",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+SEARCH_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "results": {"type": "array", "items": _hit_schema()},
+        "message": {"type": "string"},
+    },
+    "required": ["results"],
+    "additionalProperties": False,
+}
+
+EPISODE_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "session_id": {
+            "type": "string",
+            "minLength": 1,
+            "description": "A session_id returned by search_traces.",
+        }
+    },
+    "required": ["session_id"],
+    "additionalProperties": False,
+}
+
+EPISODE_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "session_id": {"type": "string"},
+        "project": {"type": "string"},
+        "git_branch": {"type": "string"},
+        "started_at": {"type": ["string", "null"]},
+        "ended_at": {"type": ["string", "null"]},
+        "distiller": {"type": "string"},
+        "card_schema_version": {"type": "integer"},
+        "card": _card_schema(),
+    },
+    "required": ["session_id", "project", "started_at", "ended_at", "distiller", "card"],
+    "additionalProperties": False,
+}
+
+
+# ---------------------------------------------------------------- the read tools
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _parse_since(raw: str) -> datetime:
+    try:
+        value = datetime.fromisoformat(raw.strip().replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            value = datetime.combine(date.fromisoformat(raw.strip()), datetime.min.time())
+        except ValueError as exc:
+            raise InvalidArgumentError(f"since must be an ISO date like 2026-01-31, got {raw!r}") from exc
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
+
+
+def hit_json(hit: SearchHit) -> dict[str, Any]:
+    record = hit.record
+    return {
+        "session_id": record.session_id,
+        "project": record.project,
+        "date": record.started_at.date().isoformat() if record.started_at else None,
+        "score": round(float(hit.score), 4),
+        "similarity": round(float(hit.similarity), 4),
+        "card": record.card.model_dump(mode="json"),
+    }
+
+
+def episode_json(record: CardRecord) -> dict[str, Any]:
+    return {
+        "session_id": record.session_id,
+        "project": record.project,
+        "git_branch": record.git_branch,
+        "started_at": _iso(record.started_at),
+        "ended_at": _iso(record.ended_at),
+        "distiller": record.distiller.id,
+        "card_schema_version": record.card_schema_version,
+        "card": record.card.model_dump(mode="json"),
+    }
+
+
+def episode_text(record: CardRecord) -> str:
+    card = record.card
+    lines = [
+        f"Episode {record.session_id}"
+        + (f" (project {record.project})" if record.project else "")
+        + (f", started {_iso(record.started_at)}" if record.started_at else ""),
+        f"Outcome: {card.outcome.value}",
+        f"Problem: {card.problem}",
+    ]
+    if card.insight:
+        lines.append(f"Insight: {card.insight}")
+    for title, items in (
+        ("Steps", card.steps),
+        ("Key decisions", card.key_decisions),
+        ("Dead ends", card.dead_ends),
+        ("Misleading intuitions", card.misleading_intuitions),
+        ("Critical checks", card.critical_checks),
+    ):
+        if items:
+            lines.append(f"{title}:")
+            lines.extend(f"- {item}" for item in items)
+    if card.tags:
+        lines.append("Tags: " + ", ".join(card.tags))
+    lines.append(f"Distilled by: {record.distiller.id}")
+    return "\n".join(lines)
+
+
+def read_tools(memory: Memory) -> list[Tool]:
+    """search_traces and get_episode over one Memory (built once per server)."""
+    from episodic.search import get_episode, pack_card, search_traces
+
+    def search(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        include_unverified = bool(args.get("include_unverified", False))
+        filters = SearchFilters(
+            include_unverified=include_unverified,
+            project=args.get("project") or None,
+            tags=list(args.get("tags") or []),
+            since=_parse_since(args["since"]) if args.get("since") else None,
+        )
+        hits = search_traces(memory, principal.tenant_id, args["query"], k=args.get("k"), filters=filters)
+        if not hits:
+            scope = "" if include_unverified else " (verified episodes only)"
+            hint = "" if include_unverified else ", or with include_unverified=true"
+            message = NO_MATCH_TEXT.format(scope=scope, hint=hint)
+            return ToolOutput(message, {"results": [], "message": message})
+        packed = [pack_card(h.record, score=h.score, max_chars=PACKED_CARD_CHARS) for h in hits]
+        header = (
+            f"{len(hits)} similar past episode(s), best first. Read dead ends and misleading intuitions "
+            "first; verify before relying on an insight. get_episode gives the full card."
+        )
+        return ToolOutput("\n\n".join([header, *packed]), {"results": [hit_json(h) for h in hits]})
+
+    def episode(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        record = get_episode(memory, principal.tenant_id, args["session_id"].strip())
+        return ToolOutput(episode_text(record), episode_json(record))
+
+    return [
+        Tool(
+            name="search_traces",
+            title="Search past coding sessions",
+            description=(
+                "Find past coding-agent sessions that met a similar problem. Call it at the start of a "
+                "debugging, build, test or setup task, and again when stuck, with the symptom in plain "
+                "words (error message or behaviour; no file paths or code). Returns up to k (default 3) "
+                "episode cards, best first, each with the problem, the insight, dead ends, misleading "
+                "intuitions, critical checks, outcome, date, session_id and score. Only verified fixes "
+                "unless include_unverified is true. Says explicitly when no episode is similar enough."
+            ),
+            input_schema=SEARCH_INPUT_SCHEMA,
+            output_schema=SEARCH_OUTPUT_SCHEMA,
+            handler=search,
+        ),
+        Tool(
+            name="get_episode",
+            title="Read one past session's card",
+            description=(
+                "Return the full card of one past session (all steps, key decisions, dead ends, "
+                "misleading intuitions, critical checks, tags) and its metadata (project, dates, "
+                "distiller). Call it with a session_id from search_traces when a hit looks relevant."
+            ),
+            input_schema=EPISODE_INPUT_SCHEMA,
+            output_schema=EPISODE_OUTPUT_SCHEMA,
+            handler=episode,
+        ),
+    ]
+
+
+def default_registry(memory: Memory) -> ToolRegistry:
+    return ToolRegistry(read_tools(memory))

@@ -1,0 +1,234 @@
+"""`episodic setup claude-code|cursor`: the exact client configuration, printed or merged into the files.
+
+Merging keeps a timestamped backup, never drops the user's other entries, and is idempotent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from episodic.errors import ConfigError
+
+SERVER_NAME = "episodic"
+HOOK_ARGS = "hook user-prompt-submit"
+HOOK_TIMEOUT_SECONDS = 5  # the hook keeps its own 1.5 s budget; this is Claude Code's hard stop
+TOKEN_ENV = "EPISODIC_TOKEN"
+
+
+@dataclass
+class PlannedFile:
+    """A whole file setup writes when missing (e.g. a slash command); never overwritten."""
+
+    path: Path
+    content: str
+
+
+@dataclass
+class ClientPlan:
+    client: str
+    commands: list[str]  # shell commands to run instead of --write
+    server_file: Path  # where --write merges the server entry
+    server_entry: dict[str, Any]
+    hook_file: Path | None = None
+    hook_command: str | None = None
+    files: list[PlannedFile] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class MergeResult:
+    path: Path
+    changed: bool
+    backup: Path | None = None
+
+
+# ---------------------------------------------------------------- plans
+
+
+def user_home(settings_home: str | None) -> Path:
+    return Path(settings_home).expanduser() if settings_home else Path.home()
+
+
+def _hook_entry(command: str) -> dict[str, Any]:
+    return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
+
+
+def hook_settings_snippet(command: str) -> dict[str, Any]:
+    return {"hooks": {"UserPromptSubmit": [_hook_entry(command)]}}
+
+
+def claude_code_plan(
+    home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
+) -> ClientPlan:
+    """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), plus the prompt hook."""
+    if url:
+        header_value = f"Bearer {token}" if token else "Bearer ${" + TOKEN_ENV + "}"
+        shell_header = f"Bearer {token}" if token else f"Bearer ${TOKEN_ENV}"
+        command = (
+            f"claude mcp add --transport http --scope user {SERVER_NAME} {shlex.quote(url)} "
+            f'--header "Authorization: {shell_header}"'
+        )
+        entry: dict[str, Any] = {"type": "http", "url": url, "headers": {"Authorization": header_value}}
+    else:
+        command = f"claude mcp add --scope user {SERVER_NAME} -- {shlex.quote(executable)} mcp"
+        entry = {"type": "stdio", "command": executable, "args": ["mcp"]}
+    notes = [
+        "The prompt hook asks the HTTP server at `url` (default http://127.0.0.1:8765/mcp, started by "
+        "`episodic serve`) with `token`: set EPISODIC_URL / EPISODIC_TOKEN in the environment Claude Code "
+        "starts from, or `url = ...` and `token = ...` in the episodic config file. Create a token with "
+        "`episodic token add --tenant NAME`.",
+    ]
+    if url and not token:
+        notes.append(f"No --token given: the server entry reads ${{{TOKEN_ENV}}} from the environment.")
+    return ClientPlan(
+        client="claude-code",
+        commands=[command],
+        server_file=home / ".claude.json",
+        server_entry=entry,
+        hook_file=home / ".claude" / "settings.json",
+        hook_command=f"{executable} {HOOK_ARGS}",
+        # Issue 7: the `/remember` slash command file (home / ".claude" / "commands" / "remember.md") goes here.
+        files=[],
+        notes=notes,
+    )
+
+
+def cursor_plan(
+    home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
+) -> ClientPlan:
+    """`~/.cursor/mcp.json` (no `type`; `${env:NAME}` interpolation). Cursor hooks cannot inject context."""
+    if url:
+        header_value = f"Bearer {token}" if token else "Bearer ${env:" + TOKEN_ENV + "}"
+        entry: dict[str, Any] = {"url": url, "headers": {"Authorization": header_value}}
+    else:
+        entry = {"command": executable, "args": ["mcp"]}
+    notes = [
+        "Reload Cursor after editing; it reads env vars from the process that launched it.",
+        "No prompt hook for Cursor: its beforeSubmitPrompt hook cannot add context; the agent calls search_traces.",
+    ]
+    if url and not token:
+        notes.insert(
+            0, f"Export {TOKEN_ENV} (a token from `episodic token add --tenant NAME`) before starting Cursor."
+        )
+    return ClientPlan(
+        client="cursor",
+        commands=[],
+        server_file=home / ".cursor" / "mcp.json",
+        server_entry=entry,
+        notes=notes,
+    )
+
+
+def render_plan(plan: ClientPlan) -> str:
+    """What `setup` prints without --write: the commands and the exact JSON to paste."""
+    out: list[str] = []
+    if plan.commands:
+        out.append("# Register the MCP server:")
+        out.extend(plan.commands)
+        out.append(f'# (or add this under "mcpServers" in {plan.server_file}:)')
+    else:
+        out.append(f"# Add this to {plan.server_file}:")
+    out.append(json.dumps({"mcpServers": {SERVER_NAME: plan.server_entry}}, indent=2))
+    if plan.hook_file and plan.hook_command:
+        out.append(f"# Prompt hook: merge this into {plan.hook_file}:")
+        out.append(json.dumps(hook_settings_snippet(plan.hook_command), indent=2))
+    for planned in plan.files:
+        out.append(f"# Write {planned.path}:")
+        out.append(planned.content)
+    out.extend(f"# {note}" for note in plan.notes)
+    out.append("# Run again with --write to merge these into the files (a backup is kept).")
+    return "\n".join(out)
+
+
+# ---------------------------------------------------------------- merging
+
+
+def _load_json_object(path: Path) -> dict[str, Any]:
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return {}
+    if not raw.strip():
+        return {}
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path} is not valid JSON ({exc}); fix it or merge by hand — nothing was changed"
+        ) from exc
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path} does not hold a JSON object; nothing was changed")
+    return data
+
+
+def _write_with_backup(path: Path, data: dict[str, Any]) -> Path | None:
+    backup: Path | None = None
+    if path.exists():
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
+        backup = path.with_name(f"{path.name}.bak-{stamp}")
+        shutil.copy2(path, backup)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mode = path.stat().st_mode & 0o777 if path.exists() else 0o600
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}-", dir=path.parent)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    os.chmod(tmp, mode)
+    os.replace(tmp, path)
+    return backup
+
+
+def _is_our_hook(hook: Any) -> bool:
+    command = hook.get("command", "") if isinstance(hook, dict) else ""
+    return isinstance(command, str) and command.rstrip().endswith(HOOK_ARGS) and "episodic" in command
+
+
+def merge_hook(path: Path, command: str) -> MergeResult:
+    """Add the UserPromptSubmit hook unless an episodic prompt hook is already there."""
+    data = _load_json_object(path)
+    hooks = data.setdefault("hooks", {})
+    if not isinstance(hooks, dict):
+        raise ConfigError(f'{path}: "hooks" is not an object; nothing was changed')
+    groups = hooks.setdefault("UserPromptSubmit", [])
+    if not isinstance(groups, list):
+        raise ConfigError(f'{path}: "hooks.UserPromptSubmit" is not a list; nothing was changed')
+    for group in groups:
+        if isinstance(group, dict) and any(_is_our_hook(h) for h in group.get("hooks") or []):
+            return MergeResult(path, changed=False)
+    groups.append(_hook_entry(command))
+    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+
+
+def merge_server(path: Path, entry: dict[str, Any], name: str = SERVER_NAME) -> MergeResult:
+    """Set mcpServers[name] (replacing only our own entry when it differs), keeping everything else."""
+    data = _load_json_object(path)
+    servers = data.setdefault("mcpServers", {})
+    if not isinstance(servers, dict):
+        raise ConfigError(f'{path}: "mcpServers" is not an object; nothing was changed')
+    if servers.get(name) == entry:
+        return MergeResult(path, changed=False)
+    servers[name] = entry
+    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+
+
+def write_missing_file(planned: PlannedFile) -> MergeResult:
+    if planned.path.exists():
+        return MergeResult(planned.path, changed=False)
+    planned.path.parent.mkdir(parents=True, exist_ok=True)
+    planned.path.write_text(planned.content, encoding="utf-8")
+    return MergeResult(planned.path, changed=True)
+
+
+def apply_plan(plan: ClientPlan) -> list[MergeResult]:
+    results = [merge_server(plan.server_file, plan.server_entry)]
+    if plan.hook_file and plan.hook_command:
+        results.append(merge_hook(plan.hook_file, plan.hook_command))
+    results.extend(write_missing_file(f) for f in plan.files)
+    return results

@@ -1,0 +1,96 @@
+"""The hook's pure parts: prompt filtering, the 4,000-char budget, fact phrasing, the light import path."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+
+import pytest
+from episodic import hook
+from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN
+
+
+def _hit(i: int, size: int = 100) -> dict:
+    return {
+        "session_id": f"s{i}",
+        "project": "proj",
+        "date": "2026-01-12",
+        "score": 0.8,
+        "similarity": 0.7,
+        "card": {
+            "problem": "p" * size,
+            "insight": "i" * size,
+            "dead_ends": ["d" * size] * 8,
+            "misleading_intuitions": ["m" * size] * 6,
+            "critical_checks": ["c" * size] * 6,
+            "outcome": "verified",
+        },
+    }
+
+
+@pytest.mark.parametrize("size", [10, 100, 600])
+@pytest.mark.parametrize("count", [1, 2, 3])
+def test_context_never_exceeds_4000_chars_and_is_wrapped(size: int, count: int) -> None:
+    text = hook.build_context([_hit(i, size) for i in range(count)], 4000)
+    assert len(text) <= 4000
+    assert text.startswith(INJECTED_OPEN) and text.endswith(INJECTED_CLOSE)
+    assert text.count("A past session with a similar symptom (2026-01-12, project proj) found: ") == count
+    for i in range(count):
+        assert f"session s{i}" in text
+
+
+@pytest.mark.parametrize("max_chars", [300, 1000, 10_000])
+def test_a_smaller_configured_budget_keeps_the_marker_whole(max_chars: int) -> None:
+    text = hook.build_context([_hit(i, 600) for i in range(3)], max_chars)
+    assert len(text) <= max_chars
+    assert text.startswith(INJECTED_OPEN) and text.endswith(INJECTED_CLOSE)
+
+
+def test_episode_is_phrased_as_facts() -> None:
+    text = hook.format_episode(
+        {
+            "session_id": "abc",
+            "date": "2026-01-12",
+            "project": "x",
+            "card": {"problem": "P", "insight": "I", "dead_ends": ["D"]},
+        },
+        1000,
+    )
+    assert text.splitlines()[0] == "A past session with a similar symptom (2026-01-12, project x) found: I"
+    assert "Dead ends there: D" in text
+    assert not any(word in text.lower() for word in ("you must", "you should", "always ", "never "))
+
+
+@pytest.mark.parametrize(
+    ("prompt", "reason"),
+    [
+        ("/clear", "slash"),
+        ("  /review this pull request please now", "slash"),
+        ("fix the bug", "short"),
+        ("a" * 50, "short"),
+    ],
+)
+def test_skips(prompt: str, reason: str) -> None:
+    with pytest.raises(hook.HookSkip, match=reason):
+        hook.read_prompt(io.StringIO(json.dumps({"prompt": prompt})))
+
+
+def test_real_prompts_pass() -> None:
+    prompt = "the docker build fails with permission denied on the npm cache"
+    assert hook.read_prompt(io.StringIO(json.dumps({"prompt": prompt}))) == prompt
+
+
+def test_hook_imports_only_the_stdlib_before_the_network_call() -> None:
+    code = (
+        "import sys; import episodic.hook; "
+        "heavy = [m for m in sys.modules if m.split('.')[0] in "
+        "('pydantic', 'click', 'numpy', 'rich', 'jsonschema', 'pydantic_settings', 'mcp', 'httpx2')"
+        " or (m.startswith('episodic.') and m not in ('episodic.hook', 'episodic.envsource', 'episodic.marker'))]; "
+        "print(heavy)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert out == "[]"

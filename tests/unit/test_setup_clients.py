@@ -1,0 +1,130 @@
+"""`setup claude-code|cursor`: exact configuration, merged with a backup, idempotent, never dropping entries."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+from episodic.errors import ConfigError
+from episodic.setup_clients import (
+    apply_plan,
+    claude_code_plan,
+    cursor_plan,
+    merge_hook,
+    merge_server,
+    render_plan,
+)
+
+URL = "https://memory.example.com/mcp"
+
+
+def test_claude_code_http_plan_prints_the_exact_command() -> None:
+    plan = claude_code_plan(Path("/h"), URL, "epi_abc")
+    assert plan.commands == [
+        f'claude mcp add --transport http --scope user episodic {URL} --header "Authorization: Bearer epi_abc"'
+    ]
+    assert plan.server_entry == {"type": "http", "url": URL, "headers": {"Authorization": "Bearer epi_abc"}}
+    assert plan.server_file == Path("/h/.claude.json")
+    assert plan.hook_file == Path("/h/.claude/settings.json")
+    text = render_plan(plan)
+    assert '"UserPromptSubmit"' in text and '"command": "episodic hook user-prompt-submit"' in text
+    assert '"timeout": 5' in text
+
+
+def test_claude_code_plans_without_token_or_url() -> None:
+    no_token = claude_code_plan(Path("/h"), URL)
+    assert no_token.commands[0].endswith('--header "Authorization: Bearer $EPISODIC_TOKEN"')
+    assert no_token.server_entry["headers"] == {"Authorization": "Bearer ${EPISODIC_TOKEN}"}
+    local = claude_code_plan(Path("/h"))
+    assert local.commands == ["claude mcp add --scope user episodic -- episodic mcp"]
+    assert local.server_entry == {"type": "stdio", "command": "episodic", "args": ["mcp"]}
+
+
+def test_cursor_plan_uses_env_interpolation() -> None:
+    plan = cursor_plan(Path("/h"), URL)
+    assert plan.server_file == Path("/h/.cursor/mcp.json")
+    assert plan.server_entry == {"url": URL, "headers": {"Authorization": "Bearer ${env:EPISODIC_TOKEN}"}}
+    assert "type" not in plan.server_entry and plan.hook_file is None
+    assert cursor_plan(Path("/h")).server_entry == {"command": "episodic", "args": ["mcp"]}
+
+
+def test_merge_keeps_other_entries_backs_up_and_is_idempotent(tmp_path: Path) -> None:
+    settings = tmp_path / ".claude" / "settings.json"
+    settings.parent.mkdir()
+    original = {
+        "model": "opus",
+        "hooks": {
+            "UserPromptSubmit": [{"hooks": [{"type": "command", "command": "other-tool prompt"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "x"}]}],
+        },
+    }
+    settings.write_text(json.dumps(original))
+    claude_json = tmp_path / ".claude.json"
+    claude_json.write_text(
+        json.dumps({"mcpServers": {"github": {"type": "http", "url": "u"}}, "numStartups": 3})
+    )
+
+    first = apply_plan(claude_code_plan(tmp_path, URL, "epi_abc"))
+    assert all(r.changed and r.backup and r.backup.exists() for r in first)
+    merged = json.loads(settings.read_text())
+    assert merged["model"] == "opus" and merged["hooks"]["Stop"] == original["hooks"]["Stop"]
+    commands = [h["command"] for g in merged["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
+    assert commands == ["other-tool prompt", "episodic hook user-prompt-submit"]
+    servers = json.loads(claude_json.read_text())
+    assert servers["numStartups"] == 3 and servers["mcpServers"]["github"] == {"type": "http", "url": "u"}
+    assert servers["mcpServers"]["episodic"]["url"] == URL
+    assert json.loads(first[0].backup.read_text())["mcpServers"] == {"github": {"type": "http", "url": "u"}}  # type: ignore[union-attr]
+
+    before = (settings.read_text(), claude_json.read_text(), sorted(p.name for p in tmp_path.rglob("*")))
+    second = apply_plan(claude_code_plan(tmp_path, URL, "epi_abc"))
+    assert not any(r.changed for r in second)
+    assert before == (
+        settings.read_text(),
+        claude_json.read_text(),
+        sorted(p.name for p in tmp_path.rglob("*")),
+    )
+
+
+def test_merge_into_missing_files_creates_them(tmp_path: Path) -> None:
+    result = merge_server(tmp_path / ".cursor" / "mcp.json", {"url": URL})
+    assert result.changed and result.backup is None
+    assert json.loads((tmp_path / ".cursor" / "mcp.json").read_text()) == {
+        "mcpServers": {"episodic": {"url": URL}}
+    }
+    hook = merge_hook(tmp_path / "settings.json", "/opt/venv/bin/episodic hook user-prompt-submit")
+    assert hook.changed
+    assert not merge_hook(tmp_path / "settings.json", "episodic hook user-prompt-submit").changed
+
+
+@pytest.mark.parametrize("content", ["{broken", "[1, 2]", '{"mcpServers": []}'])
+def test_unreadable_files_are_never_overwritten(tmp_path: Path, content: str) -> None:
+    path = tmp_path / "mcp.json"
+    path.write_text(content)
+    with pytest.raises(ConfigError):
+        merge_server(path, {"url": URL})
+    assert path.read_text() == content and list(tmp_path.iterdir()) == [path]
+
+
+def test_setup_commands(episodic_home: Path) -> None:
+    from episodic.cli.mcp_cmds import register
+
+    group = click.Group("episodic")
+    register(group)
+    runner = CliRunner()
+    printed = runner.invoke(group, ["setup", "claude-code", "--url", URL, "--token", "epi_abc"])
+    assert printed.exit_code == 0, printed.output
+    assert "claude mcp add --transport http --scope user episodic" in printed.output
+    user_home = episodic_home.parent / "user-home"
+    assert not (user_home / ".claude.json").exists()  # printing writes nothing
+    written = runner.invoke(group, ["setup", "claude-code", "--url", URL, "--token", "epi_abc", "--write"])
+    assert written.exit_code == 0, written.output
+    assert json.loads((user_home / ".claude.json").read_text())["mcpServers"]["episodic"]["url"] == URL
+    assert "UserPromptSubmit" in (user_home / ".claude" / "settings.json").read_text()
+    again = runner.invoke(group, ["setup", "claude-code", "--url", URL, "--token", "epi_abc", "--write"])
+    assert again.output.count("unchanged") == 2
+    cursor = runner.invoke(group, ["setup", "cursor", "--url", URL, "--write"])
+    assert cursor.exit_code == 0
+    assert "${env:EPISODIC_TOKEN}" in (user_home / ".cursor" / "mcp.json").read_text()
