@@ -1,0 +1,282 @@
+"""The detection rules: trigger literals, each with a handler that runs one anchored regex at the hit.
+
+A handler gets the text and where its trigger literal starts and returns the span to redact
+(start, end, kind, rank) or None. Anchored `Pattern.match(text, pos)` calls never scan the text;
+the one scan is the trigger search (see `finder`). Lower rank wins where two spans overlap
+(a known token format beats a generic `KEY=value` guess).
+
+Patterns follow gitleaks' and detect-secrets' rules, adapted to text that is often JSON-escaped
+(`\\n`, `\\"` inside tool outputs): a token may follow a literal `\\n`, and values stop at a backslash.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from episodic.scrub.values import is_placeholder, looks_credential, looks_secret, secret_kind_for_name
+
+Span = tuple[int, int, str, int]  # start, end, kind, rank
+Handler = Callable[[str, int], Span | None]
+
+RANK_TOKEN, RANK_CONTEXT, RANK_KEYWORD = 0, 1, 2
+_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
+_IDENT_CHARS = _WORD_CHARS | frozenset(".-")
+
+
+def starts_word(text: str, at: int) -> bool:
+    """True where a token may start: not glued to a word, except after an escape like a literal `\\n`."""
+    if at <= 0:
+        return True
+    before = text[at - 1]
+    if before not in _WORD_CHARS:
+        return True
+    return before in "ntr" and at >= 2 and text[at - 2] == "\\"
+
+
+@dataclass(frozen=True)
+class TokenRule:
+    """A token with a known shape: the regex matches at `trigger start - back`."""
+
+    kind: str
+    pattern: re.Pattern[str]
+    back: int = 0
+    check: Callable[[str], bool] | None = None
+
+    def __call__(self, text: str, start: int) -> Span | None:
+        at = start - self.back
+        if at < 0 or not starts_word(text, at):
+            return None
+        match = self.pattern.match(text, at)
+        if match is None:
+            return None
+        group = "secret" if "secret" in self.pattern.groupindex else 0
+        if self.check is not None and not self.check(match.group(group)):
+            return None
+        return match.start(group), match.end(group), self.kind, RANK_TOKEN
+
+
+def _has_digit_and_letter(token: str) -> bool:
+    return any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
+
+
+def _openai_body(token: str) -> bool:
+    body = token.rsplit("-", 1)[-1] if token.count("-") > 1 else token[3:]
+    return _has_digit_and_letter(token) and any(c.isupper() for c in token) and len(body) >= 8
+
+
+_ALNUM_END = r"(?![A-Za-z0-9])"
+TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
+    (
+        ("AKIA", "ASIA", "ABIA", "ACCA"),
+        TokenRule("aws-access-key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _ALNUM_END)),
+    ),
+    (
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
+        TokenRule("github-token", re.compile(r"gh[pousr]_[A-Za-z0-9]{30,255}" + _ALNUM_END)),
+    ),
+    (("github_pat_",), TokenRule("github-token", re.compile(r"github_pat_[A-Za-z0-9_]{22,255}"))),
+    (("glpat-",), TokenRule("gitlab-token", re.compile(r"glpat-[A-Za-z0-9_-]{20,}"))),
+    (
+        ("xox",),
+        TokenRule("slack-token", re.compile(r"xox[abposre]-[A-Za-z0-9-]{10,}"), check=_has_digit_and_letter),
+    ),
+    (
+        ("hooks.slack.com/",),
+        TokenRule(
+            "slack-token",
+            re.compile(r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9_/-]{16,})"),
+        ),
+    ),
+    (
+        ("k_live_", "k_test_"),
+        TokenRule("stripe-key", re.compile(r"[sr]k_(?:live|test)_[A-Za-z0-9]{10,247}"), 1),
+    ),
+    (("sk-ant-",), TokenRule("anthropic-key", re.compile(r"sk-ant-[A-Za-z0-9_-]{20,}"))),
+    (
+        ("sk-",),
+        TokenRule(
+            "openai-key",
+            re.compile(r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,}"),
+            check=_openai_body,
+        ),
+    ),
+    (("AIza",), TokenRule("google-api-key", re.compile(r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"))),
+    (("npm_",), TokenRule("npm-token", re.compile(r"npm_[A-Za-z0-9]{36}" + _ALNUM_END))),
+    (("pypi-AgE",), TokenRule("pypi-token", re.compile(r"pypi-AgE[A-Za-z0-9_-]{40,}"))),
+    (("hf_",), TokenRule("huggingface-token", re.compile(r"hf_[A-Za-z]{34}" + _ALNUM_END))),
+    (("SG.",), TokenRule("sendgrid-key", re.compile(r"SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}"))),
+    (
+        ("eyJ",),
+        TokenRule("jwt", re.compile(r"eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*")),
+    ),
+    (
+        ("-----BEGIN",),
+        # a whole PEM block, escaped or not (backslashes only as `\\n` escapes, so JSON stays valid);
+        # an unterminated one up to 20,000 body characters
+        TokenRule(
+            "private-key",
+            re.compile(
+                r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
+                r"(?:\\+[nrt]|[\sA-Za-z0-9+/=:,]|-(?!----END)){0,20000}"
+                r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"
+            ),
+        ),
+    ),
+]
+
+_URL_CREDENTIALS = re.compile(
+    r"://(?P<user>[^\s:/@?#\"'`\\<>\[\]{}|]{0,128}):(?P<secret>[^\s/?#\"'`\\<>\[\]{}|]{1,256})@"
+)
+
+
+def url_password(text: str, start: int) -> Span | None:
+    """`scheme://user:password@host`: the password goes, the user and host stay."""
+    match = _URL_CREDENTIALS.match(text, start)
+    if match is None:
+        return None
+    password = match.group("secret")
+    if len(password) < 3 or is_placeholder(password) or password.lower() in ("pass", "pw", "passwd"):
+        return None
+    return match.start("secret"), match.end("secret"), "password", RANK_CONTEXT
+
+
+_QUOTE = r"(?:\\{0,3}[\"'])?"
+_AUTHORIZATION = re.compile(
+    _QUOTE + r"[ \t]*[:=][ \t]*" + _QUOTE + r"[ \t]*"
+    r"(?:(?P<scheme>[Bb]earer|BEARER|[Bb]asic|BASIC|[Tt]oken|TOKEN|[Bb]ot|Digest|SSWS)[ \t]+)?"
+    r"(?P<secret>[A-Za-z0-9._~+/:=-]+)"
+)
+
+
+def authorization_header(text: str, start: int) -> Span | None:
+    """`Authorization: Bearer …` in headers, curl -H, JSON (escaped too); `start` is at the name."""
+    match = _AUTHORIZATION.match(text, start + len("authorization"))
+    if match is None:
+        return None
+    scheme = (match.group("scheme") or "").lower()
+    credential = match.group("secret")
+    if scheme == "digest" or not looks_credential(credential):
+        return None
+    if not scheme and not looks_secret(credential, "secret"):
+        return None
+    kind = "basic-auth" if scheme == "basic" else "bearer-token"
+    return match.start("secret"), match.end("secret"), kind, RANK_CONTEXT
+
+
+_BEARER = re.compile(r"(?:[Bb]earer|BEARER)[ \t]+(?P<secret>[A-Za-z0-9._~+/-]{16,}=*)")
+
+
+def bearer_token(text: str, start: int) -> Span | None:
+    """A bare `Bearer <token>` (string concatenation, logs); `start` is at 'earer'."""
+    at = start - 1
+    if at < 0 or not starts_word(text, at):
+        return None
+    match = _BEARER.match(text, at)
+    if match is None:
+        return None
+    token = match.group("secret")
+    if not looks_credential(token) or not looks_secret(token, "secret"):
+        return None
+    return match.start("secret"), match.end("secret"), "bearer-token", RANK_CONTEXT
+
+
+_CURL_USER = re.compile(
+    r"curl [^\n\r|;&]{0,400}?(?:-u|--user)[ =]+"
+    + _QUOTE
+    + r"(?P<user>[^\s:\"'\\\[\]]+):(?P<secret>[^\s\"'\\\[\]]+)"
+)
+
+
+def curl_user(text: str, start: int) -> Span | None:
+    """`curl -u user:password`: the password goes."""
+    match = _CURL_USER.match(text, start)
+    if match is None:
+        return None
+    password = match.group("secret")
+    if len(password) < 3 or is_placeholder(password):
+        return None
+    return match.start("secret"), match.end("secret"), "password", RANK_CONTEXT
+
+
+_VALUE = r"(?:\\{0,3}[\"'`])?(?P<secret>[^\s\"'`\\,;&|<>(){}\[\]]+)"
+_ASSIGNMENT = re.compile(
+    r"(?P<rest>[A-Za-z0-9_.-]{0,64})" + _QUOTE + r"\]?"
+    r"(?:[ \t]*(?::=|=>|==|=|:)[ \t]*|[ \t]+(?:is|was)[ \t]+)" + _VALUE
+)
+_FLAG_VALUE = re.compile(r"(?P<rest>[A-Za-z0-9_.-]{0,64})[ \t]+" + _VALUE)
+
+
+def _name_start(text: str, start: int) -> int:
+    """Where the identifier holding the trigger begins (at most 64 characters back)."""
+    at = start
+    floor = max(0, start - 64)
+    while at > floor and text[at - 1] in _IDENT_CHARS:
+        at -= 1
+    # a literal `\n` before the name is an escape, not part of it
+    if at >= 1 and text[at] in "ntr" and text[at - 1] == "\\":
+        at += 1
+    return at
+
+
+def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | None, int]:
+    """`NAME=value`, `"name": "value"`, `name: value`, `--name value` where NAME looks secret.
+
+    Returns the span (or None) and where reading stopped: keyword triggers before it are skipped,
+    which keeps a run like `token=token=token=…` linear.
+    """
+    end = start + trigger_len
+    match = _ASSIGNMENT.match(text, end)
+    flag = False
+    if match is None:
+        if "-" not in text[max(0, start - 64) : start + 1]:
+            return None, end  # no `--flag value` possible: skip the second regex (prose is full of "token ")
+        match = _FLAG_VALUE.match(text, end)
+        flag = True
+        if match is None:
+            return None, end
+    name_end = match.end("rest")
+    value = match.group("secret").rstrip(".:!?")  # the end of a sentence is not part of the value
+    value_end = match.start("secret") + len(value)
+    # a long value is read once (linear time); a short one may hold the next name (`a="token": "…"`)
+    done = match.end("secret") if len(value) > 256 else name_end
+    if len(value) < 6 or is_placeholder(value):
+        return None, done
+    name_start = _name_start(text, start)
+    if text.endswith("[REDACTED:", max(0, name_start - 10), name_start):
+        return None, done  # the name is a placeholder's kind (`[REDACTED:password]: …`)
+    if flag and not text.startswith("-", name_start):
+        return None, done
+    name = text[name_start:name_end].lstrip("-")
+    kind = secret_kind_for_name(name, value)
+    if kind is None or not looks_secret(value, kind):
+        return None, done
+    return (match.start("secret"), value_end, kind, RANK_KEYWORD), match.end("secret")
+
+
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_UPPER = _LOWER.upper()
+# Case variants of the words a secret's name holds, each with the characters that may not follow it
+# (`tokens`, `author`, `Keyboard`, `SECRETARY` are other words): a cheap reject before any regex runs.
+# The name's words then decide (see values.secret_kind_for_name).
+KEYWORD_LITERALS: dict[str, frozenset[str]] = {
+    "passw": frozenset(), "Passw": frozenset(), "PASSW": frozenset(),
+    "pwd": frozenset(_LOWER + _UPPER), "Pwd": frozenset(_LOWER + _UPPER), "PWD": frozenset(_LOWER + _UPPER),
+    "secret": frozenset(_LOWER) - {"s"}, "Secret": frozenset(_LOWER) - {"s"}, "SECRET": frozenset(_UPPER) - {"S"},
+    "Token": frozenset(_LOWER), "TOKEN": frozenset(_UPPER),
+    "auth": frozenset(_LOWER), "Auth": frozenset(_LOWER), "AUTH": frozenset(_UPPER),
+    "credential": frozenset(_LOWER) - {"s"}, "Credential": frozenset(_LOWER) - {"s"},
+    "CREDENTIAL": frozenset(_UPPER) - {"S"},
+    "KEY": frozenset(_UPPER), "_key": frozenset(_LOWER), "-key": frozenset(_LOWER), "Key": frozenset(_LOWER),
+    "apikey": frozenset(), "Apikey": frozenset(),
+}  # fmt: skip
+# `token` is in every usage block (`"input_tokens":`): it triggers only with a follower a name or an
+# assignment can have, which keeps ~100,000 hits per 100 MB of transcripts out of the Python loop.
+TOKEN_FOLLOWERS = "\"'_-.=: \\]"
+KEYWORD_LENGTHS: dict[str, int] = {literal: len(literal) for literal in KEYWORD_LITERALS}
+for _follower in TOKEN_FOLLOWERS:
+    KEYWORD_LITERALS["token" + _follower] = frozenset()
+    KEYWORD_LENGTHS["token" + _follower] = len("token")
+AUTHORIZATION_LITERALS = ("authorization", "Authorization", "AUTHORIZATION")  # listed before "auth"
+BEARER_LITERALS = ("earer", "EARER")

@@ -1,0 +1,142 @@
+"""Does a value next to a secret-looking name look like a real secret, and is the name secret-looking?
+
+Used by the keyword rules (`KEY=value`, `"key": "value"`, `key: value`), where the name gives the
+context and the value decides. Code and placeholders must come back untouched, so a value is a
+secret only if it is long enough, not a reference (`$VAR`, `${...}`, `os.environ`, `self.token`),
+not a placeholder (`<your-token>`, `***`, `changeme`, `your_api_key_here`), not a plain word or
+identifier (`string`, `get_token`, `accessToken`), not only digits (counts, timestamps), and has
+enough Shannon entropy (>= 3.0 bits/char for non-password names).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+PLACEHOLDER_WORDS = frozenset(
+    {
+        "changeme", "change-me", "change_me", "password", "passwd", "secret", "token", "example",
+        "sample", "dummy", "test", "testing", "placeholder", "redacted", "none", "null", "nil",
+        "true", "false", "undefined", "string", "str", "required", "optional", "empty", "default",
+        "hidden", "masked", "unknown", "notset", "not-set", "pass", "secrets", "credentials",
+    }
+)  # fmt: skip
+_PLACEHOLDER_PREFIXES = ("your", "my-", "my_", "example", "replace", "insert", "enter-", "enter_", "todo")
+_PLACEHOLDER_START = "$%{<*/~.#["  # variables, format strings, templates, masks, paths, [REDACTED:...]
+_MASK_RUNS = ("xxxx", "XXXX", "****", "...", "…", "••")
+
+_CODE_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # self.token, os.environ
+_WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[_\-.][A-Za-z]+)*")  # identifiers and words, snake/kebab
+_NUMERIC_LIKE = re.compile(r"[0-9.:/+\-TZ ]+")  # numbers, versions, dates, times, IPs
+AWS_SECRET_SHAPE = re.compile(r"[A-Za-z0-9/+=]{40}")
+
+PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "passcode"})
+SECRET_WORDS = frozenset(
+    {"secret", "secrets", "token", "auth", "credential", "credentials", "apikey", "privatekey",
+     "secretkey", "accesskey", "sessiontoken", "authtoken", "accesstoken"}
+)  # fmt: skip
+KEY_QUALIFIERS = frozenset(
+    {"api", "access", "private", "secret", "signing", "encryption", "master", "client", "app",
+     "license", "service", "account", "admin", "deploy", "webhook", "session", "auth", "shared"}
+)  # fmt: skip
+_NOT_SECRET_KEY_OWNERS = frozenset(
+    {"primary", "sort", "partition", "cache", "foreign", "map", "lookup", "idempotency", "hot",
+     "public", "pub", "unique", "composite", "dedup", "dedupe", "object", "s3", "route", "react"}
+)  # fmt: skip
+# a name whose last word is one of these names a property of a secret, not the secret itself
+NOT_SECRET_LAST = frozenset(
+    {"url", "uri", "urls", "path", "paths", "file", "files", "dir", "directory", "name", "names", "id",
+     "ids", "type", "types", "count", "counts", "len", "length", "size", "limit", "limits", "max", "min",
+     "ttl", "expiry", "expires", "expiration", "at", "header", "headers", "prefix", "suffix", "env",
+     "var", "field", "fields", "version", "endpoint", "method", "mode", "provider", "kind", "format",
+     "enabled", "disabled", "required", "hint", "label", "description", "ref", "arn", "pattern",
+     "regex", "manager", "store", "location", "policy", "scope", "scopes", "issuer", "audience",
+     "tokens", "index", "hash", "style", "class", "rotation", "reset", "error", "errors", "usage",
+     "budget", "estimate", "ratio", "rate", "cost", "source", "sources", "list", "map", "set",
+     "input", "output", "option", "options", "config", "settings", "schema", "flag", "strength", "validation", "valid", "invalid", "expired", "text", "display"}
+)  # fmt: skip
+NOT_SECRET_FIRST = frozenset(
+    {"next", "page", "continuation", "pagination", "cancellation", "cancel", "max", "min", "total",
+     "input", "output", "num", "completion", "prompt", "cache", "eos", "bos", "pad", "unk", "sep",
+     "cls", "mask", "special", "reasoning", "thinking", "context", "sync", "start", "end", "is",
+     "has", "use", "show", "no", "skip", "forgot", "last", "first"}
+)  # fmt: skip
+
+_GLUED_SECRET_ENDS = ("secret", "token", "apikey", "secretkey", "accesskey", "privatekey")
+_IDENT_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+
+
+def shannon_entropy(value: str) -> float:
+    """Bits per character of the value's own character distribution."""
+    if not value:
+        return 0.0
+    total = len(value)
+    return -sum(n / total * math.log2(n / total) for n in Counter(value).values())
+
+
+def name_words(name: str) -> list[str]:
+    """Lower-cased words of an identifier: AWS_SECRET_ACCESS_KEY, apiKey, x-api-key, SecretAccessKey."""
+    return [word.lower() for word in _IDENT_WORDS.findall(name)]
+
+
+def secret_kind_for_name(name: str, value: str = "") -> str | None:
+    """The placeholder kind a value under this name gets, or None when the name is not secret-looking."""
+    words = name_words(name)
+    if not words or words[-1] in NOT_SECRET_LAST or words[0] in NOT_SECRET_FIRST:
+        return None
+    present = set(words)
+    if present & PASSWORD_WORDS or any(w.endswith(("password", "passwd")) for w in words):
+        return "password"  # PGPASSWORD, DBPASSWORD: glued names too
+    if "secret" in present and ("aws" in present or {"access", "key"} <= present):
+        return "aws-secret-key" if AWS_SECRET_SHAPE.fullmatch(value) else "secret"
+    if present & SECRET_WORDS or any(w.endswith(_GLUED_SECRET_ENDS) for w in words):
+        return "secret"
+    if "key" in present:
+        at = words.index("key")
+        before = words[at - 1] if at else ""
+        if before in KEY_QUALIFIERS:
+            return "secret"
+        # SIGNING_KEY, STRIPE_KEY: upper-case environment names ending in KEY
+        if name.isupper() and len(words) >= 2 and words[-1] == "key" and before not in _NOT_SECRET_KEY_OWNERS:
+            return "secret"
+    return None
+
+
+def is_placeholder(value: str) -> bool:
+    """A stand-in, a reference or a masked value rather than a secret."""
+    if not value or value[0] in _PLACEHOLDER_START:
+        return True
+    lowered = value.lower()
+    if lowered in PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_PREFIXES):
+        return True
+    if len(set(value)) <= 2 or any(run in value for run in _MASK_RUNS):
+        return True
+    return "redacted" in lowered
+
+
+def looks_secret(value: str, kind: str) -> bool:
+    """Whether a value under a secret-looking name is a real secret (see the module docstring)."""
+    password = kind == "password"
+    if len(value) < (6 if password else 8) or is_placeholder(value):
+        return False
+    if value.isdigit():
+        return password
+    if _CODE_REFERENCE.fullmatch(value) or _NUMERIC_LIKE.fullmatch(value):
+        return False
+    if value[0] == "+" and _WORDS_ONLY.fullmatch(value[1:]):
+        return False  # "secret: " + someVariable: string concatenation, not a value
+    if _WORDS_ONLY.fullmatch(value):
+        # identifiers are words (snake, kebab, camel); random letters switch case about half the time
+        if not value.isalpha() or len(value) < 16:
+            return False
+        upper = sum(c.isupper() for c in value) / len(value)
+        return 0.3 <= upper <= 0.7 and shannon_entropy(value) >= 3.5
+    return password or shannon_entropy(value) >= 3.0
+
+
+def looks_credential(value: str) -> bool:
+    """A token after an explicit scheme (`Bearer …`, `Basic …`): anything that is not a stand-in."""
+    if len(value) < 8 or is_placeholder(value):
+        return False
+    return not (value.isalpha() and (value.islower() or value.isupper()))
