@@ -68,7 +68,9 @@ def hook_settings_snippet(command: str) -> dict[str, Any]:
 def claude_code_plan(
     home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
 ) -> ClientPlan:
-    """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), plus the prompt hook."""
+    """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`."""
+    from episodic.remember import remember_command_file  # it imports this module
+
     if url:
         header_value = f"Bearer {token}" if token else "Bearer ${" + TOKEN_ENV + "}"
         shell_header = f"Bearer {token}" if token else f"Bearer ${TOKEN_ENV}"
@@ -88,6 +90,10 @@ def claude_code_plan(
     ]
     if url and not token:
         notes.append(f"No --token given: the server entry reads ${{{TOKEN_ENV}}} from the environment.")
+    notes.append(
+        "`/remember` in a Claude Code session asks the agent to save its own card with record_episode; "
+        "over HTTP that needs a write token (`episodic token add --tenant NAME --scope write`)."
+    )
     return ClientPlan(
         client="claude-code",
         commands=[command],
@@ -95,8 +101,7 @@ def claude_code_plan(
         server_entry=entry,
         hook_file=home / ".claude" / "settings.json",
         hook_command=f"{executable} {HOOK_ARGS}",
-        # Issue 7: the `/remember` slash command file (home / ".claude" / "commands" / "remember.md") goes here.
-        files=[],
+        files=[remember_command_file(home)],
         notes=notes,
     )
 

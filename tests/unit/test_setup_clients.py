@@ -68,7 +68,8 @@ def test_merge_keeps_other_entries_backs_up_and_is_idempotent(tmp_path: Path) ->
     )
 
     first = apply_plan(claude_code_plan(tmp_path, URL, "epi_abc"))
-    assert all(r.changed and r.backup and r.backup.exists() for r in first)
+    assert all(r.changed and r.backup and r.backup.exists() for r in first[:2])
+    assert first[2].path.name == "remember.md" and first[2].changed
     merged = json.loads(settings.read_text())
     assert merged["model"] == "opus" and merged["hooks"]["Stop"] == original["hooks"]["Stop"]
     commands = [h["command"] for g in merged["hooks"]["UserPromptSubmit"] for h in g["hooks"]]
@@ -124,7 +125,7 @@ def test_setup_commands(episodic_home: Path) -> None:
     assert json.loads((user_home / ".claude.json").read_text())["mcpServers"]["episodic"]["url"] == URL
     assert "UserPromptSubmit" in (user_home / ".claude" / "settings.json").read_text()
     again = runner.invoke(group, ["setup", "claude-code", "--url", URL, "--token", "epi_abc", "--write"])
-    assert again.output.count("unchanged") == 2
+    assert again.output.count("unchanged") == 3
     cursor = runner.invoke(group, ["setup", "cursor", "--url", URL, "--write"])
     assert cursor.exit_code == 0
     assert "${env:EPISODIC_TOKEN}" in (user_home / ".cursor" / "mcp.json").read_text()

@@ -404,4 +404,6 @@ def read_tools(memory: Memory) -> list[Tool]:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
-    return ToolRegistry(read_tools(memory))
+    from episodic.mcp.record_tool import record_tool  # the write tool (imports this module)
+
+    return ToolRegistry([*read_tools(memory), record_tool(memory)])
