@@ -11,7 +11,9 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 # The shared transcripts live beside the repository (../shared/transcripts); never copied into it.
-TRANSCRIPTS_DIR = Path(os.environ.get("EPISODIC_TEST_TRANSCRIPTS", REPO_ROOT.parent / "shared" / "transcripts"))
+TRANSCRIPTS_DIR = Path(
+    os.environ.get("EPISODIC_TEST_TRANSCRIPTS", REPO_ROOT.parent / "shared" / "transcripts")
+)
 DEV_QUERIES = TRANSCRIPTS_DIR.parent / "eval" / "dev-queries.jsonl"
 
 

@@ -69,7 +69,9 @@ def build_store(settings: Settings) -> tuple[VectorStore, IngestLedger | None]:
 
         if not settings.vector_bucket:
             raise ConfigError("EPISODIC_VECTOR_BUCKET is required with EPISODIC_STORE=s3vectors")
-        store = S3VectorsStore(_aws_client(settings, "s3vectors"), settings.vector_bucket, settings.vector_index)
+        store = S3VectorsStore(
+            _aws_client(settings, "s3vectors"), settings.vector_bucket, settings.vector_index
+        )
         return store, None
     from episodic.store.sqlite import SQLiteStore
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -18,7 +18,7 @@ from episodic.models import (
     SessionSource,
     Trajectory,
 )
-from episodic.ports import IngestFailure, StoredVector
+from episodic.ports import DistillResult, IngestFailure, StoredVector
 from episodic.render import render
 from episodic.service import Memory
 from episodic.survey import render_survey
@@ -64,7 +64,10 @@ def _vectors_for(memory: Memory, card: Card) -> list[StoredVector]:
     renderings = list(memory.settings.renderings)
     texts = [render(card, r) for r in renderings]
     matrix = memory.embedder.embed(texts)
-    return [StoredVector(rendering=r, text=t, vector=matrix[i]) for i, (r, t) in enumerate(zip(renderings, texts))]
+    return [
+        StoredVector(rendering=r, text=t, vector=matrix[i])
+        for i, (r, t) in enumerate(zip(renderings, texts, strict=True))
+    ]
 
 
 def store_card(
@@ -133,9 +136,9 @@ def _is_unchanged(memory: Memory, existing: CardRecord | None, trajectory: Traje
     if existing is None:
         return None
     current = memory.distiller.info
-    if existing.source_sha256 == trajectory.source_sha256 and distiller_rank(existing.distiller) >= distiller_rank(
-        current
-    ):
+    if existing.source_sha256 == trajectory.source_sha256 and distiller_rank(
+        existing.distiller
+    ) >= distiller_rank(current):
         return "unchanged"
     if distiller_rank(existing.distiller) > distiller_rank(current):
         return "kept_better"
@@ -154,44 +157,72 @@ def index_sessions(
     report = IndexReport()
     found = list(sources) if sources is not None else list(memory.source.discover(paths))
     report.found = len(found)
-    for source in found:
-        report.source_bytes += source.total_bytes
-        try:
-            loaded = memory.source.load(source)
-        except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
-            report.failed.append((source.main_path, f"parse error: {exc}"))
-            _record_failure(memory, tenant_id, source, "", f"parse error: {exc}")
-            if progress:
-                progress(source)
-            continue
-        report.stats.merge(loaded.stats)
-        if isinstance(loaded, NotEpisode):
-            report.skipped[loaded.reason] += 1
-        else:
-            _index_one(memory, loaded, tenant_id, report)
+    pending = _pending(memory, found, tenant_id, report, progress)
+    concurrency = getattr(memory.distiller, "concurrency", 1)
+    if concurrency > 1:  # e.g. the Claude Code distiller: CLI calls run in parallel, stores stay here
+        from episodic.distill.claude_code import distill_many
+
+        outcomes: Iterator[tuple[tuple[Trajectory, str], DistillResult | BaseException]] = distill_many(
+            memory.distiller, pending, concurrency
+        )
+    else:
+        outcomes = ((item, _distill(memory, *item)) for item in pending)
+    for (trajectory, _survey), outcome in outcomes:
+        _store_outcome(memory, trajectory, tenant_id, report, outcome)
         if progress:
-            progress(source)
+            progress(trajectory.source)
     return report
 
 
-def _index_one(memory: Memory, trajectory: Trajectory, tenant_id: str, report: IndexReport) -> None:
-    existing = memory.store.get(tenant_id, trajectory.session_id)
-    verdict = _is_unchanged(memory, existing, trajectory)
+def _distill(memory: Memory, trajectory: Trajectory, survey: str) -> DistillResult | BaseException:
+    try:
+        return memory.distiller.distill(trajectory, survey)
+    except Exception as exc:  # stored by _store_outcome as a failure with its reason
+        return exc
+
+
+def _needs_card(memory: Memory, trajectory: Trajectory, tenant_id: str, report: IndexReport) -> bool:
+    verdict = _is_unchanged(memory, memory.store.get(tenant_id, trajectory.session_id), trajectory)
     if verdict == "unchanged":
         report.unchanged += 1
-        return
-    if verdict == "kept_better":
+    elif verdict == "kept_better":
         report.kept_better += 1
+    return verdict is None
+
+
+def _store_outcome(
+    memory: Memory,
+    trajectory: Trajectory,
+    tenant_id: str,
+    report: IndexReport,
+    outcome: DistillResult | BaseException,
+) -> None:
+    """Store a distilled card, or record why there is none (retried next run, never lost)."""
+    existing = memory.store.get(tenant_id, trajectory.session_id)
+    if existing is not None and distiller_rank(existing.distiller) > distiller_rank(memory.distiller.info):
+        report.kept_better += 1  # e.g. the agent wrote its own card while this one was being distilled
         return
     try:
-        ingest_trajectory(memory, trajectory, tenant_id)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        store_card(
+            memory,
+            tenant_id,
+            outcome.card,
+            session_id=trajectory.session_id,
+            distiller=memory.distiller.info,
+            trajectory=trajectory,
+            usage=outcome.usage,
+        )
     except RetryableDistillError as exc:
         reason = f"retry next run: {exc}"
         report.failed.append((trajectory.source.main_path, reason))
         _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
         return
     except Exception as exc:  # recorded with its reason and retried next run, never lost
-        reason = str(exc) if isinstance(exc, EpisodicError) else f"internal error: {type(exc).__name__}: {exc}"
+        reason = (
+            str(exc) if isinstance(exc, EpisodicError) else f"internal error: {type(exc).__name__}: {exc}"
+        )
         report.failed.append((trajectory.source.main_path, reason))
         _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
         return
@@ -200,3 +231,29 @@ def _index_one(memory: Memory, trajectory: Trajectory, tenant_id: str, report: I
         report.replaced += 1
     if memory.ledger is not None:
         memory.ledger.clear_failure(tenant_id, trajectory.source.session_key)
+
+
+def _pending(
+    memory: Memory,
+    found: Sequence[SessionSource],
+    tenant_id: str,
+    report: IndexReport,
+    progress: ProgressFn | None,
+) -> Iterator[tuple[Trajectory, str]]:
+    """Parse sessions lazily (in the caller's thread); yield (trajectory, survey) for those needing a card."""
+    for source in found:
+        report.source_bytes += source.total_bytes
+        try:
+            loaded = memory.source.load(source)
+        except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
+            report.failed.append((source.main_path, f"parse error: {exc}"))
+            _record_failure(memory, tenant_id, source, "", f"parse error: {exc}")
+        else:
+            report.stats.merge(loaded.stats)
+            if isinstance(loaded, NotEpisode):
+                report.skipped[loaded.reason] += 1
+            elif _needs_card(memory, loaded, tenant_id, report):
+                yield loaded, render_survey(loaded, memory.settings.survey_token_budget)
+                continue  # its progress tick comes when its card is stored
+        if progress:
+            progress(source)

@@ -9,13 +9,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from episodic.models import NotEpisode, SessionSource, Trajectory
+from episodic.ports import TranscriptSource
 from episodic.pricing import (
     DISTILL_OUTPUT_TOKENS,
     DISTILL_PROMPT_TOKENS,
     TITAN_EMBED_V2_PER_MTOK,
     model_prices,
 )
-from episodic.ports import TranscriptSource
 from episodic.survey import estimate_tokens, render_survey
 
 CARD_RENDERING_TOKENS = 150  # one rendering of a card, for the embedding estimate
@@ -36,6 +36,7 @@ class InspectReport:
     secrets_redacted: Counter[str] = field(default_factory=Counter)
     model_id: str = ""
     token_budget: int = 0
+    distill_concurrency: int = 2
 
     def _percentile(self, q: float) -> int:
         if not self.survey_tokens:
@@ -76,6 +77,18 @@ class InspectReport:
             "bedrock_model": self.model_id,
             "survey_token_budget": self.token_budget,
             "estimate": self.estimate(),
+            "claude_code": self.claude_code_estimate(),
+        }
+
+    def claude_code_estimate(self) -> dict[str, float]:
+        """Wall time for `index --distiller claude-code` (a planning figure per session, not a measurement)."""
+        from episodic.distill.claude_code import SECONDS_PER_SESSION, estimate_claude_code_time
+
+        return {
+            "sessions_to_distill": float(self.episodes),
+            "concurrency": float(self.distill_concurrency),
+            "seconds_per_session": SECONDS_PER_SESSION,
+            "estimated_seconds": estimate_claude_code_time(self.episodes, self.distill_concurrency),
         }
 
 
@@ -85,9 +98,12 @@ def inspect_history(
     *,
     token_budget: int,
     model_id: str,
+    distill_concurrency: int = 2,
     progress: Callable[[SessionSource], None] | None = None,
 ) -> InspectReport:
-    report = InspectReport(model_id=model_id, token_budget=token_budget)
+    report = InspectReport(
+        model_id=model_id, token_budget=token_budget, distill_concurrency=distill_concurrency
+    )
     for session in source.discover(paths):
         report.sessions += 1
         report.bytes += session.total_bytes

@@ -44,7 +44,9 @@ class Card(BaseModel):
         default_factory=list, max_length=8, description="Choices that shaped the work, with the reason."
     )
     insight: str = Field(
-        default="", max_length=600, description="The one thing worth knowing next time (the root cause or lesson)."
+        default="",
+        max_length=600,
+        description="The one thing worth knowing next time (the root cause or lesson).",
     )
     dead_ends: list[str] = Field(
         default_factory=list, max_length=8, description="Attempts that failed and were abandoned, and why."
@@ -55,7 +57,9 @@ class Card(BaseModel):
     critical_checks: list[str] = Field(
         default_factory=list, max_length=6, description="Checks whose result changed the course of the work."
     )
-    outcome: Outcome = Field(description="verified | unverified | failed | informational, judged on evidence.")
+    outcome: Outcome = Field(
+        description="verified | unverified | failed | informational, judged on evidence."
+    )
     tags: list[str] = Field(
         default_factory=list, max_length=12, description="Languages, frameworks, tools, problem kinds."
     )

@@ -38,7 +38,9 @@ class TranscriptSource(ABC):
 class DistillResult:
     card: Card
     usage: DistillUsage = field(default_factory=DistillUsage)
-    notes: list[str] = field(default_factory=list)  # e.g. "outcome downgraded: no passing check after last edit"
+    notes: list[str] = field(
+        default_factory=list
+    )  # e.g. "outcome downgraded: no passing check after last edit"
 
 
 class Distiller(ABC):

@@ -15,7 +15,7 @@ pytestmark = pytest.mark.transcripts
 
 
 class NoScrub:
-    def scrub_counted(self, text: str) -> tuple[str, dict[str, int]]:
+    def scrub_counted(self, text: str, *, key: str | None = None) -> tuple[str, dict[str, int]]:
         return text, {}
 
 

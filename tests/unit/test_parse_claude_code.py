@@ -22,7 +22,7 @@ class KeyScrubber:
 
     pattern = re.compile(r"AKIA[0-9A-Z]{16}")
 
-    def scrub_counted(self, text: str) -> tuple[str, dict[str, int]]:
+    def scrub_counted(self, text: str, *, key: str | None = None) -> tuple[str, dict[str, int]]:
         clean, n = self.pattern.subn("[REDACTED:aws-access-key]", text)
         return clean, ({"aws-access-key": n} if n else {})
 

@@ -66,7 +66,7 @@ def test_windows_cwd_project() -> None:
 
 
 class _NoScrub:
-    def scrub_counted(self, text: str) -> tuple[str, dict[str, int]]:
+    def scrub_counted(self, text: str, *, key: str | None = None) -> tuple[str, dict[str, int]]:
         return text, {}
 
 

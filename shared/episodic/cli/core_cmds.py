@@ -83,9 +83,14 @@ def _print_hits(hits: list[Any]) -> None:
 def register(group: click.Group) -> None:
     @group.command("index")
     @click.argument("paths", nargs=-1, type=click.Path())
-    @click.option("--tenant", default=None, help="Write the cards for this tenant (default: settings.tenant).")
     @click.option(
-        "--distiller", type=click.Choice(["heuristic", "claude-code", "bedrock"]), default=None, help="Distiller."
+        "--tenant", default=None, help="Write the cards for this tenant (default: settings.tenant)."
+    )
+    @click.option(
+        "--distiller",
+        type=click.Choice(["heuristic", "claude-code", "bedrock"]),
+        default=None,
+        help="Distiller.",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     def index_cmd(paths: tuple[str, ...], tenant: str | None, distiller: str | None, as_json: bool) -> None:
@@ -161,6 +166,7 @@ def register(group: click.Group) -> None:
                 list(paths) or None,
                 token_budget=settings.survey_token_budget,
                 model_id=settings.bedrock_model_id,
+                distill_concurrency=settings.distill_concurrency,
                 progress=advance,
             )
         data = report.as_dict()
@@ -183,7 +189,7 @@ def register(group: click.Group) -> None:
             by["distiller"][record.distiller.id] += 1
         manifest = store.manifest()
         failures = ledger.failures() if ledger else []
-        data = {
+        data: dict[str, Any] = {
             "cards": sum(by["tenant"].values()),
             **{f"by_{k}": dict(v) for k, v in by.items()},
             "manifest": manifest.model_dump() if manifest else None,
@@ -246,7 +252,9 @@ def _print_inspect(data: dict[str, Any]) -> None:
     est = data["estimate"]
     click.echo(f"sessions: {data['sessions']} ({data['bytes'] / 1e6:.1f} MB), episodes: {data['episodes']}")
     if data["not_episodes"]:
-        click.echo("  not episodes: " + ", ".join(f"{k} {v}" for k, v in sorted(data["not_episodes"].items())))
+        click.echo(
+            "  not episodes: " + ", ".join(f"{k} {v}" for k, v in sorted(data["not_episodes"].items()))
+        )
     click.echo(f"  date span: {data['first']} .. {data['last']}")
     click.echo(
         f"  survey tokens (budget {data['survey_token_budget']}): median {data['survey_tokens_median']}, "
@@ -255,7 +263,9 @@ def _print_inspect(data: dict[str, Any]) -> None:
     click.echo(
         f"  thinking blocks: {data['thinking_with_text']} with text, {data['thinking_stripped']} stored stripped"
     )
-    click.echo(f"  malformed lines: {data['malformed_lines']}; secrets redacted: {sum(data['secrets_redacted'].values())}")
+    click.echo(
+        f"  malformed lines: {data['malformed_lines']}; secrets redacted: {sum(data['secrets_redacted'].values())}"
+    )
     if est["distill_usd"] is not None:
         click.echo(
             f"  Bedrock backfill with {data['bedrock_model']} (${est['price_in_per_mtok']}/MTok in, "
@@ -265,3 +275,9 @@ def _print_inspect(data: dict[str, Any]) -> None:
         )
     else:
         click.echo(f"  no price known for {data['bedrock_model']}")
+    cc = data["claude_code"]
+    click.echo(
+        f"  Claude Code distiller: {int(cc['sessions_to_distill'])} sessions at concurrency "
+        f"{int(cc['concurrency'])} ≈ {cc['estimated_seconds'] / 60:.0f} min "
+        f"(planning figure {cc['seconds_per_session']:.0f} s a session)"
+    )

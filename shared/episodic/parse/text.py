@@ -15,7 +15,7 @@ _EDGE_SLACK = 200
 class TextScrubber(Protocol):
     """The part of `episodic.scrub.Scrubber` the parser uses (structural, so tests may pass any scrubber)."""
 
-    def scrub_counted(self, text: str) -> tuple[str, dict[str, int]]: ...
+    def scrub_counted(self, text: str, *, key: str | None = None) -> tuple[str, dict[str, int]]: ...
 
 
 def cut_middle(text: str, limit: int) -> str:
@@ -53,12 +53,13 @@ class ScrubCounter:
     scrubber: TextScrubber
     counts: dict[str, int] = field(default_factory=dict)
 
-    def __call__(self, text: str, limit: int = 0) -> str:
+    def __call__(self, text: str, limit: int = 0, key: str | None = None) -> str:
         if not text:
             return text
         if limit:
             text = cut_middle(text, limit)  # cut first: scrubbing a huge output in full is wasted work
-        clean, found = self.scrubber.scrub_counted(text)
+        # `key` names the value (an env var, a dict key): a secret-looking name redacts a secret-looking value
+        clean, found = self.scrubber.scrub_counted(text, key=key)
         for kind, n in found.items():
             self.counts[kind] = self.counts.get(kind, 0) + n
         return clean

@@ -38,14 +38,14 @@ class _Times:
         return self.cache[value]
 
 
-def _scrub_input(value: Any, scrub: ScrubCounter, depth: int = 0) -> Any:
+def _scrub_input(value: Any, scrub: ScrubCounter, depth: int = 0, key: str | None = None) -> Any:
     if isinstance(value, str):
-        return scrub(value, INPUT_VALUE_CHARS)
+        return scrub(value, INPUT_VALUE_CHARS, key)
     if depth >= _MAX_INPUT_DEPTH:
         return scrub(str(value), SHORT_CHARS) if isinstance(value, dict | list) else value
     if isinstance(value, dict):
         items = list(value.items())[:_MAX_INPUT_ITEMS]
-        return {str(k): _scrub_input(v, scrub, depth + 1) for k, v in items}
+        return {str(k): _scrub_input(v, scrub, depth + 1, str(k)) for k, v in items}
     if isinstance(value, list):
         return [_scrub_input(v, scrub, depth + 1) for v in value[:_MAX_INPUT_ITEMS]]
     return value
