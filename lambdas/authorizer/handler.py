@@ -15,11 +15,8 @@ from episodic.auth import Authenticator
 from episodic.errors import AuthError
 from episodic.settings import load_settings
 
-from lambdas.runtime import setting
-
 logger = Logger()
 tracer = Tracer()
-DEFAULT_SECRET_ID = "episodic/tokens"  # until Settings has `auth_secret_id`; the stack's default name
 
 
 @dataclass
@@ -36,7 +33,7 @@ def build_runtime() -> AuthorizerRuntime:
 
     settings = load_settings()
     session = boto3.Session(profile_name=settings.aws_profile, region_name=settings.aws_region)
-    secret_id = setting(settings, "auth_secret_id", DEFAULT_SECRET_ID)
+    secret_id = settings.auth_secret_id
     return AuthorizerRuntime(SecretsManagerAuthenticator(session.client("secretsmanager"), secret_id))
 
 

@@ -26,7 +26,6 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from episodic.aws.pipeline import (
     DEFAULT_CARDS_PREFIX,
-    DEFAULT_FAILURES_PREFIX,
     AwsClients,
     TranscriptObject,
     build_aws_memory,
@@ -37,8 +36,6 @@ from episodic.service import Memory
 from episodic.settings import Settings, load_settings
 from pydantic import BaseModel
 
-from lambdas.runtime import setting
-
 logger = Logger()
 metrics = Metrics(namespace="Episodic")
 tracer = Tracer()
@@ -47,7 +44,6 @@ processor = BatchProcessor(event_type=EventType.SQS, raise_on_entire_batch_failu
 IDEMPOTENCY = IdempotencyConfig(
     event_key_jmespath="[tenant_id, content_sha256]", expires_after_seconds=24 * 3600
 )
-DEFAULT_IDEMPOTENCY_TABLE = "episodic-idempotency"  # until Settings has `idempotency_table`
 
 
 class _S3Bucket(BaseModel):
@@ -104,15 +100,13 @@ _runtime: DistillRuntime | None = None
 def build_runtime(settings: Settings | None = None, clients: AwsClients | None = None) -> DistillRuntime:
     settings = settings or load_settings()
     clients = clients or AwsClients.from_settings(settings)
-    failures_prefix = setting(settings, "failures_prefix", DEFAULT_FAILURES_PREFIX)
+    failures_prefix = settings.failures_prefix
     return DistillRuntime(
         settings=settings,
         memory=build_aws_memory(settings, clients, failures_prefix=failures_prefix),
         s3=clients.s3,
-        idempotency=DynamoDBPersistenceLayer(
-            table_name=setting(settings, "idempotency_table", DEFAULT_IDEMPOTENCY_TABLE)
-        ),
-        cards_prefix=setting(settings, "cards_prefix", DEFAULT_CARDS_PREFIX),
+        idempotency=DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
+        cards_prefix=settings.cards_prefix,
     )
 
 

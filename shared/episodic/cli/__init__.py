@@ -12,6 +12,10 @@ def main() -> None:
         from episodic.hook import entry
 
         entry()
+    if sys.argv[1:3] == ["hook", "session-end"]:
+        from episodic.harvest.spool import main as session_end
+
+        raise SystemExit(session_end())
     cli = build_cli()
     cli(prog_name="episodic")
 
