@@ -1,0 +1,95 @@
+"""A persistent embedding cache: a second run over the same texts costs a lookup, not a model call.
+
+One SQLite file under the cache directory, keyed by sha256(embedder id + text); the embedder id is in
+the key, so one file serves several embedders without ever mixing their vectors.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from episodic.ports import Embedder
+
+CACHE_FILE_NAME = "embeddings.sqlite3"
+_LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit
+
+
+def cache_key(embedder_id: str, text: str) -> bytes:
+    return hashlib.sha256(f"{embedder_id}\x00{text}".encode()).digest()
+
+
+class CachedEmbedder(Embedder):
+    def __init__(self, inner: Embedder, cache_dir: Path) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.dimension = inner.dimension
+        self.default_min_similarity = inner.default_min_similarity
+        cache_dir = Path(cache_dir)
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        self.path = cache_dir / CACHE_FILE_NAME
+        self._lock = threading.Lock()
+        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        self._conn.execute("PRAGMA journal_mode=WAL")
+        self._conn.execute("PRAGMA synchronous=NORMAL")
+        self._conn.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, dimension INTEGER NOT NULL, "
+            "vector BLOB NOT NULL) WITHOUT ROWID"
+        )
+        self.hits = 0
+        self.misses = 0
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def _lookup(self, keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found: dict[bytes, np.ndarray] = {}
+        for lo in range(0, len(keys), _LOOKUP_CHUNK):
+            chunk = keys[lo : lo + _LOOKUP_CHUNK]
+            marks = ",".join("?" * len(chunk))
+            rows = self._conn.execute(
+                f"SELECT key, dimension, vector FROM embeddings WHERE key IN ({marks})", chunk
+            ).fetchall()
+            for key, dimension, blob in rows:
+                if dimension == self.dimension and len(blob) == 4 * dimension:  # else: recompute
+                    found[key] = np.frombuffer(blob, dtype=np.float32)
+        return found
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        if not texts:
+            return out
+        keys = [cache_key(self.id, text) for text in texts]
+        with self._lock:
+            found = self._lookup(sorted(set(keys)))
+        missing: dict[bytes, str] = {}
+        for key, text in zip(keys, texts, strict=True):
+            if key not in found:
+                missing.setdefault(key, text)
+        if missing:
+            vectors = np.asarray(self.inner.embed(list(missing.values())), dtype=np.float32)
+            rows = []
+            for key, vector in zip(missing, vectors, strict=True):
+                found[key] = vector
+                rows.append((key, self.dimension, vector.tobytes()))
+            with self._lock:
+                self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    self._conn.executemany(
+                        "INSERT OR REPLACE INTO embeddings (key, dimension, vector) VALUES (?, ?, ?)", rows
+                    )
+                    self._conn.execute("COMMIT")
+                except BaseException:
+                    self._conn.execute("ROLLBACK")
+                    raise
+        self.hits += len(texts) - sum(1 for k in keys if k in missing)
+        self.misses += len(missing)
+        for row, key in enumerate(keys):
+            out[row] = found[key]
+        return out

@@ -1,0 +1,126 @@
+"""One tenant's vectors as one in-memory float32 matrix, with the per-session metadata filters need.
+
+Rows are grouped by session (one row per rendering), so the best rendering per session is one
+`np.maximum.reduceat`. Built from the database on first query and whenever the tenant's write
+generation moves (a write by this process or any other).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+import numpy as np
+
+from episodic.models import Outcome, SearchFilters
+
+
+def timestamp(value: datetime | None) -> float | None:
+    """Seconds since the epoch; a naive datetime is taken as UTC."""
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.timestamp()
+
+
+@dataclass
+class TenantMatrix:
+    generation: int
+    rowids: np.ndarray  # (S,) card rowids, one per session
+    starts: np.ndarray  # (S,) first matrix row of each session
+    matrix: np.ndarray  # (R, dim) float32, unit rows
+    row_rendering: np.ndarray  # (R,) index into `renderings`
+    renderings: tuple[str, ...]
+    verified: np.ndarray  # (S,) bool
+    project: np.ndarray  # (S,) object (str)
+    started_ts: np.ndarray  # (S,) float64, NaN when unknown
+    tag_sessions: dict[str, np.ndarray]  # tag -> indices of the sessions carrying it
+    index_of: dict[int, int]  # rowid -> session index
+
+    @classmethod
+    def build(
+        cls,
+        generation: int,
+        dimension: int,
+        rows: Iterable[tuple[int, str, str, float | None, str, str, bytes]],
+    ) -> TenantMatrix:
+        """rows: (rowid, outcome, project, started_ts, tags JSON, rendering, vector blob), ordered by rowid."""
+        rowids: list[int] = []
+        starts: list[int] = []
+        verified: list[bool] = []
+        projects: list[str] = []
+        started: list[float] = []
+        tag_lists: dict[str, list[int]] = {}
+        blobs: list[bytes] = []
+        rendering_ids: list[int] = []
+        names: dict[str, int] = {}
+        for rowid, outcome, project, started_ts, tags_json, rendering, blob in rows:
+            if not rowids or rowids[-1] != rowid:
+                rowids.append(rowid)
+                starts.append(len(blobs))
+                verified.append(outcome == Outcome.VERIFIED.value)
+                projects.append(project)
+                started.append(math.nan if started_ts is None else float(started_ts))
+                for tag in json.loads(tags_json):
+                    tag_lists.setdefault(tag, []).append(len(rowids) - 1)
+            blobs.append(blob)
+            rendering_ids.append(names.setdefault(rendering, len(names)))
+        matrix = (
+            np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dimension)
+            if blobs
+            else np.zeros((0, dimension), dtype=np.float32)
+        )
+        return cls(
+            generation=generation,
+            rowids=np.asarray(rowids, dtype=np.int64),
+            starts=np.asarray(starts, dtype=np.int64),
+            matrix=matrix,
+            row_rendering=np.asarray(rendering_ids, dtype=np.int16),
+            renderings=tuple(names),
+            verified=np.asarray(verified, dtype=bool),
+            project=np.asarray(projects, dtype=object),
+            started_ts=np.asarray(started, dtype=np.float64),
+            tag_sessions={tag: np.asarray(found, dtype=np.int64) for tag, found in tag_lists.items()},
+            index_of={rowid: i for i, rowid in enumerate(rowids)},
+        )
+
+    def __len__(self) -> int:
+        return len(self.rowids)
+
+    def allowed(self, filters: SearchFilters) -> np.ndarray:
+        """(S,) bool: the sessions the filters admit (same rules as the keyword half's SQL)."""
+        mask = np.ones(len(self), dtype=bool) if filters.include_unverified else self.verified.copy()
+        if filters.project:
+            mask &= self.project == filters.project
+        if filters.since is not None:
+            since = timestamp(filters.since)
+            with np.errstate(invalid="ignore"):
+                mask &= self.started_ts >= since  # NaN (unknown start) never passes
+        wanted = normalise_tags(filters.tags)
+        if wanted:
+            tagged = np.zeros(len(self), dtype=bool)
+            for tag in wanted:
+                tagged[self.tag_sessions.get(tag, np.zeros(0, dtype=np.int64))] = True
+            mask &= tagged
+        return mask
+
+    def best(self, query: np.ndarray) -> np.ndarray:
+        """(S,) best cosine per session over its renderings (rows and query are unit vectors)."""
+        if not len(self):
+            return np.zeros(0, dtype=np.float32)
+        result: np.ndarray = np.maximum.reduceat(self.matrix @ query, self.starts)
+        return result
+
+    def best_rendering(self, session: int, query: np.ndarray) -> str:
+        lo = int(self.starts[session])
+        hi = int(self.starts[session + 1]) if session + 1 < len(self) else len(self.matrix)
+        row = lo + int(np.argmax(self.matrix[lo:hi] @ query))
+        return self.renderings[int(self.row_rendering[row])]
+
+
+def normalise_tags(tags: Iterable[str]) -> frozenset[str]:
+    return frozenset(t.strip().lower() for t in tags if t and t.strip())

@@ -1,0 +1,1 @@
+"""Reusable contract suites: base classes that each adapter's test module subclasses."""

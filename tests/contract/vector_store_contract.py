@@ -1,0 +1,368 @@
+"""The contract every VectorStore keeps (DESIGN invariants 1-3), as a reusable test base class.
+
+Use it by subclassing in a test module and providing a `store_factory` fixture that returns a
+callable making a fresh, empty store:
+
+    class TestMyStore(VectorStoreContract):
+        @pytest.fixture()
+        def store_factory(self, tmp_path):
+            return lambda: MyStore(...)
+
+Texts are embedded with the deterministic HashingEmbedder, so similarities are lexical and stable.
+Filter semantics the contract fixes: `project` is an exact match, `tags` match when the card has ANY of
+them (case-insensitive), `since` admits cards whose `started_at` is at or after it (unknown start: no).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+from episodic.embed.hashing import HashingEmbedder
+from episodic.errors import ParityError, TenantError
+from episodic.models import (
+    RENDERINGS,
+    Card,
+    CardRecord,
+    DistillerInfo,
+    IndexManifest,
+    Outcome,
+    SearchFilters,
+    SearchHit,
+)
+from episodic.ports import StoredVector, VectorStore
+from episodic.render import render
+
+EMBEDDER = HashingEmbedder(384)
+MANIFEST = IndexManifest(embedder_id=EMBEDDER.id, dimension=EMBEDDER.dimension, renderings=list(RENDERINGS))
+MIN_SIMILARITY = EMBEDDER.default_min_similarity
+TENANT_A = "tenant-a"
+TENANT_B = "tenant-b"
+T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
+
+StoreFactory = Callable[[], VectorStore]
+
+
+def make_record(
+    session_id: str,
+    problem: str,
+    *,
+    tenant: str = TENANT_A,
+    outcome: Outcome = Outcome.VERIFIED,
+    steps: Sequence[str] = (),
+    insight: str = "",
+    tags: Sequence[str] = (),
+    project: str = "demo",
+    started_at: datetime | None = T0,
+) -> CardRecord:
+    card = Card(
+        problem=problem,
+        steps=list(steps) or [f"investigated {problem}"],
+        insight=insight,
+        outcome=outcome,
+        tags=list(tags),
+    )
+    return CardRecord(
+        card=card,
+        session_id=session_id,
+        tenant_id=tenant,
+        project=project,
+        started_at=started_at,
+        source_sha256=f"sha-{session_id}-{problem}"[:64],
+        distiller=DistillerInfo(kind="heuristic"),
+    )
+
+
+def vectors_for(
+    record: CardRecord, manifest: IndexManifest = MANIFEST, embedder: HashingEmbedder = EMBEDDER
+) -> list[StoredVector]:
+    texts = [render(record.card, r) for r in manifest.renderings]
+    vectors = embedder.embed(texts)
+    return [
+        StoredVector(rendering=r, text=t, vector=v)
+        for r, t, v in zip(manifest.renderings, texts, vectors, strict=True)
+    ]
+
+
+def put(store: VectorStore, record: CardRecord, manifest: IndexManifest = MANIFEST) -> None:
+    store.upsert(record, vectors_for(record, manifest), manifest)
+
+
+def search(
+    store: VectorStore,
+    tenant: str,
+    text: str,
+    *,
+    k: int = 3,
+    filters: SearchFilters | None = None,
+    manifest: IndexManifest = MANIFEST,
+    min_similarity: float = MIN_SIMILARITY,
+    vector: np.ndarray | None = None,
+) -> list[SearchHit]:
+    query = EMBEDDER.embed([text])[0] if vector is None else vector
+    return store.query(tenant, query, text, k, filters or SearchFilters(), manifest, min_similarity)
+
+
+def ids(hits: Sequence[SearchHit]) -> list[str]:
+    return [h.record.session_id for h in hits]
+
+
+OTHER_MANIFESTS = {
+    "embedder": MANIFEST.model_copy(update={"embedder_id": "minilm-l6-v2"}),
+    "dimension": MANIFEST.model_copy(update={"embedder_id": "hashing-v1-256", "dimension": 256}),
+    "renderings": MANIFEST.model_copy(update={"renderings": ["struct"]}),
+}
+
+PROBLEMS = {
+    "ws": "websocket client disconnects after idle timeout and never reconnects",
+    "db": "pytest fixture cannot connect to the postgres database, connection refused",
+    "docker": "docker image build is slow because the layer cache is invalidated every time",
+    "css": "sidebar layout overflows on narrow mobile screens in the flexbox grid",
+}
+
+
+def keyword_scenario(store: VectorStore) -> tuple[str, float]:
+    """A target only the keyword half can find, and four closer vector neighbours; (query, target sim)."""
+    query = "dev server start fails with EADDRINUSE"
+    # the target names the error code only in its tags (never embedded: renderings leave tags out)
+    target = make_record("target", "dev server will not start on the release branch", tags=["eaddrinuse"])
+    put(store, target)
+    # neighbours a (semantic) embedder puts closer: vectors of a paraphrase, text sharing no query word
+    paraphrase = EMBEDDER.embed([query.replace("EADDRINUSE", "").strip()])[0]
+    for i in range(4):
+        neighbour = make_record(f"near{i}", f"local web app refuses to boot, case {i}")
+        noise = 0.01 * np.random.default_rng(i).standard_normal(384).astype(np.float32)
+        vector = paraphrase + noise
+        vectors = [StoredVector(r, "t", vector / np.linalg.norm(vector)) for r in MANIFEST.renderings]
+        store.upsert(neighbour, vectors, MANIFEST)
+    query_vector = EMBEDDER.embed([query])[0]
+    return query, max(float(v.vector @ query_vector) for v in vectors_for(target))
+
+
+class VectorStoreContract:
+    @pytest.fixture()
+    def store_factory(self) -> StoreFactory:
+        raise NotImplementedError("subclasses provide a store_factory fixture")
+
+    @pytest.fixture()
+    def store(self, store_factory: StoreFactory) -> VectorStore:
+        return store_factory()
+
+    @pytest.fixture()
+    def corpus(self, store: VectorStore) -> VectorStore:
+        for key, problem in PROBLEMS.items():
+            put(store, make_record(key, problem))
+        return store
+
+    # ---------------------------------------------------------------- parity (invariant 1)
+
+    def test_manifest_recorded_on_first_write(self, store: VectorStore) -> None:
+        assert store.manifest() is None
+        put(store, make_record("s1", PROBLEMS["ws"]))
+        assert store.manifest() == MANIFEST
+        store.ensure_manifest(MANIFEST)  # the same manifest again is fine
+
+    @pytest.mark.parametrize("mismatch", sorted(OTHER_MANIFESTS))
+    def test_parity_error_on_write(self, corpus: VectorStore, mismatch: str) -> None:
+        other = OTHER_MANIFESTS[mismatch]
+        with pytest.raises(ParityError) as err:
+            corpus.ensure_manifest(other)
+        message = str(err.value)
+        assert MANIFEST.embedder_id in message and other.embedder_id in message
+        record = make_record("new", PROBLEMS["css"])
+        with pytest.raises(ParityError):
+            corpus.upsert(record, vectors_for(record, other), other)
+        assert corpus.get(TENANT_A, "new") is None
+        assert corpus.manifest() == MANIFEST
+
+    @pytest.mark.parametrize("mismatch", sorted(OTHER_MANIFESTS))
+    def test_parity_error_on_query(self, corpus: VectorStore, mismatch: str) -> None:
+        other = OTHER_MANIFESTS[mismatch]
+        vector = HashingEmbedder(other.dimension).embed([PROBLEMS["ws"]])[0]
+        with pytest.raises(ParityError) as err:
+            search(corpus, TENANT_A, PROBLEMS["ws"], manifest=other, vector=vector)
+        assert MANIFEST.embedder_id in str(err.value)
+
+    def test_vectors_of_the_wrong_dimension_raise(self, corpus: VectorStore) -> None:
+        record = make_record("bad", PROBLEMS["css"])
+        short = [StoredVector(r, "text", np.ones(128, dtype=np.float32)) for r in MANIFEST.renderings]
+        with pytest.raises(ParityError):
+            corpus.upsert(record, short, MANIFEST)
+        with pytest.raises(ParityError):
+            search(corpus, TENANT_A, "anything", vector=np.ones(128, dtype=np.float32))
+        assert corpus.get(TENANT_A, "bad") is None
+
+    def test_a_rendering_outside_the_manifest_raises(self, store: VectorStore) -> None:
+        record = make_record("s1", PROBLEMS["ws"])
+        stray = [StoredVector("everything", "text", EMBEDDER.embed(["text"])[0])]
+        with pytest.raises(ParityError):
+            store.upsert(record, stray, MANIFEST)
+
+    def test_an_all_zero_vector_is_refused(self, store: VectorStore) -> None:
+        record = make_record("s1", PROBLEMS["ws"])
+        zeros = [StoredVector(r, "t", np.zeros(384, dtype=np.float32)) for r in MANIFEST.renderings]
+        with pytest.raises(ValueError):
+            store.upsert(record, zeros, MANIFEST)
+
+    # ---------------------------------------------------------------- tenants (invariant 2)
+
+    @pytest.mark.parametrize("tenant", ["", None, "   "])
+    def test_no_call_without_a_tenant(self, corpus: VectorStore, tenant: str | None) -> None:
+        with pytest.raises(TenantError):
+            search(corpus, tenant, PROBLEMS["ws"])  # type: ignore[arg-type]
+        with pytest.raises(TenantError):
+            corpus.get(tenant, "ws")  # type: ignore[arg-type]
+        with pytest.raises(TenantError):
+            corpus.delete(tenant, "ws")  # type: ignore[arg-type]
+        with pytest.raises(TenantError):
+            put(corpus, make_record("x", PROBLEMS["ws"], tenant=tenant or ""))
+
+    def test_tenant_isolation(self, store: VectorStore) -> None:
+        # the same session ids in both tenants, with different cards
+        for key, problem in PROBLEMS.items():
+            put(store, make_record(key, problem, tenant=TENANT_A, tags=["alpha"]))
+            put(store, make_record(key, problem + " in production", tenant=TENANT_B, tags=["beta"]))
+        filters = SearchFilters(include_unverified=True)
+        for tenant, tag in ((TENANT_A, "alpha"), (TENANT_B, "beta")):
+            for problem in [*PROBLEMS.values(), "production", "alpha beta"]:
+                hits = search(store, tenant, problem, k=5, filters=filters, min_similarity=-1.0)
+                assert hits, problem
+                assert all(h.record.tenant_id == tenant and h.record.card.tags == [tag] for h in hits)
+            assert {r.tenant_id for r in store.iter_records(tenant)} == {tenant}
+            assert store.count(tenant) == len(PROBLEMS)
+        assert store.count() == 2 * len(PROBLEMS)
+        assert search(store, "tenant-c", PROBLEMS["ws"], min_similarity=-1.0) == []
+        a = store.get(TENANT_A, "ws")
+        assert a is not None and a.card.problem == PROBLEMS["ws"]
+        assert store.delete(TENANT_B, "ws")
+        assert store.get(TENANT_A, "ws") is not None
+        assert store.get(TENANT_B, "ws") is None
+
+    # ---------------------------------------------------------------- verified-only, filters (invariant 3)
+
+    def test_verified_only_by_default(self, store: VectorStore) -> None:
+        put(store, make_record("good", PROBLEMS["ws"], outcome=Outcome.VERIFIED))
+        for i, outcome in enumerate((Outcome.UNVERIFIED, Outcome.FAILED, Outcome.INFORMATIONAL)):
+            put(store, make_record(f"other{i}", PROBLEMS["ws"], outcome=outcome))
+        assert ids(search(store, TENANT_A, PROBLEMS["ws"], k=5)) == ["good"]
+        every = search(store, TENANT_A, PROBLEMS["ws"], k=5, filters=SearchFilters(include_unverified=True))
+        assert sorted(ids(every)) == ["good", "other0", "other1", "other2"]
+
+    def test_filters(self, store: VectorStore) -> None:
+        problem = PROBLEMS["db"]
+        put(store, make_record("old", problem, project="api", tags=["Postgres"], started_at=T0))
+        put(
+            store,
+            make_record("new", problem, project="api", tags=["pytest"], started_at=T0 + timedelta(days=9)),
+        )
+        put(store, make_record("web", problem, project="web", tags=["postgres", "ci"], started_at=None))
+
+        def found(**kwargs: object) -> list[str]:
+            return sorted(ids(search(store, TENANT_A, problem, k=5, filters=SearchFilters(**kwargs))))  # type: ignore[arg-type]
+
+        assert found() == ["new", "old", "web"]
+        assert found(project="api") == ["new", "old"]
+        assert found(project="nope") == []
+        assert found(tags=["postgres"]) == ["old", "web"]  # case-insensitive
+        assert found(tags=["ci", "pytest"]) == ["new", "web"]  # any of the tags
+        assert found(since=T0 + timedelta(days=1)) == ["new"]  # unknown start never passes
+        assert found(since=(T0 + timedelta(days=1)).replace(tzinfo=None)) == ["new"]  # naive = UTC
+        assert found(project="api", tags=["postgres"]) == ["old"]
+
+    def test_weak_matches_return_nothing(self, corpus: VectorStore) -> None:
+        assert search(corpus, TENANT_A, "chocolate cake recipe with fresh strawberries") == []
+        # even an exact match is dropped when the threshold is out of reach (the keyword rescue needs half)
+        assert search(corpus, TENANT_A, PROBLEMS["ws"], min_similarity=2.5) == []
+        hits = search(corpus, TENANT_A, PROBLEMS["ws"], k=5)
+        assert hits and all(h.similarity >= MIN_SIMILARITY for h in hits)
+
+    # ---------------------------------------------------------------- results
+
+    def test_best_match_first_with_its_fields(self, corpus: VectorStore) -> None:
+        hits = search(corpus, TENANT_A, "the websocket disconnects when idle", k=5)
+        assert ids(hits)[0] == "ws"
+        assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+        top = hits[0]
+        assert top.rendering in MANIFEST.renderings
+        assert 0.0 < top.similarity <= 1.0 + 1e-5 and top.score > 0.0
+        assert top.record.tenant_id == TENANT_A and top.record.card.problem == PROBLEMS["ws"]
+
+    @pytest.mark.parametrize("k", [1, 2, 3, 5])
+    def test_k_is_respected(self, store: VectorStore, k: int) -> None:
+        for i in range(8):
+            put(store, make_record(f"s{i}", f"{PROBLEMS['ws']} variant {i}"))
+        assert len(search(store, TENANT_A, PROBLEMS["ws"], k=k)) == k
+
+    def test_upsert_replaces_the_sessions_card(self, store: VectorStore) -> None:
+        put(store, make_record("s1", PROBLEMS["ws"]))
+        put(store, make_record("s1", PROBLEMS["docker"]))
+        assert store.count(TENANT_A) == 1
+        record = store.get(TENANT_A, "s1")
+        assert record is not None and record.card.problem == PROBLEMS["docker"]
+        assert search(store, TENANT_A, PROBLEMS["ws"]) == []  # the old card's vectors and text are gone
+        assert ids(search(store, TENANT_A, PROBLEMS["docker"])) == ["s1"]
+
+    def test_delete(self, corpus: VectorStore) -> None:
+        assert corpus.delete(TENANT_A, "ws") is True
+        assert corpus.delete(TENANT_A, "ws") is False
+        assert corpus.get(TENANT_A, "ws") is None
+        assert "ws" not in ids(search(corpus, TENANT_A, PROBLEMS["ws"], k=5))
+        assert corpus.count(TENANT_A) == len(PROBLEMS) - 1
+
+    def test_query_on_an_empty_store_returns_nothing(self, store: VectorStore) -> None:
+        assert search(store, TENANT_A, PROBLEMS["ws"]) == []
+
+    def test_hybrid_finds_an_exact_keyword_match_the_vectors_miss(self, store: VectorStore) -> None:
+        query, target_similarity = keyword_scenario(store)
+        assert target_similarity >= MIN_SIMILARITY  # similar enough to count, but ...
+        hits = search(store, TENANT_A, query, k=3)
+        # ... four neighbours are closer by vector, so vector ranking alone would leave it out of the top 3
+        assert all(h.similarity > target_similarity for h in hits if h.record.session_id != "target")
+        assert "target" in ids(hits)
+        assert next(h for h in hits if h.record.session_id == "target").keyword_rank == 1
+
+    def test_keyword_text_is_never_query_syntax(self, corpus: VectorStore) -> None:
+        for text in [
+            "foo AND (bar",
+            '"unbalanced',
+            "col:value",
+            "NEAR(a b)",
+            "*",
+            "-x",
+            "a OR",
+            "^start",
+            "'",
+        ]:
+            search(corpus, TENANT_A, text, min_similarity=-1.0)  # must not raise
+
+    def test_iter_records_and_count(self, corpus: VectorStore) -> None:
+        records = list(corpus.iter_records(TENANT_A))
+        assert sorted(r.session_id for r in records) == sorted(PROBLEMS)
+        assert corpus.count(TENANT_A) == len(PROBLEMS) == corpus.count()
+        assert sorted(r.session_id for r in corpus.iter_records()) == sorted(PROBLEMS)
+
+    def test_many_queries_never_cross_tenants(self, store: VectorStore) -> None:
+        words = [
+            "retry",
+            "timeout",
+            "socket",
+            "database",
+            "migration",
+            "cache",
+            "index",
+            "token",
+            "deploy",
+            "build",
+        ]
+        for i, combo in enumerate(itertools.combinations(words, 3)):
+            if i >= 30:
+                break
+            tenant = TENANT_A if i % 2 else TENANT_B
+            put(store, make_record(f"s{i // 2}", " ".join(combo), tenant=tenant))
+        for pair in itertools.combinations(words, 2):
+            for tenant in (TENANT_A, TENANT_B):
+                hits = search(store, tenant, " ".join(pair), k=5, min_similarity=-1.0)
+                assert all(h.record.tenant_id == tenant for h in hits)

@@ -1,0 +1,58 @@
+"""CachedEmbedder: a second run over the same texts never calls the model."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+from episodic.embed.cache import CachedEmbedder
+from episodic.embed.hashing import HashingEmbedder
+from episodic.ports import Embedder
+
+
+class CountingEmbedder(Embedder):
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.id = inner.id
+        self.dimension = inner.dimension
+        self.default_min_similarity = 0.123
+        self.calls: list[list[str]] = []
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls.append(list(texts))
+        return self.inner.embed(texts)
+
+
+def test_second_run_is_served_from_disk(tmp_path: Path) -> None:
+    texts = [f"text number {i}" for i in range(1200)]  # more than one lookup chunk
+    inner = CountingEmbedder(HashingEmbedder())
+    first = CachedEmbedder(inner, tmp_path / "cache")
+    assert (first.id, first.dimension, first.default_min_similarity) == (inner.id, 384, 0.123)
+    a = first.embed(texts)
+    assert len(inner.calls) == 1 and first.misses == 1200
+    first.close()
+
+    again = CountingEmbedder(HashingEmbedder())
+    second = CachedEmbedder(again, tmp_path / "cache")  # a new process would see the same file
+    b = second.embed(list(reversed(texts)))
+    assert again.calls == [] and second.hits == 1200
+    assert np.array_equal(a, b[::-1]) and b.dtype == np.float32
+
+
+def test_only_missing_texts_are_embedded_once_each(tmp_path: Path) -> None:
+    inner = CountingEmbedder(HashingEmbedder())
+    cached = CachedEmbedder(inner, tmp_path)
+    cached.embed(["a", "b"])
+    out = cached.embed(["b", "c", "c", "a", "d"])
+    assert inner.calls == [["a", "b"], ["c", "d"]]
+    assert np.array_equal(out, HashingEmbedder().embed(["b", "c", "c", "a", "d"]))
+    assert cached.embed([]).shape == (0, 384)
+
+
+def test_embedders_never_share_entries(tmp_path: Path) -> None:
+    small = CachedEmbedder(HashingEmbedder(64), tmp_path)
+    large = CachedEmbedder(HashingEmbedder(128), tmp_path)
+    assert small.embed(["same text"]).shape == (1, 64)
+    assert large.embed(["same text"]).shape == (1, 128)
+    assert large.misses == 1

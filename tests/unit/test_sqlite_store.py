@@ -1,0 +1,261 @@
+"""SQLiteStore: the VectorStore contract plus what only the SQLite index has (schema, WAL, FTS, ledger)."""
+
+from __future__ import annotations
+
+import multiprocessing
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+from contract.vector_store_contract import (
+    MANIFEST,
+    PROBLEMS,
+    TENANT_A,
+    TENANT_B,
+    VectorStoreContract,
+    ids,
+    keyword_scenario,
+    make_record,
+    put,
+    search,
+)
+from episodic.errors import ConfigError, ParityError
+from episodic.models import SearchFilters
+from episodic.ports import IngestFailure
+from episodic.store import hybrid, schema
+from episodic.store.sqlite import SQLiteStore
+
+
+class TestSQLiteStoreContract(VectorStoreContract):
+    @pytest.fixture()
+    def store_factory(self, tmp_path: Path) -> Callable[[], SQLiteStore]:
+        counter = iter(range(1000))
+        return lambda: SQLiteStore(tmp_path / f"index-{next(counter)}.sqlite3")
+
+
+@pytest.fixture()
+def db(tmp_path: Path) -> Path:
+    return tmp_path / "index.sqlite3"
+
+
+def test_schema_version_and_wal(db: Path) -> None:
+    store = SQLiteStore(db)
+    assert store.schema_version == schema.SCHEMA_VERSION == 1
+    conn = sqlite3.connect(db)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == schema.SCHEMA_VERSION
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type IN ('table')")}
+    assert {"manifest", "cards", "vectors", "cards_fts", "failures", "generations"} <= tables
+    SQLiteStore(db)  # reopening an up-to-date file migrates nothing
+    assert conn.execute("SELECT COUNT(*) FROM schema_version").fetchone()[0] == 1
+
+
+def test_future_migrations_run_in_order(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    SQLiteStore(db).close()
+    added: list[int] = []
+
+    def v2(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE extra (x INTEGER)")
+        added.append(2)
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    store = SQLiteStore(db)
+    assert added == [2] and store.schema_version == 2
+    assert sqlite3.connect(db).execute("SELECT version FROM schema_version").fetchone()[0] == 2
+
+
+def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    SQLiteStore(db).close()
+
+    def broken(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE half (x INTEGER)")
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    with pytest.raises(RuntimeError):
+        SQLiteStore(db)
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 1
+    assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'half'").fetchone()
+
+
+def test_a_newer_schema_is_refused(db: Path) -> None:
+    SQLiteStore(db).close()
+    conn = sqlite3.connect(db)
+    conn.execute("UPDATE schema_version SET version = 99")
+    conn.commit()
+    with pytest.raises(ConfigError, match="newer"):
+        SQLiteStore(db)
+
+
+def test_reopen_persists_cards_manifest_and_failures(db: Path) -> None:
+    store = SQLiteStore(db)
+    for key, problem in PROBLEMS.items():
+        put(store, make_record(key, problem))
+    store.record_failure(IngestFailure(TENANT_A, "bad-session", "/x.jsonl", "abc", "no card"))
+    store.close()
+    again = SQLiteStore(db)
+    assert again.manifest() == MANIFEST
+    assert again.count(TENANT_A) == len(PROBLEMS)
+    assert ids(search(again, TENANT_A, PROBLEMS["db"]))[0] == "db"
+    assert [f.session_key for f in again.failures(TENANT_A)] == ["bad-session"]
+    with pytest.raises(ParityError, match="hashing-v1-384"):
+        again.ensure_manifest(MANIFEST.model_copy(update={"embedder_id": "minilm-l6-v2"}))
+
+
+def test_parity_message_names_both_sides_and_the_fix(db: Path) -> None:
+    store = SQLiteStore(db)
+    put(store, make_record("s1", PROBLEMS["ws"]))
+    other = MANIFEST.model_copy(update={"embedder_id": "minilm-l6-v2"})
+    with pytest.raises(ParityError) as err:
+        store.ensure_manifest(other)
+    message = str(err.value)
+    assert "hashing-v1-384 (384-d, renderings struct,semantic,reflect" in message
+    assert "minilm-l6-v2 (384-d" in message
+    assert "EPISODIC_EMBEDDER=hashing" in message and "re-index" in message
+
+
+def test_fts_query_is_injection_safe() -> None:
+    assert hybrid.fts_query("foo AND (bar") == '"foo" OR "and" OR "bar"'
+    assert (
+        hybrid.fts_query('title:"x" NEAR(a b) c* -d ^e')
+        == '"title" OR "x" OR "near" OR "a" OR "b" OR "c" OR "d" OR "e"'
+    )
+    assert hybrid.fts_query("  ( ) * \" ' ") is None
+    many = " ".join(f"w{i}" for i in range(100))
+    assert (hybrid.fts_query(many) or "").count(" OR ") == hybrid.MAX_QUERY_TERMS - 1
+
+
+def test_hostile_query_text_searches_as_words(db: Path) -> None:
+    store = SQLiteStore(db)
+    put(store, make_record("s1", "websocket AND (reconnect fails"))
+    for text in [
+        "websocket AND (reconnect",
+        'cards_fts MATCH "x"',
+        "'; DROP TABLE cards; --",
+        '"',
+        "NOT websocket",
+    ]:
+        hits = search(store, TENANT_A, text, min_similarity=-1.0)
+        assert [h.record.session_id for h in hits] in ([], ["s1"])
+    assert store.count() == 1
+
+
+def test_keyword_half_respects_filters_and_tenant(db: Path) -> None:
+    store = SQLiteStore(db, keyword_weight=0.5)
+    put(store, make_record("a", "zebrafish ingestion", tenant=TENANT_A, project="p1"))
+    put(store, make_record("b", "zebrafish ingestion", tenant=TENANT_B, project="p1"))
+    conn = store._conn  # the keyword half alone: never another tenant's row, filters applied in SQL
+    assert store._keyword_ranked(conn, TENANT_A, "zebrafish", SearchFilters(), 10) == [1]
+    assert store._keyword_ranked(conn, TENANT_B, "zebrafish", SearchFilters(), 10) == [2]
+    assert store._keyword_ranked(conn, TENANT_A, "zebrafish", SearchFilters(project="p2"), 10) == []
+
+
+def test_threshold_rescue_needs_keyword_rank_one_and_half_the_threshold() -> None:
+    sims = {1: (0.06, "struct"), 2: (0.04, "struct"), 3: (0.5, "struct")}
+    fused = hybrid.fuse([3, 1, 2], [1, 2], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
+    assert sorted(f.key for f in fused) == [1, 3]  # 1 rescued (keyword #1, 0.06 >= 0.05); 2 is not (#2)
+    fused = hybrid.fuse([3, 1, 2], [2, 1], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
+    assert [f.key for f in fused] == [3]  # 2 is keyword #1 but 0.04 < 0.05; 1 is keyword #2
+    assert hybrid.fuse([3], [], sims, k=5, min_similarity=0.6, keyword_weight=0.5) == []
+
+
+def test_without_the_keyword_half_the_keyword_target_is_missed(db: Path) -> None:
+    store = SQLiteStore(db, keyword_weight=0.0)
+    query, _ = keyword_scenario(store)
+    hits = search(store, TENANT_A, query, k=3)
+    assert len(hits) == 3 and "target" not in ids(hits)  # the contract's hybrid test is not vacuous
+
+
+def test_keyword_weight_zero_is_pure_vector_ranking(db: Path) -> None:
+    store = SQLiteStore(db, keyword_weight=0.0)
+    for key, problem in PROBLEMS.items():
+        put(store, make_record(key, problem))
+    hits = search(store, TENANT_A, PROBLEMS["docker"], k=4, min_similarity=-1.0)
+    assert [h.similarity for h in hits] == sorted((h.similarity for h in hits), reverse=True)
+
+
+def test_writes_from_another_connection_are_seen(db: Path) -> None:
+    reader = SQLiteStore(db)
+    writer = SQLiteStore(db)
+    put(writer, make_record("s1", PROBLEMS["ws"]))
+    assert ids(search(reader, TENANT_A, PROBLEMS["ws"])) == ["s1"]  # builds the reader's matrix
+    put(writer, make_record("s2", PROBLEMS["db"]))
+    assert ids(search(reader, TENANT_A, PROBLEMS["db"])) == ["s2"]  # the generation moved: rebuilt
+    writer.delete(TENANT_A, "s1")
+    assert search(reader, TENANT_A, PROBLEMS["ws"]) == []
+
+
+def _write_many(path: str, start: int, count: int) -> None:
+    store = SQLiteStore(path)
+    for i in range(start, start + count):
+        put(store, make_record(f"p{i}", f"{PROBLEMS['ws']} number {i}"))
+    store.close()
+
+
+def test_one_writer_process_while_this_process_reads(db: Path) -> None:
+    reader = SQLiteStore(db)
+    put(reader, make_record("seed", PROBLEMS["ws"]))
+    ctx = multiprocessing.get_context("spawn")
+    writer = ctx.Process(target=_write_many, args=(str(db), 0, 40))
+    writer.start()
+    while writer.is_alive():  # every read sees a consistent snapshot while the writer commits
+        hits = search(reader, TENANT_A, PROBLEMS["ws"], k=5)
+        assert hits and all(h.record.tenant_id == TENANT_A for h in hits)
+    writer.join(timeout=60)
+    assert writer.exitcode == 0
+    assert reader.count(TENANT_A) == 41
+    assert len(search(reader, TENANT_A, PROBLEMS["ws"], k=5)) == 5
+
+
+def test_failure_ledger(db: Path) -> None:
+    store = SQLiteStore(db)
+    store.record_failure(IngestFailure(TENANT_A, "s1", "/a.jsonl", "h1", "schema violation"))
+    store.record_failure(IngestFailure(TENANT_A, "s1", "/a.jsonl", "h2", "timeout"))
+    store.record_failure(IngestFailure(TENANT_B, "s1", "/b.jsonl", "h3", "other tenant"))
+    [failure] = store.failures(TENANT_A)
+    assert (failure.attempts, failure.reason, failure.source_sha256) == (2, "timeout", "h2")
+    assert failure.last_attempt_at
+    assert len(store.failures()) == 2
+    store.clear_failure(TENANT_A, "s1")
+    assert store.failures(TENANT_A) == [] and len(store.failures(TENANT_B)) == 1
+
+
+def test_stored_vectors_are_unit_float32(db: Path) -> None:
+    store = SQLiteStore(db)
+    record = make_record("s1", PROBLEMS["ws"])
+    from episodic.ports import StoredVector
+
+    raw = [StoredVector(r, "t", np.full(384, 3.0)) for r in MANIFEST.renderings]  # float64, not unit
+    store.upsert(record, raw, MANIFEST)
+    blob = sqlite3.connect(db).execute("SELECT vector FROM vectors LIMIT 1").fetchone()[0]
+    vector = np.frombuffer(blob, dtype=np.float32)
+    assert vector.shape == (384,) and abs(float(np.linalg.norm(vector)) - 1.0) < 1e-5
+
+
+def test_selective_terms_skip_what_most_cards_contain() -> None:
+    counts = {"error": 900, "zebrafish": 3, "absent": 0}
+    assert hybrid.selective_terms(["error", "zebrafish", "absent", "unknown"], counts, 1000) == ["zebrafish"]
+    assert hybrid.selective_terms(["error"], {"error": 15}, 30) == ["error"]  # small index: keep everything
+
+
+def test_keyword_half_ignores_terms_in_most_cards(db: Path) -> None:
+    store = SQLiteStore(db)
+    for i in range(60):
+        put(store, make_record(f"s{i}", f"build error number {i}"))
+    put(store, make_record("rare", "build error with zebrafish"))
+    conn = store._conn
+    assert store._keyword_ranked(conn, TENANT_A, "error zebrafish", SearchFilters(), 50) == [61]
+    assert store._keyword_ranked(conn, TENANT_A, "build error", SearchFilters(), 50) == []
+
+
+def test_a_large_k_ranks_every_session(db: Path) -> None:
+    store = SQLiteStore(db)
+    for i in range(120):  # more than the per-half candidate depth
+        put(store, make_record(f"s{i}", f"{PROBLEMS['db']} case {i}"))
+    hits = search(store, TENANT_A, PROBLEMS["db"], k=500, min_similarity=-1.0)
+    assert sorted(ids(hits)) == sorted(f"s{i}" for i in range(120))
