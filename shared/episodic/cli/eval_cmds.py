@@ -1,0 +1,169 @@
+"""`episodic eval` (retrieval evaluation) and `episodic eval gen-queries`: options in, one core call, output."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from episodic.settings import Settings, load_settings
+
+_GREEDY = "--transcripts"
+
+
+def expand_greedy(args: Sequence[str]) -> list[str]:
+    """`--transcripts A B C` → `--transcripts A --transcripts B --transcripts C` (click takes one value)."""
+    out: list[str] = []
+    greedy = False
+    for arg in args:
+        if arg == "--":
+            greedy = False
+            out.append(arg)
+        elif arg == _GREEDY:
+            greedy = True
+            out.append(arg)
+        elif greedy and out and out[-1] != _GREEDY and not arg.startswith("-"):
+            out += [_GREEDY, arg]
+        else:
+            greedy = greedy and not arg.startswith("-")
+            out.append(arg)
+    return out
+
+
+class _EvalGroup(click.Group):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        ctx.meta["eval_argv"] = list(args)
+        if args and args[0] in self.commands:
+            return super().parse_args(ctx, args)
+        return super().parse_args(ctx, expand_greedy(args))
+
+
+class _GreedyCommand(click.Command):
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, expand_greedy(args))
+
+
+def _systems(values: tuple[str, ...]) -> list[str] | None:
+    names = [n.strip() for v in values for n in v.split(",") if n.strip()]
+    return names or None
+
+
+def _print_text(result: Any) -> None:
+    from episodic.evaluation.report import render_summary
+
+    click.echo(render_summary(result))
+
+
+def _bedrock_client(settings: Settings) -> Any:
+    try:
+        import boto3
+    except ImportError as exc:
+        from episodic.errors import ConfigError
+
+        raise ConfigError("gen-queries with Bedrock needs boto3: pip install 'episodic[aws]'") from exc
+    session = boto3.Session(profile_name=settings.aws_profile, region_name=settings.aws_region)
+    return session.client("bedrock-runtime")
+
+
+def register(group: click.Group) -> None:
+    @group.group("eval", cls=_EvalGroup, invoke_without_command=True)
+    @click.option(
+        "--transcripts",
+        "transcripts",
+        multiple=True,
+        type=click.Path(exists=True, file_okay=False),
+        help="Folder(s) of Claude Code transcripts: every session found is the corpus (repeatable).",
+    )
+    @click.option(
+        "--queries",
+        type=click.Path(exists=True, dir_okay=False),
+        help="JSONL: one object a line with at least `query` and `session_id`.",
+    )
+    @click.option(
+        "--systems",
+        multiple=True,
+        help="Systems to compare, comma-separated (default: all; see --list-systems).",
+    )
+    @click.option(
+        "--k", type=click.IntRange(1, 100), default=3, show_default=True, help="The recall@k cut-off."
+    )
+    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (systems, queries).")
+    @click.option(
+        "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
+    )
+    @click.option("--list-systems", is_flag=True, help="List the registered systems and exit.")
+    @click.pass_context
+    def eval_group(
+        ctx: click.Context,
+        transcripts: tuple[str, ...],
+        queries: str | None,
+        systems: tuple[str, ...],
+        k: int,
+        as_json: bool,
+        report_dir: str | None,
+        list_systems: bool,
+    ) -> None:
+        """Compare retrieval systems on your own corpus: recall@1, recall@k, MRR with standard errors.
+
+        Example: episodic eval --transcripts ~/.claude/projects --queries queries.jsonl --report out/
+        """
+        if ctx.invoked_subcommand is not None:
+            return
+        from episodic.evaluation.systems import SYSTEMS
+
+        if list_systems:
+            for name, cls in SYSTEMS.items():
+                click.echo(f"{name:16} {cls.description}")
+            return
+        if not transcripts or not queries:
+            raise click.UsageError("eval needs --transcripts DIR [DIR…] and --queries FILE.jsonl")
+        from episodic.evaluation.progress import RichProgress
+        from episodic.evaluation.runner import run_evaluation
+
+        settings = load_settings()
+        with RichProgress() as progress:
+            result = run_evaluation(
+                settings, list(transcripts), Path(queries), _systems(systems), k, progress=progress
+            )
+        result.command = "episodic eval " + shlex.join(ctx.meta.get("eval_argv", []))
+        if report_dir:
+            from episodic.evaluation.report import write_report
+
+            report, chart = write_report(result, Path(report_dir))
+            click.echo(f"wrote {report} and {chart}", err=True)
+        if as_json:
+            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+        else:
+            _print_text(result)
+
+    @eval_group.command("gen-queries", cls=_GreedyCommand)
+    @click.option(
+        "--transcripts",
+        "transcripts",
+        multiple=True,
+        required=True,
+        type=click.Path(exists=True, file_okay=False),
+        help="Folder(s) of transcripts: one query per session found.",
+    )
+    @click.option(
+        "--out", "out", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write."
+    )
+    @click.option("--limit", type=click.IntRange(1), default=None, help="At most this many sessions.")
+    def gen_queries_cmd(transcripts: tuple[str, ...], out: str, limit: int | None) -> None:
+        """Write one held-out query per session with the configured LLM (Bedrock), leaky ones rejected."""
+        from episodic.evaluation.gen_queries import bedrock_writer, run_gen_queries
+        from episodic.evaluation.progress import RichProgress
+
+        settings = load_settings()
+        writer = None
+        if settings.distiller == "bedrock":
+            writer = bedrock_writer(_bedrock_client(settings), settings.bedrock_model_id)
+        with RichProgress() as progress:
+            report = run_gen_queries(settings, list(transcripts), Path(out), writer, limit, progress)
+        click.echo(f"wrote {len(report.written)} queries to {out}; rejected {len(report.rejected)} sessions")
+        for session_id, why in report.rejected:
+            click.echo(f"  rejected {session_id}: {why}")

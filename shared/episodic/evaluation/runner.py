@@ -1,0 +1,197 @@
+"""One evaluation run: corpus → systems → ranks → metrics; the CLI and scripts call `run_evaluation`."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from episodic.errors import InvalidArgumentError
+from episodic.evaluation.cache import WorkCache
+from episodic.evaluation.corpus import distill_corpus, load_corpus
+from episodic.evaluation.metrics import Comparison, SystemMetrics, compare_all, rank_of, summarize
+from episodic.evaluation.progress import Progress
+from episodic.evaluation.queries import EvalQuery, read_queries
+from episodic.evaluation.systems import SystemContext, select_systems
+from episodic.ports import Distiller, Embedder
+from episodic.settings import Settings
+
+
+class QueryResult(BaseModel):
+    id: str
+    query: str
+    session_id: str
+    difficulty: str | None = None
+    in_corpus: bool
+    ranks: dict[str, int | None]  # system -> 1-based rank of the target (None: not retrieved)
+    notes: dict[str, dict[str, Any]] = Field(default_factory=dict)  # system -> extra facts
+
+
+class SystemResult(BaseModel):
+    name: str
+    description: str
+    metrics: SystemMetrics
+    by_difficulty: dict[str, SystemMetrics] = Field(default_factory=dict)
+    notes: dict[str, Any] = Field(default_factory=dict)
+    seconds: float = 0.0  # build + rank time in this run
+
+
+class EvalResult(BaseModel):
+    k: int
+    embedder: str
+    systems: dict[str, SystemResult]
+    queries: list[QueryResult]
+    comparisons: list[Comparison]
+    corpus: dict[str, Any]
+    missing_targets: list[str]  # ids of queries whose target session is not in the corpus
+    seconds: dict[str, float]
+    command: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        """The machine-readable object: systems with metrics and SE, per-query ranks, and context."""
+        systems: dict[str, Any] = {}
+        for name, result in self.systems.items():
+            entry = result.metrics.as_json()
+            if result.by_difficulty:
+                entry["by_difficulty"] = {g: m.as_json() for g, m in result.by_difficulty.items()}
+            if result.notes:
+                entry["notes"] = result.notes
+            systems[name] = entry
+        return {
+            "systems": systems,
+            "queries": [q.model_dump(exclude_none=False) for q in self.queries],
+            "k": self.k,
+            "embedder": self.embedder,
+            "comparisons": [{**c.model_dump(), "statement": c.statement} for c in self.comparisons],
+            "corpus": self.corpus,
+            "missing_targets": self.missing_targets,
+            "seconds": self.seconds,
+            "command": self.command,
+        }
+
+
+def default_embedder(settings: Settings) -> Embedder:
+    """The configured embedder, behind the content-hash cache in the home folder when available."""
+    from episodic.backends import build_embedder
+
+    embedder = build_embedder(settings)
+    try:
+        from episodic.embed.cache import CachedEmbedder
+    except ImportError:  # cache module not available: embed every run
+        return embedder
+    return CachedEmbedder(embedder, settings.cache_dir / "embeddings")
+
+
+def _by_difficulty(queries: Sequence[QueryResult], system: str, k: int) -> dict[str, SystemMetrics]:
+    groups: dict[str, list[int | None]] = {}
+    for q in queries:
+        if q.difficulty:
+            groups.setdefault(q.difficulty, []).append(q.ranks[system])
+    return {group: summarize(ranks, k) for group, ranks in sorted(groups.items())}
+
+
+def run_evaluation(
+    settings: Settings,
+    transcripts: Sequence[str | Path],
+    queries: Path | str | Sequence[EvalQuery],
+    systems: Sequence[str] | None = None,
+    k: int = 3,
+    *,
+    progress: Progress | None = None,
+    embedder: Embedder | None = None,
+    distiller: Distiller | None = None,
+) -> EvalResult:
+    """Rank every corpus session for every query with every selected system; score the ranks."""
+    if k < 1:
+        raise InvalidArgumentError(f"k must be at least 1, got {k}")
+    if not transcripts:
+        raise InvalidArgumentError("give at least one transcripts folder")
+    for folder in transcripts:
+        if not Path(folder).exists():
+            raise InvalidArgumentError(f"transcripts folder not found: {folder}")
+    progress = progress or Progress()
+    chosen = select_systems(systems)
+    query_list = read_queries(queries) if isinstance(queries, str | Path) else list(queries)
+    if not query_list:
+        raise InvalidArgumentError("no queries to evaluate")
+    seconds: dict[str, float] = {}
+
+    started = time.perf_counter()
+    from episodic.backends import build_source
+
+    cache = WorkCache(settings.cache_dir / "eval")
+    corpus = load_corpus(settings, build_source(settings), [str(p) for p in transcripts], cache, progress)
+    seconds["parse"] = time.perf_counter() - started
+    if not corpus.trajectories:
+        raise InvalidArgumentError(f"no sessions found under {', '.join(map(str, transcripts))}")
+
+    if any(cls.needs_cards for cls in chosen):
+        from episodic.backends import build_distiller
+
+        distiller = distiller or build_distiller(settings)
+        mark = time.perf_counter()
+        distill_corpus(corpus, settings, distiller, cache, progress)
+        seconds["distill"] = time.perf_counter() - mark
+
+    missing = [q.id for q in query_list if q.session_id not in corpus.trajectories]
+    for q in query_list:
+        if q.session_id not in corpus.trajectories:
+            progress.note(
+                f"warning: query {q.id}: target session {q.session_id} is not in the corpus (a miss)"
+            )
+
+    embedder = embedder or default_embedder(settings)
+    ranks: dict[str, list[int | None]] = {}
+    notes: dict[str, list[dict[str, Any]]] = {}
+    results: dict[str, SystemResult] = {}
+    texts = [q.query for q in query_list]
+    with tempfile.TemporaryDirectory(prefix="episodic-eval-") as workdir:
+        context = SystemContext(settings, embedder, distiller, Path(workdir), progress, k=k)
+        for cls in chosen:
+            mark = time.perf_counter()
+            system = cls(context)
+            system.build(corpus)
+            progress.start(f"{cls.name}: ranking", len(query_list))
+            ranks[cls.name], notes[cls.name] = [], []
+            for q, text in zip(query_list, texts, strict=True):
+                ranking = system.rank(text)
+                ranks[cls.name].append(rank_of(q.session_id, ranking))
+                notes[cls.name].append(system.query_notes(text, q.session_id))
+                progress.advance()
+            results[cls.name] = SystemResult(
+                name=cls.name,
+                description=cls.description,
+                metrics=summarize(ranks[cls.name], k),
+                notes=system.summary_notes(notes[cls.name], ranks[cls.name], k),
+                seconds=round(time.perf_counter() - mark, 2),
+            )
+    seconds["total"] = time.perf_counter() - started
+
+    query_results = [
+        QueryResult(
+            id=q.id,
+            query=q.query,
+            session_id=q.session_id,
+            difficulty=q.difficulty,
+            in_corpus=q.session_id in corpus.trajectories,
+            ranks={name: ranks[name][i] for name in ranks},
+            notes={name: notes[name][i] for name in notes if notes[name][i]},
+        )
+        for i, q in enumerate(query_list)
+    ]
+    for name, result in results.items():
+        result.by_difficulty = _by_difficulty(query_results, name, k)
+    return EvalResult(
+        k=k,
+        embedder=embedder.id,
+        systems=results,
+        queries=query_results,
+        comparisons=compare_all({name: r.metrics for name, r in results.items()}),
+        corpus={**corpus.summary(), "cache_hits": cache.hits, "cache_misses": cache.misses},
+        missing_targets=missing,
+        seconds={name: round(value, 2) for name, value in seconds.items()},
+    )

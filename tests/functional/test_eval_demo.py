@@ -1,0 +1,158 @@
+"""End to end through the CLI: `episodic eval` on small corpora with the hashing embedder."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from episodic.cli import build_cli
+from episodic.cli.eval_cmds import expand_greedy
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "eval"
+DEMO = REPO / "shared" / "episodic" / "demo"
+ALL_SYSTEMS = {"struct", "semantic", "reflect", "hybrid", "hybrid-verified", "raw-bm25", "raw-exchanges"}
+
+
+@pytest.fixture()
+def hashing_home(episodic_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    return episodic_home
+
+
+def _eval(*args: str) -> dict[str, object]:
+    result = CliRunner().invoke(build_cli(), ["eval", *args], catch_exceptions=False)
+    assert result.exit_code == 0, result.output + result.stderr
+    return json.loads(result.stdout)  # type: ignore[no-any-return]
+
+
+def test_eval_on_the_fixture_corpus(hashing_home: Path, tmp_path: Path) -> None:
+    report_dir = tmp_path / "report"
+    args = ["--transcripts", str(FIXTURES / "transcripts"), "--queries", str(FIXTURES / "queries.jsonl")]
+    data = _eval(*args, "--json", "--report", str(report_dir))
+
+    systems = data["systems"]
+    assert isinstance(systems, dict) and set(systems) == ALL_SYSTEMS
+    for name, entry in systems.items():
+        assert {"recall@1", "recall@3", "mrr", "n", "se"} <= set(entry), name
+        assert set(entry["se"]) == {"recall@1", "recall@3", "mrr"}
+        assert entry["n"] == 11
+        assert 0.0 <= entry["recall@1"] <= entry["recall@3"] <= 1.0
+        assert set(entry["by_difficulty"]) == {"easy", "hard"}
+    # keyword search finds easy queries (they reuse the transcript's words) in a five-session corpus
+    assert systems["raw-bm25"]["by_difficulty"]["easy"]["recall@3"] >= 0.8
+    assert systems["hybrid"]["notes"]["production_threshold"] == pytest.approx(0.1)
+
+    queries = data["queries"]
+    assert isinstance(queries, list) and len(queries) == 11
+    assert all(set(q["ranks"]) == ALL_SYSTEMS for q in queries)
+    missing = [q for q in queries if not q["in_corpus"]]
+    assert [q["id"] for q in missing] == ["q11"] == data["missing_targets"]
+    assert all(rank is None for rank in missing[0]["ranks"].values())  # a target not in the corpus is a miss
+    corpus = data["corpus"]
+    assert corpus["sessions"] == 5 and corpus["not_episodes"] == 1 and corpus["cards"] == 5
+
+    report = (report_dir / "report.md").read_text()
+    assert "| hybrid |" in report and "### hard queries" in report and "episodic eval --transcripts" in report
+    assert (report_dir / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+    # the second run reuses every parse from the content-hash cache
+    again = _eval(*args, "--json", "--systems", "raw-bm25,struct")
+    assert set(again["systems"]) == {"raw-bm25", "struct"}
+    assert again["corpus"]["cache_misses"] == 0 and again["corpus"]["cache_hits"] == 6
+    assert again["systems"]["raw-bm25"] == systems["raw-bm25"]
+
+
+def test_eval_on_the_demo_corpus(hashing_home: Path, tmp_path: Path) -> None:
+    queries = sorted(DEMO.glob("*queries*.jsonl"))
+    if not queries:
+        # no query file shipped with the demo: ask for each session by its first prompt (easy, but real)
+        from episodic.backends import build_source
+        from episodic.settings import load_settings
+
+        source = build_source(load_settings())
+        lines = []
+        for src in source.discover([str(DEMO)]):
+            loaded = source.load(src)
+            if getattr(loaded, "request", ""):
+                lines.append(json.dumps({"query": loaded.request[:200], "session_id": loaded.session_id}))
+        path = tmp_path / "demo-queries.jsonl"
+        path.write_text("\n".join(lines) + "\n")
+        queries = [path]
+    data = _eval(
+        "--transcripts", str(DEMO), "--queries", str(queries[0]), "--json", "--report", str(tmp_path / "r")
+    )
+    assert set(data["systems"]) == ALL_SYSTEMS
+    assert data["corpus"]["sessions"] >= 5
+    assert (tmp_path / "r" / "chart.png").is_file()
+
+
+def test_text_output_and_usage_errors(hashing_home: Path) -> None:
+    runner = CliRunner()
+    result = runner.invoke(
+        build_cli(),
+        [
+            "eval",
+            "--transcripts",
+            str(FIXTURES / "transcripts"),
+            "--queries",
+            str(FIXTURES / "queries.jsonl"),
+            "--systems",
+            "raw-bm25",
+            "--k",
+            "2",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    assert "| raw-bm25 |" in result.stdout and "recall@2" in result.stdout
+    missing = runner.invoke(build_cli(), ["eval", "--queries", str(FIXTURES / "queries.jsonl")])
+    assert missing.exit_code != 0 and "--transcripts" in missing.output
+    unknown = runner.invoke(
+        build_cli(),
+        [
+            "eval",
+            "--transcripts",
+            str(FIXTURES / "transcripts"),
+            "--queries",
+            str(FIXTURES / "queries.jsonl"),
+            "--systems",
+            "nope",
+        ],
+    )
+    assert unknown.exit_code == 1 and "unknown system" in unknown.output
+
+
+def test_bad_query_line_is_reported_with_its_number(hashing_home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "q.jsonl"
+    bad.write_text('{"query": "x", "session_id": "s"}\n{"query": "y"}\n')
+    result = CliRunner().invoke(
+        build_cli(), ["eval", "--transcripts", str(FIXTURES / "transcripts"), "--queries", str(bad)]
+    )
+    assert result.exit_code == 1
+    assert "line 2: field 'session_id'" in result.output
+
+
+def test_gen_queries_without_an_llm_exits_non_zero(hashing_home: Path, tmp_path: Path) -> None:
+    out = tmp_path / "generated.jsonl"
+    result = CliRunner().invoke(
+        build_cli(),
+        ["eval", "gen-queries", "--transcripts", str(FIXTURES / "transcripts"), "--out", str(out)],
+    )
+    assert result.exit_code != 0
+    assert "needs an LLM" in result.output and "EPISODIC_DISTILLER=bedrock" in result.output
+    assert not out.exists()
+
+
+def test_several_transcript_folders_after_one_flag() -> None:
+    assert expand_greedy(["--transcripts", "a", "b", "--k", "3", "c"]) == [
+        "--transcripts",
+        "a",
+        "--transcripts",
+        "b",
+        "--k",
+        "3",
+        "c",
+    ]
+    assert expand_greedy(["--json", "--transcripts", "a"]) == ["--json", "--transcripts", "a"]
