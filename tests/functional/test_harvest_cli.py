@@ -162,3 +162,19 @@ def test_real_hook_entry_fails_open(episodic_home: Path) -> None:
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert "session-end:" in (episodic_home / "logs" / spool.HOOK_LOG).read_text()
+
+
+def test_setup_aws_records_the_stack_outputs_for_harvest(episodic_home: Path, tmp_path: Path) -> None:
+    from episodic.harvest.state import resolve_bucket
+
+    outputs = tmp_path / "cdk-outputs.json"
+    outputs.write_text(
+        json.dumps({"EpisodicStack": {"TranscriptsBucketName": "b-123", "EndpointUrl": "https://x/mcp"}})
+    )
+    result = CliRunner().invoke(build_cli(), ["setup", "aws", "--outputs", str(outputs)])
+    assert result.exit_code == 0, result.output
+    assert "https://x/mcp" in result.output
+    assert resolve_bucket(None, None, episodic_home) == "b-123"
+    outputs.write_text(json.dumps({"Other": {"X": 1}}))
+    bad = CliRunner().invoke(build_cli(), ["setup", "aws", "--outputs", str(outputs)])
+    assert bad.exit_code != 0 and "TranscriptsBucketName" in bad.output

@@ -294,6 +294,25 @@ def hook_session_end() -> None:
     session_end()
 
 
+@click.command("aws")
+@click.option(
+    "--outputs",
+    "outputs_file",
+    required=True,
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="The file written by `npx cdk deploy --outputs-file F`.",
+)
+def setup_aws(outputs_file: Path) -> None:
+    """Record the deployed stack's outputs so harvest, backfill and cron find the bucket and endpoint."""
+    from episodic.harvest.state import OUTPUTS_FILE, record_stack_outputs
+
+    settings = _settings()
+    outputs = record_stack_outputs(settings.home, outputs_file)
+    click.echo(f"recorded {settings.home / OUTPUTS_FILE}: bucket {outputs['TranscriptsBucket']}")
+    if "McpEndpoint" in outputs:
+        click.echo(f"next: episodic setup claude-code --url {outputs['McpEndpoint']} --token <token>")
+
+
 def register(group: click.Group) -> None:
     for command in (harvest_cmd, backfill_cmd, cron_group):
         group.add_command(command)
@@ -304,3 +323,6 @@ def register(group: click.Group) -> None:
         )
         group.add_command(hook)
     hook.add_command(hook_session_end)
+    setup = group.commands.get("setup")
+    if isinstance(setup, click.Group):
+        setup.add_command(setup_aws)

@@ -122,6 +122,27 @@ def read_stack_outputs(home: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
+def record_stack_outputs(home: Path, cdk_outputs: Path) -> dict[str, Any]:
+    """Keep the deployed stack's outputs (`cdk deploy --outputs-file F`) in `<home>/aws-outputs.json`."""
+    try:
+        data = json.loads(cdk_outputs.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"cannot read the cdk outputs file {cdk_outputs}: {exc}") from exc
+    stacks = (
+        [v for v in data.values() if isinstance(v, dict) and "TranscriptsBucketName" in v]
+        if isinstance(data, dict)
+        else []
+    )
+    if len(stacks) != 1:
+        raise ConfigError(f"{cdk_outputs} holds no single episodic stack (no TranscriptsBucketName output)")
+    outputs = dict(stacks[0])
+    outputs["TranscriptsBucket"] = outputs["TranscriptsBucketName"]
+    if "EndpointUrl" in outputs:
+        outputs["McpEndpoint"] = outputs["EndpointUrl"]
+    atomic_write_text(home / OUTPUTS_FILE, json.dumps(outputs, indent=1, sort_keys=True))
+    return outputs
+
+
 def resolve_bucket(explicit: str | None, configured: str | None, home: Path) -> str:
     """--bucket, else settings.transcripts_bucket, else the TranscriptsBucket stack output."""
     if explicit:
