@@ -23,7 +23,7 @@ def main() -> None:
 def build_cli() -> Any:
     import click
 
-    from episodic.cli import core_cmds
+    from episodic.cli import core_cmds, eval_cmds, harvest_cmds, mcp_cmds
     from episodic.errors import EpisodicError
 
     class EpisodicGroup(click.Group):
@@ -38,15 +38,9 @@ def build_cli() -> Any:
     def cli() -> None:
         """Episodic memory for coding agents: one searchable card per past session."""
 
-    core_cmds.register(cli)
-    for area in ("mcp_cmds", "eval_cmds", "harvest_cmds", "aws_cmds"):
-        try:
-            module = __import__(f"episodic.cli.{area}", fromlist=["register"])
-        except ModuleNotFoundError as exc:
-            if exc.name != f"episodic.cli.{area}":
-                raise
-            continue
-        module.register(cli)
+    # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
+    for area in (core_cmds, mcp_cmds, eval_cmds, harvest_cmds):
+        area.register(cli)
     return cli
 
 
