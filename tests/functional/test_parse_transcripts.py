@@ -9,27 +9,15 @@ from pathlib import Path
 import pytest
 from episodic.models import NotEpisode, SessionSource, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
+from episodic.scrub import default_scrubber
 from episodic.survey import estimate_tokens, render_survey
 
 pytestmark = pytest.mark.transcripts
 
 
-class NoScrub:
-    def scrub_counted(self, text: str, *, key: str | None = None) -> tuple[str, dict[str, int]]:
-        return text, {}
-
-
-def _scrubber() -> object:
-    try:
-        from episodic.scrub import default_scrubber
-    except ImportError:
-        return NoScrub()
-    return default_scrubber()
-
-
 @pytest.fixture(scope="module")
 def parsed(transcripts_dir: Path) -> dict[str, tuple[SessionSource, Trajectory | NotEpisode]]:
-    source = ClaudeCodeSource(_scrubber(), roots=[])  # type: ignore[arg-type]
+    source = ClaudeCodeSource(default_scrubber(), roots=[])
     out = {}
     for found in source.discover([str(transcripts_dir)]):
         rel = str(Path(found.main_path).relative_to(transcripts_dir))

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import pytest
 from episodic.marker import INJECTED_OPEN
 from episodic.models import NotEpisode, SessionSource, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
+from episodic.scrub import Scrubber, default_scrubber
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
 PROJECT = FIXTURES / "projects" / "-home-dev-my-app-v2-0"
@@ -17,27 +17,13 @@ S2 = "22222222-2222-4222-8222-222222222222"
 S3 = "33333333-3333-4333-8333-333333333333"
 
 
-class KeyScrubber:
-    """A stand-in for episodic.scrub.Scrubber that knows one secret kind (tests only)."""
-
-    pattern = re.compile(r"AKIA[0-9A-Z]{16}")
-
-    def scrub_counted(self, text: str, *, key: str | None = None) -> tuple[str, dict[str, int]]:
-        clean, n = self.pattern.subn("[REDACTED:aws-access-key]", text)
-        return clean, ({"aws-access-key": n} if n else {})
-
-
-def scrubber() -> object:
-    try:
-        from episodic.scrub import default_scrubber  # the real one, once it exists
-    except ImportError:
-        return KeyScrubber()
+def scrubber() -> Scrubber:
     return default_scrubber()
 
 
 @pytest.fixture(scope="module")
 def source() -> ClaudeCodeSource:
-    return ClaudeCodeSource(scrubber(), roots=[])  # type: ignore[arg-type]
+    return ClaudeCodeSource(scrubber(), roots=[])
 
 
 @pytest.fixture(scope="module")
