@@ -213,18 +213,20 @@ def register(group: click.Group) -> None:
     @click.option("--query", default=None, help="The search to run after indexing.")
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code history (or the bundled demo corpus) and run a search."""
-        from episodic.backends import build_memory
+        from episodic.backends import build_memory, build_source
         from episodic.parse.discovery import default_roots
         from episodic.search import search_traces
 
         settings = _settings({})
         roots = default_roots(settings)
-        if roots:
+        paths: list[str] | None = None
+        if roots and any(build_source(settings).discover(None)):
             click.echo("Indexing your Claude Code history: " + ", ".join(str(r) for r in roots))
-            paths = None
         else:
             demo = Path(__file__).resolve().parents[1] / "demo"
-            click.echo(f"No ~/.claude/projects here: indexing the bundled demo corpus ({demo}).")
+            click.echo(
+                f"No Claude Code sessions in ~/.claude/projects: indexing the bundled demo corpus ({demo})."
+            )
             paths = [str(demo)]
         report = run_index(settings, paths, settings.tenant, as_json=False)
         _print_report(report)
