@@ -56,14 +56,14 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
 
 
-def pack_card(record: CardRecord, score: float | None = None, max_chars: int = 1500) -> str:
+def pack_card(record: CardRecord, similarity: float | None = None, max_chars: int = 1500) -> str:
     """A card as compact text for an agent: symptom, lesson, traps, checks, outcome; under max_chars."""
     card = record.card
     date = record.started_at.date().isoformat() if record.started_at else "unknown date"
     head = f"Episode {record.session_id} ({date}"
     head += f", project {record.project}" if record.project else ""
     head += f", outcome {card.outcome.value}"
-    head += f", score {score:.2f})" if score is not None else ")"
+    head += f", similarity {similarity:.2f})" if similarity is not None else ")"
     sections = [
         ("Problem", [card.problem]),
         ("Insight", [card.insight] if card.insight else []),

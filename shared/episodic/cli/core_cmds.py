@@ -76,7 +76,7 @@ def _print_hits(hits: list[Any]) -> None:
         click.echo("No sufficiently similar episode.")
         return
     for i, hit in enumerate(hits, 1):
-        click.echo(f"[{i}] " + pack_card(hit.record, hit.score))
+        click.echo(f"[{i}] " + pack_card(hit.record, hit.similarity))
         click.echo("")
 
 

@@ -22,11 +22,11 @@ from collections import Counter
 from collections.abc import Iterable, Iterator
 
 from episodic.distill.checks import card_violations, judge_outcome, text_violations
-from episodic.distill.evidence import check_result, ordered_events, user_denies
+from episodic.distill.evidence import ordered_events, user_denies
+from episodic.distill.heuristic_problem import LINE_NUMBER_RE, first_sentences, problem_statement
 from episodic.distill.heuristic_steps import (
     build_phases,
     critical_checks,
-    error_line,
     failed_attempts,
     select_steps,
     tags_from,
@@ -34,25 +34,14 @@ from episodic.distill.heuristic_steps import (
 from episodic.distill.heuristic_text import (
     clip,
     has_any,
-    looks_like_prose,
     safe_line,
     sentences,
     unique,
-    unmark,
 )
 from episodic.errors import DistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
 from episodic.ports import Distiller, DistillResult
 
-_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
-_COMMAND_NAME_RE = re.compile(r"<command-name>/?([\w:-]+)</command-name>")
-_INTENT_RE = re.compile(
-    r"Primary Request and Intent:?\**:?\s*(.{20,1500}?)(?:\n\s*\**\s*\d+\.\s|\n\n\S|\Z)", re.S
-)
-_SYMPTOM_WORDS_RE = re.compile(
-    r"(?i)\b(?:fail\w*|error\w*|broken|bug|crash\w*|doesn'?t|does not|isn'?t|won'?t|can'?t|cannot|not working|wrong"
-    r"|instead|missing|empty|still|why|stuck|hang\w*|slow|flaky|never|no longer|stopped|unexpected\w*|warning)\b"
-)
 _DECISION_RE = re.compile(
     r"(?i)\b(?:instead of|rather than|instead\b|switch(?:ed|ing)? to|decided|decision|going with|go with|opted|chose"
     r"|prefer|(?:better|simpler|cleaner|safer) (?:approach|option|fix|way)|the (?:right|best|simplest|cleanest|proper)"
@@ -134,7 +123,7 @@ def build_card(traj: Trajectory) -> Card:
     phases = build_phases(events)
     assistant = [e.text[:_SCAN_CHARS] for e in events if e.kind == "assistant" and e.text]
     card = Card(
-        problem=problem_statement(traj, events) or fallback_problem(traj),
+        problem=problem_statement(traj, events, assistant) or fallback_problem(traj),
         steps=select_steps(phases, 12),
         key_decisions=key_decisions(assistant, traj.prompts),
         insight=insight(traj, assistant),
@@ -148,87 +137,6 @@ def build_card(traj: Trajectory) -> Card:
 
 
 # ------------------------------------------------------------------ problem
-
-
-def request_text(prompt: str) -> str:
-    """The request's prose: slash-command arguments, lines before any pasted log, markup removed."""
-    args = _COMMAND_ARGS_RE.search(prompt)
-    if args and args.group(1).strip():
-        name = _COMMAND_NAME_RE.search(prompt)
-        prompt = (f"{name.group(1)}: " if name else "") + args.group(1)
-    kept: list[str] = []
-    size = 0
-    for line in unmark(prompt[:6000]).splitlines():
-        line = line.strip()
-        if not line:
-            continue
-        if not looks_like_prose(line):
-            if size >= 60:
-                break
-            continue
-        kept.append(line)
-        size += len(line)
-        if size > 800:
-            break
-    return " ".join(kept)
-
-
-def first_sentences(text: str, limit: int) -> str:
-    picked: list[str] = []
-    size = 0
-    for sentence in sentences(text):
-        line = safe_line(sentence, limit)
-        if not line:
-            continue
-        if picked and size + len(line) > limit:
-            break
-        picked.append(line)
-        size += len(line) + 1
-    return clip(" ".join(picked), limit)
-
-
-def first_symptom(events: list[Event]) -> str:
-    """The first error a command showed (a failing check first), normalised."""
-    fallback = ""
-    for event in events:
-        call = event.tool
-        if event.kind != "tool" or call is None or call.rejected or not (call.is_error or call.exit_code):
-            continue
-        if check_result(call) is None:
-            continue  # only a failing test, build or lint run states the symptom
-        line = error_line(call.output)
-        if line and call.exit_code not in (None, 0):
-            return line
-        fallback = fallback or line
-    return fallback
-
-
-def problem_statement(traj: Trajectory, events: list[Event]) -> str:
-    parts: list[str] = []
-    request = first_sentences(request_text(traj.request), 300)
-    if request:
-        parts.append(request if request[-1] in ".?!…" else request + ".")
-    title = safe_line(traj.titles[-1], 120) if traj.titles else ""
-    if title and title.lower() not in request.lower():
-        parts.append(title + ".")
-    if len(request) < 120:
-        for summary in traj.compact_summaries[:1]:
-            match = _INTENT_RE.search(summary)
-            intent = first_sentences(match.group(1), 240) if match else ""
-            if intent:
-                parts.append(intent)
-    symptom = first_symptom(events)
-    if symptom:
-        parts.append(f"Symptom: {symptom}.")
-    for prompt in traj.prompts[1:]:
-        if sum(len(p) for p in parts) > 480:
-            break
-        text = request_text(prompt)
-        if 15 <= len(text) <= 400 and _SYMPTOM_WORDS_RE.search(text):
-            restated = first_sentences(text, 160)
-            if restated and restated.lower() not in " ".join(parts).lower():
-                parts.append(restated if restated[-1] in ".?!…" else restated + ".")
-    return clip(" ".join(parts), 600)
 
 
 def fallback_problem(traj: Trajectory) -> str:
@@ -282,6 +190,8 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
                 continue
             items = sentences(text)
             for index, sentence in enumerate(items):
+                if LINE_NUMBER_RE.search(sentence):
+                    continue  # "at line 289 …" is where, not why
                 if _CAUSE_RE.search(sentence) and 30 <= len(sentence) <= 500:
                     found.append(sentence)
                 elif (

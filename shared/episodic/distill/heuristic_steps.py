@@ -35,7 +35,7 @@ _ERROR_LINE_RE = re.compile(
     r"|refused|invalid|missing|mismatch|expected|unknown|unexpected|timed? ?out|not defined|requires?)\b"
 )
 _BORING_ERROR_RE = re.compile(
-    r"(?i)^(?:exit code \d+|error:? exit status \d+|npm err! (?:code|errno|command|path|a complete log)|make: \*\*\*"
+    r"(?i)^(?:exit code \d+|error:? exit status \d+|npm err! (?:code|errno|command|path|a complete log)|npm warn|make: \*\*\*"
     r"|fail\s*$|fail\t|ok\s|exit status|error: process completed|elifecycle|\s*at\s)"
 )
 _DURATION_RE = re.compile(r"\(?\b\d+(?:\.\d+)?(?:ms|s|m)\b\)?")
@@ -242,11 +242,17 @@ def _phase_of(call: ToolCall, done_todos: set[str], created_tasks: list[str]) ->
 
 def select_steps(phases: list[Phase], limit: int = 12) -> list[str]:
     """At most `limit` step lines in order, dropping the least telling phases from the middle first."""
-    chosen = list(range(len(phases)))
+    last_check = max((i for i, p in enumerate(phases) if p.kind == "check"), default=-1)
+    chosen = []
     seen_labels: set[str] = set()
     priorities = []
-    for phase in phases:  # a repeated line says nothing new: least telling
-        priorities.append(0 if phase.label in seen_labels else phase.priority)
+    for index, phase in enumerate(phases):
+        routine = phase.kind == "check" and not phase.failed and index != last_check
+        if routine and phase.label in seen_labels:
+            priorities.append(-1)  # a passing check seen before says nothing new: never shown
+        else:  # a repeated line or a routine passing check is the least telling
+            priorities.append(0 if phase.label in seen_labels or routine else phase.priority)
+            chosen.append(index)
         seen_labels.add(phase.label)
     for priority in range(4):
         if len(chosen) <= limit:

