@@ -16,6 +16,8 @@ import subprocess
 import sys
 import time
 
+from episodic import envsource  # stdlib only: numpy/BLAS are not loaded before the thread count is set
+
 WORDS = [
     "the",
     "websocket",
@@ -140,7 +142,7 @@ def main() -> None:
         return
     print(f"cpus: {os.cpu_count()}, load average: {os.getloadavg()[0]:.2f}")
     for threads in args.threads.split(","):
-        env = dict(os.environ)
+        env = dict(envsource.environ())
         if threads != "default":
             env["OPENBLAS_NUM_THREADS"] = threads
         out = subprocess.run(

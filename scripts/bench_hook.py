@@ -21,6 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from episodic import envsource
 from episodic.auth import LocalTokenStore
 from episodic.backends import build_memory
 from episodic.ingest import store_card
@@ -119,7 +120,7 @@ def main() -> None:
             store_card(memory, TENANT, card, session_id=session_id, distiller=DistillerInfo(kind="heuristic"))
         token = LocalTokenStore(settings.tokens_path).add(TENANT)
         env = {
-            "PATH": os.environ.get("PATH", ""),
+            "PATH": envsource.environ().get("PATH", ""),
             "HOME": str(tmp),
             "EPISODIC_HOME": str(tmp / "hook-home"),
             "EPISODIC_TOKEN": token,

@@ -11,22 +11,10 @@ from pathlib import Path
 
 from episodic.models import Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
+from episodic.scrub import default_scrubber
 from episodic.survey import estimate_tokens, render_survey
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _scrubber() -> object:
-    try:
-        from episodic.scrub import default_scrubber
-    except ImportError:
-
-        class NoScrub:
-            def scrub_counted(self, text: str) -> tuple[str, dict[str, int]]:
-                return text, {}
-
-        return NoScrub()
-    return default_scrubber()
 
 
 def _pct(values: list[int], q: float) -> int:
@@ -39,7 +27,7 @@ def main() -> None:
     parser.add_argument("folder", nargs="?", default=str(REPO.parent / "shared" / "transcripts"))
     parser.add_argument("--budget", type=int, default=6000)
     args = parser.parse_args()
-    source = ClaudeCodeSource(_scrubber(), roots=[])  # type: ignore[arg-type]
+    source = ClaudeCodeSource(default_scrubber(), roots=[])
     budgeted: list[int] = []
     unbounded: list[int] = []
     for found in source.discover([args.folder]):
@@ -47,6 +35,8 @@ def main() -> None:
         if isinstance(traj, Trajectory):
             budgeted.append(estimate_tokens(render_survey(traj, args.budget)))
             unbounded.append(estimate_tokens(render_survey(traj, None)))
+    if not budgeted:
+        raise SystemExit(f"no session transcript found under {args.folder}")
     print(f"trajectories: {len(budgeted)}")
     for name, values in ((f"budget {args.budget}", budgeted), ("unbounded", unbounded)):
         print(

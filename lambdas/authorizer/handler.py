@@ -28,13 +28,12 @@ _runtime: AuthorizerRuntime | None = None
 
 
 def build_runtime() -> AuthorizerRuntime:
-    import boto3
+    from episodic.aws.clients import aws_client
     from episodic.aws.secrets_auth import SecretsManagerAuthenticator
 
     settings = load_settings()
-    session = boto3.Session(profile_name=settings.aws_profile, region_name=settings.aws_region)
-    secret_id = settings.auth_secret_id
-    return AuthorizerRuntime(SecretsManagerAuthenticator(session.client("secretsmanager"), secret_id))
+    client = aws_client(settings, "secretsmanager")
+    return AuthorizerRuntime(SecretsManagerAuthenticator(client, settings.auth_secret_id))
 
 
 def runtime() -> AuthorizerRuntime:

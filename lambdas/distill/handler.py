@@ -137,10 +137,30 @@ def s3_objects(body: str) -> list[tuple[str, str]]:
     ]
 
 
+def _log_failure(record: SQSRecord, bucket: str, key: str, exc: Exception) -> None:
+    # the reason travels with the message id; after 3 receives the message is in the DLQ
+    logger.error(
+        "transcript not distilled",
+        extra={
+            "bucket": bucket,
+            "key": key,
+            "reason": f"{type(exc).__name__}: {exc}",
+            "message_id": record.message_id,
+            "receive_count": record.attributes.approximate_receive_count,
+        },
+    )
+    metrics.add_metric(name="DistillFailures", unit=MetricUnit.Count, value=1)
+
+
 @tracer.capture_method
 def record_handler(record: SQSRecord) -> None:
     rt = runtime()
-    for bucket, key in s3_objects(record.body):
+    try:
+        objects = s3_objects(record.body)
+    except Exception as exc:  # not an S3 notification: a poison message, logged with its reason
+        _log_failure(record, "", "", exc)
+        raise
+    for bucket, key in objects:
         try:
             transcript = fetch_transcript(rt.s3, bucket, key, prefix=rt.settings.transcripts_prefix)
             if transcript is None:
@@ -148,18 +168,7 @@ def record_handler(record: SQSRecord) -> None:
                 continue
             summary = rt.distill_once(transcript=transcript.idempotency_payload(), obj=transcript)
         except Exception as exc:
-            # the reason travels with the message id; after 3 receives the message is in the DLQ
-            logger.error(
-                "transcript not distilled",
-                extra={
-                    "bucket": bucket,
-                    "key": key,
-                    "reason": f"{type(exc).__name__}: {exc}",
-                    "message_id": record.message_id,
-                    "receive_count": record.attributes.approximate_receive_count,
-                },
-            )
-            metrics.add_metric(name="DistillFailures", unit=MetricUnit.Count, value=1)
+            _log_failure(record, bucket, key, exc)
             raise
         logger.info("transcript processed", extra=summary)
         metric = "CardsIndexed" if summary.get("status") == "indexed" else "TranscriptsNotIndexed"

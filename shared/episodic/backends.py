@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
-
+from episodic.aws.clients import aws_client
 from episodic.errors import ConfigError
 from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
 from episodic.scrub import Scrubber
@@ -12,7 +11,7 @@ from episodic.settings import Settings, load_settings
 
 
 def build_scrubber(settings: Settings) -> Scrubber:
-    return Scrubber(settings.scrub_patterns)
+    return Scrubber.from_settings(settings)
 
 
 def build_source(settings: Settings) -> TranscriptSource:
@@ -24,15 +23,6 @@ def build_source(settings: Settings) -> TranscriptSource:
     )
 
 
-def _aws_client(settings: Settings, service: str) -> Any:
-    try:
-        import boto3
-    except ImportError as exc:  # the AWS backends are an optional extra
-        raise ConfigError("the AWS backends need boto3: pip install 'episodic[aws]'") from exc
-    session = boto3.Session(profile_name=settings.aws_profile, region_name=settings.aws_region)
-    return session.client(service)
-
-
 def build_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "hashing":
         from episodic.embed.hashing import HashingEmbedder
@@ -42,7 +32,7 @@ def build_embedder(settings: Settings) -> Embedder:
         from episodic.aws.titan_embedder import TitanEmbedder
 
         return TitanEmbedder(
-            _aws_client(settings, "bedrock-runtime"), settings.titan_model_id, settings.titan_dimension
+            aws_client(settings, "bedrock-runtime"), settings.titan_model_id, settings.titan_dimension
         )
     from episodic.embed.minilm import MiniLMEmbedder
 
@@ -53,7 +43,7 @@ def build_distiller(settings: Settings) -> Distiller:
     if settings.distiller == "bedrock":
         from episodic.aws.bedrock_distiller import BedrockDistiller
 
-        return BedrockDistiller(_aws_client(settings, "bedrock-runtime"), settings.bedrock_model_id)
+        return BedrockDistiller(aws_client(settings, "bedrock-runtime"), settings.bedrock_model_id)
     if settings.distiller == "claude-code":
         from episodic.distill.claude_code import ClaudeCodeDistiller
 
@@ -70,7 +60,7 @@ def build_store(settings: Settings) -> tuple[VectorStore, IngestLedger | None]:
         if not settings.vector_bucket:
             raise ConfigError("EPISODIC_VECTOR_BUCKET is required with EPISODIC_STORE=s3vectors")
         store = S3VectorsStore(
-            _aws_client(settings, "s3vectors"), settings.vector_bucket, settings.vector_index
+            aws_client(settings, "s3vectors"), settings.vector_bucket, settings.vector_index
         )
         return store, None
     from episodic.store.sqlite import SQLiteStore

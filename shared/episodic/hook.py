@@ -73,7 +73,7 @@ def setting(name: str, default: Any = None) -> Any:
 def _number(name: str, default: float) -> float:
     try:
         value = float(setting(name, default))
-    except (TypeError, ValueError):
+    except Exception:  # a bad value, or no home folder to find the config file in: the default
         return default
     return value if value > 0 else default
 
@@ -343,9 +343,12 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
 
 def entry() -> None:
     """Process entry (`python -m episodic.hook`, `episodic hook user-prompt-submit`)."""
-    code = main()
+    code = 0
     try:
+        code = main()
         sys.stdout.flush()
+    except BaseException:  # fail open: never a traceback on stderr, never a non-zero exit
+        code = 0
     finally:
         os._exit(code)  # do not wait for a stuck worker thread
 

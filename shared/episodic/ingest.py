@@ -6,7 +6,9 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Literal
 
+from episodic.distill.claude_code import distill_many
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.models import (
     Card,
@@ -131,7 +133,9 @@ def ingest_trajectory(memory: Memory, trajectory: Trajectory, tenant_id: str) ->
     )
 
 
-def _is_unchanged(memory: Memory, existing: CardRecord | None, trajectory: Trajectory) -> str | None:
+def existing_card_verdict(
+    memory: Memory, existing: CardRecord | None, trajectory: Trajectory
+) -> Literal["unchanged", "kept_better"] | None:
     """'unchanged' / 'kept_better' when no new card is needed, else None."""
     if existing is None:
         return None
@@ -158,31 +162,18 @@ def index_sessions(
     found = list(sources) if sources is not None else list(memory.source.discover(paths))
     report.found = len(found)
     pending = _pending(memory, found, tenant_id, report, progress)
-    concurrency = getattr(memory.distiller, "concurrency", 1)
-    if concurrency > 1:  # e.g. the Claude Code distiller: CLI calls run in parallel, stores stay here
-        from episodic.distill.claude_code import distill_many
-
-        outcomes: Iterator[tuple[tuple[Trajectory, str], DistillResult | BaseException]] = distill_many(
-            memory.distiller, pending, concurrency
-        )
-    else:
-        outcomes = ((item, _distill(memory, *item)) for item in pending)
-    for (trajectory, _survey), outcome in outcomes:
+    # distiller.concurrency > 1 (e.g. Claude Code): calls run in parallel; stores stay in this thread
+    for (trajectory, _survey), outcome in distill_many(
+        memory.distiller, pending, memory.distiller.concurrency
+    ):
         _store_outcome(memory, trajectory, tenant_id, report, outcome)
         if progress:
             progress(trajectory.source)
     return report
 
 
-def _distill(memory: Memory, trajectory: Trajectory, survey: str) -> DistillResult | BaseException:
-    try:
-        return memory.distiller.distill(trajectory, survey)
-    except Exception as exc:  # stored by _store_outcome as a failure with its reason
-        return exc
-
-
 def _needs_card(memory: Memory, trajectory: Trajectory, tenant_id: str, report: IndexReport) -> bool:
-    verdict = _is_unchanged(memory, memory.store.get(tenant_id, trajectory.session_id), trajectory)
+    verdict = existing_card_verdict(memory, memory.store.get(tenant_id, trajectory.session_id), trajectory)
     if verdict == "unchanged":
         report.unchanged += 1
     elif verdict == "kept_better":

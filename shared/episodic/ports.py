@@ -47,6 +47,7 @@ class Distiller(ABC):
     """Turns a trajectory (and its budgeted survey) into a card."""
 
     info: DistillerInfo
+    concurrency: int = 1  # sessions `index_sessions` distills in parallel (e.g. CLI subprocesses)
 
     @abstractmethod
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from episodic.errors import InvalidArgumentError, NotFoundError, TenantError
 from episodic.models import CardRecord, SearchFilters, SearchHit
-from episodic.scrub import default_scrubber
+from episodic.scrub import Scrubber
 from episodic.service import Memory
 
 MAX_QUERY_CHARS = 2000
@@ -31,7 +31,7 @@ def search_traces(
     if not query:
         raise InvalidArgumentError("query must be a non-empty description of the problem")
     # a pasted secret in a query must not reach a remote embedder either
-    query = default_scrubber().scrub(query[:MAX_QUERY_CHARS])
+    query = Scrubber.from_settings(memory.settings).scrub(query[:MAX_QUERY_CHARS])
     vector = memory.embedder.embed([query])[0]
     return memory.store.query(
         tenant_id,

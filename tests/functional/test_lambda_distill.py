@@ -162,3 +162,16 @@ def test_transcript_key_layout() -> None:
     ):
         with pytest.raises(InvalidArgumentError):
             parse_transcript_key(bad, "transcripts/")
+
+
+def test_a_message_that_is_not_an_s3_notification_fails_with_its_reason_logged(
+    cloud: LocalCloud, caplog: pytest.LogCaptureFixture
+) -> None:
+    _drain_test_event(cloud)
+    cloud.sqs.send_message(QueueUrl=cloud.queue_url, MessageBody="not json at all")
+
+    result = cloud.poll_once(distill.handler)
+
+    assert result is not None and len(result["batchItemFailures"]) == 1
+    errors = [r.__dict__ for r in caplog.records if r.getMessage() == "transcript not distilled"]
+    assert len(errors) == 1 and "JSONDecodeError" in errors[0]["reason"]

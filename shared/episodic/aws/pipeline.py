@@ -163,10 +163,8 @@ def distill_transcript(
 ) -> DistillOutcome:
     """Parse, distill and index one session; archive its card. Raises EpisodicError (after recording the
     failure with its reason in the ledger) when no card can be produced."""
-    from episodic.ingest import (
-        distiller_rank,
-        ingest_trajectory,
-    )  # the write path only (the MCP Lambda never loads it)
+    # the write path only (the MCP Lambda never loads it)
+    from episodic.ingest import existing_card_verdict, ingest_trajectory
 
     tenant, key = transcript.tenant_id, transcript.where.main_key
     with tempfile.TemporaryDirectory(prefix="episodic-") as tmp:
@@ -183,15 +181,9 @@ def distill_transcript(
     if isinstance(loaded, NotEpisode):
         return DistillOutcome("skipped", tenant, key, session_id=loaded.session_id, reason=loaded.reason)
 
-    existing = memory.store.get(tenant, loaded.session_id)
-    current = memory.distiller.info
-    if existing is not None:
-        if existing.source_sha256 == loaded.source_sha256 and distiller_rank(
-            existing.distiller
-        ) >= distiller_rank(current):
-            return DistillOutcome("unchanged", tenant, key, session_id=loaded.session_id)
-        if distiller_rank(existing.distiller) > distiller_rank(current):
-            return DistillOutcome("kept_better", tenant, key, session_id=loaded.session_id)
+    verdict = existing_card_verdict(memory, memory.store.get(tenant, loaded.session_id), loaded)
+    if verdict is not None:
+        return DistillOutcome(verdict, tenant, key, session_id=loaded.session_id)
 
     memory.store.ensure_manifest(memory.manifest)
     try:
@@ -288,11 +280,9 @@ class AwsClients:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> AwsClients:
-        try:
-            import boto3
-        except ImportError as exc:  # pragma: no cover - boto3 is in every Lambda runtime
-            raise ConfigError("the AWS backends need boto3: pip install 'episodic[aws]'") from exc
-        session = boto3.Session(profile_name=settings.aws_profile, region_name=settings.aws_region)
+        from episodic.aws.clients import aws_session
+
+        session = aws_session(settings)
         return cls(
             s3=session.client("s3"),
             s3vectors=session.client("s3vectors"),
@@ -326,7 +316,7 @@ def build_aws_memory(
         settings=settings,
         # roots=[]: a Lambda never scans a home folder; it parses the files it is handed
         source=ClaudeCodeSource(
-            Scrubber(settings.scrub_patterns), roots=[], tool_output_chars=settings.tool_output_chars
+            Scrubber.from_settings(settings), roots=[], tool_output_chars=settings.tool_output_chars
         ),
         distiller=distiller or BedrockDistiller(clients.bedrock_runtime, settings.bedrock_model_id),
         embedder=embedder

@@ -7,12 +7,15 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from episodic.models import SearchFilters, SessionSource
 from episodic.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
 
 DEMO_QUERY = "tests pass on my machine but the CI pipeline fails"
 
@@ -59,11 +62,13 @@ def _print_report(report: Any) -> None:
         click.echo(f"  secrets redacted: {redacted} ({', '.join(sorted(report.stats.secrets_redacted))})")
 
 
-def run_index(settings: Settings, paths: Sequence[str] | None, tenant: str, as_json: bool) -> Any:
+def run_index(
+    settings: Settings, paths: Sequence[str] | None, tenant: str, as_json: bool, memory: Memory | None = None
+) -> Any:
     from episodic.backends import build_memory
     from episodic.ingest import index_sessions
 
-    memory = build_memory(settings)
+    memory = memory or build_memory(settings)
     sources = list(memory.source.discover(paths))
     with _progress(len(sources), "indexing", enabled=not as_json) as advance:
         return index_sessions(memory, paths, tenant, progress=advance, sources=sources)
@@ -228,11 +233,11 @@ def register(group: click.Group) -> None:
                 f"No Claude Code sessions in ~/.claude/projects: indexing the bundled demo corpus ({demo})."
             )
             paths = [str(demo)]
-        report = run_index(settings, paths, settings.tenant, as_json=False)
+        memory = build_memory(settings)  # once: the embedder's weights load once
+        report = run_index(settings, paths, settings.tenant, as_json=False, memory=memory)
         _print_report(report)
         question = query or DEMO_QUERY
         click.echo(f'\nsearch: "{question}" (all outcomes)\n')
-        memory = build_memory(settings)
         hits = search_traces(memory, settings.tenant, question, None, SearchFilters(include_unverified=True))
         _print_hits(hits)
 

@@ -59,14 +59,9 @@ def _print_text(result: Any) -> None:
 
 
 def _bedrock_client(settings: Settings) -> Any:
-    try:
-        import boto3
-    except ImportError as exc:
-        from episodic.errors import ConfigError
+    from episodic.aws.clients import aws_client
 
-        raise ConfigError("gen-queries with Bedrock needs boto3: pip install 'episodic[aws]'") from exc
-    session = boto3.Session(profile_name=settings.aws_profile, region_name=settings.aws_region)
-    return session.client("bedrock-runtime")
+    return aws_client(settings, "bedrock-runtime")
 
 
 def register(group: click.Group) -> None:

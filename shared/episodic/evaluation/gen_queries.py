@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from episodic.aws._calls import THROTTLE_CODES, error_code
 from episodic.errors import ConfigError, RetryableDistillError
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, Trajectory
@@ -288,8 +289,8 @@ def bedrock_writer(client: Any, model_id: str, max_tokens: int = 400) -> QueryWr
                 inferenceConfig={"maxTokens": max_tokens, "temperature": 0.4},
             )
         except Exception as exc:
-            code = getattr(exc, "response", {}).get("Error", {}).get("Code", "")
-            if code in ("ThrottlingException", "ServiceUnavailableException", "ModelNotReadyException"):
+            code = error_code(exc)
+            if code in THROTTLE_CODES:
                 raise RetryableDistillError(f"bedrock {code}") from exc
             raise
         blocks = response.get("output", {}).get("message", {}).get("content", [])

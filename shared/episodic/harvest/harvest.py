@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic.auth import validate_tenant
+from episodic.aws._calls import error_code
 from episodic.errors import InvalidArgumentError
 from episodic.harvest.body import ObjScrubber, build_body, read_source_files
 from episodic.harvest.state import HarvestState
@@ -142,11 +143,10 @@ def select_sessions(
 
 
 def aws_error_code(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        code = response.get("Error", {}).get("Code")
-        if code:
-            return str(code)
+    """The AWS error code of the exception or of its cause (S3 transfer wraps ClientError), else its type."""
+    code = error_code(exc)
+    if code:
+        return code
     cause = exc.__cause__ or exc.__context__
     return aws_error_code(cause) if cause is not None and cause is not exc else type(exc).__name__
 

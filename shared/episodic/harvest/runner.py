@@ -31,15 +31,9 @@ def kms_key_id(settings: Settings) -> str | None:
 
 def build_s3_client(settings: Settings, profile: str | None = None) -> Any:
     """An S3 client from the standard credential chain (a named profile when given)."""
-    try:
-        import boto3
-    except ImportError as exc:  # pragma: no cover - boto3 is a dependency of the AWS extra
-        raise ConfigError("harvest needs boto3: pip install 'episodic[aws]'") from exc
-    try:
-        session = boto3.Session(profile_name=profile or settings.aws_profile, region_name=settings.aws_region)
-    except Exception as exc:  # ProfileNotFound and friends: one clear line
-        raise ConfigError(f"cannot open AWS profile {profile or settings.aws_profile!r}: {exc}") from exc
-    return session.client("s3")
+    from episodic.aws.clients import aws_client
+
+    return aws_client(settings, "s3", profile)
 
 
 @dataclass

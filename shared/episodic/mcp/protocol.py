@@ -2,7 +2,7 @@
 
 `McpEndpoint.handle(HttpRequest) -> HttpResponse` is the whole HTTP face: the local server and the
 AWS Lambda both call it unchanged. `handle_jsonrpc` is the message layer the stdio transport reuses.
-Rules: /work reference "mcp-and-hooks" §3-§7 (auth first, 202 for notifications, 405 for GET/DELETE,
+Rules: ../shared/reference/mcp-and-hooks.md §3-§7 (auth first, 202 for notifications, 405 for GET/DELETE,
 no batches, no session ids, no SSE, a 400 for the 2026-07-28 discover probe so clients fall back).
 """
 

@@ -50,9 +50,7 @@ class RecordOutcome:
 
 def find_trajectory(memory: Memory, session_id: str) -> Trajectory | None:
     """The session's scrubbed trajectory from this machine's Claude Code transcripts, or None."""
-    source = getattr(memory, "source", None)
-    if source is None:
-        return None
+    source = memory.source
     try:
         # fast path: <root>/projects/<project>/<session_id>.jsonl; discover only that project folder
         folders = sorted(

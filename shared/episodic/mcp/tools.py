@@ -222,7 +222,7 @@ SEARCH_INPUT_SCHEMA: dict[str, Any] = {
         "tags": {
             "type": "array",
             "items": {"type": "string"},
-            "description": "Only episodes carrying all of these tags (e.g. ['python', 'pytest']).",
+            "description": "Only episodes carrying at least one of these tags (e.g. ['python', 'pytest']).",
         },
         "since": {
             "type": "string",

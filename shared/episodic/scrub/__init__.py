@@ -105,7 +105,7 @@ class Scrubber:
     @classmethod
     def from_settings(cls, settings: Any) -> Scrubber:
         """The scrubber for `Settings.scrub_patterns` (user regexes, redacted as [REDACTED:custom])."""
-        return cls(tuple(settings.scrub_patterns))
+        return _scrubber_for(tuple(settings.scrub_patterns))
 
     @property
     def accelerated(self) -> bool:
@@ -245,6 +245,10 @@ def _outside_placeholders(text: str, spans: list[Span]) -> list[Span]:
 
 
 @functools.cache
+def _scrubber_for(patterns: tuple[str, ...]) -> Scrubber:
+    return Scrubber(patterns)  # built once per pattern set: the trigger automaton is not free
+
+
 def default_scrubber() -> Scrubber:
     """The shared scrubber with the built-in rules only."""
-    return Scrubber()
+    return _scrubber_for(())

@@ -1,0 +1,30 @@
+"""boto3 sessions and clients from the settings (the standard credential chain), made only when asked for.
+
+Stdlib-only at import time, so the authorizer Lambda's cold start stays light.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from episodic.errors import ConfigError
+
+if TYPE_CHECKING:
+    from episodic.settings import Settings
+
+
+def aws_session(settings: Settings, profile: str | None = None) -> Any:
+    """A boto3 session for the configured region (a named profile when given)."""
+    try:
+        import boto3
+    except ImportError as exc:  # the AWS backends are an optional extra
+        raise ConfigError("the AWS backends need boto3: pip install 'episodic[aws]'") from exc
+    name = profile or settings.aws_profile
+    try:
+        return boto3.Session(profile_name=name, region_name=settings.aws_region)
+    except Exception as exc:  # ProfileNotFound and friends: one clear line
+        raise ConfigError(f"cannot open AWS profile {name!r}: {exc}") from exc
+
+
+def aws_client(settings: Settings, service: str, profile: str | None = None) -> Any:
+    return aws_session(settings, profile).client(service)
