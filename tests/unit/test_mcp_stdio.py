@@ -52,3 +52,18 @@ def test_tool_names_follow_the_2025_11_25_rule() -> None:
         ToolRegistry(
             [Tool("a", "t", "d", {"type": "object"}, noop), Tool("a", "t", "d", {"type": "object"}, noop)]
         )
+
+
+def test_an_internal_error_answers_that_request_and_the_session_goes_on() -> None:
+    class Exploding(McpServer):
+        def handle_jsonrpc(self, message: dict, principal: Principal) -> dict | None:  # type: ignore[override]
+            if message.get("id") == 1:
+                raise RuntimeError("boom")
+            return super().handle_jsonrpc(message, principal)
+
+    lines = [json.dumps({"jsonrpc": "2.0", "id": i, "method": "ping"}) for i in (1, 2)]
+    out = io.StringIO()
+    run_stdio(Exploding(ToolRegistry([])), Principal("local"), io.StringIO("\n".join(lines) + "\n"), out)
+    first, second = (json.loads(line) for line in out.getvalue().splitlines())
+    assert first == {"jsonrpc": "2.0", "id": 1, "error": {"code": -32603, "message": "internal error"}}
+    assert second["id"] == 2 and second["result"] == {}

@@ -7,15 +7,15 @@ import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
 from episodic.auth import READ, WRITE, Principal
-from episodic.mcp.protocol import INVALID_REQUEST, PARSE_ERROR, McpServer
+from episodic.mcp.protocol import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, McpServer
 
 if TYPE_CHECKING:
     from episodic.service import Memory
     from episodic.settings import Settings
 
 
-def _error(code: int, message: str) -> dict[str, Any]:
-    return {"jsonrpc": "2.0", "id": None, "error": {"code": code, "message": message}}
+def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
 
 
 def run_stdio(server: McpServer, principal: Principal, stdin: TextIO, stdout: TextIO) -> None:
@@ -32,7 +32,12 @@ def run_stdio(server: McpServer, principal: Principal, stdin: TextIO, stdout: Te
             if isinstance(message, list):
                 answer = _error(INVALID_REQUEST, "JSON-RPC batches are not supported")
             else:
-                answer = server.handle_jsonrpc(message, principal)
+                try:
+                    answer = server.handle_jsonrpc(message, principal)
+                except Exception as exc:  # one bad message must not end the session
+                    print(f"episodic mcp: internal error: {exc!r}", file=sys.stderr)
+                    request_id = message.get("id") if isinstance(message, dict) else None
+                    answer = _error(INTERNAL_ERROR, "internal error", request_id)
         if answer is not None:
             stdout.write(json.dumps(answer, ensure_ascii=False) + "\n")
             stdout.flush()
