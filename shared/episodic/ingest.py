@@ -140,9 +140,11 @@ def existing_card_verdict(
     if existing is None:
         return None
     current = memory.distiller.info
-    if existing.source_sha256 == trajectory.source_sha256 and distiller_rank(
-        existing.distiller
-    ) >= distiller_rank(current):
+    # content hash + distiller id: a new distiller (or version) of equal or higher rank re-distills
+    same_distiller = existing.distiller.id == current.id
+    if existing.source_sha256 == trajectory.source_sha256 and (
+        same_distiller or distiller_rank(existing.distiller) > distiller_rank(current)
+    ):
         return "unchanged"
     if distiller_rank(existing.distiller) > distiller_rank(current):
         return "kept_better"

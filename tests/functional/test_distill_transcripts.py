@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -73,3 +74,20 @@ def test_problem_states_the_request_not_the_markup(cards: dict[str, Card]) -> No
     assert "phx.server" in short.problem and "<command" not in short.problem
     viewer = cards["d-kimuson__claude-code-viewer/fe5e1c67-53e7-4862-81ae-d0e013e3270b.jsonl"]
     assert "todo" in viewer.problem.lower() and "next.js" in viewer.tags
+
+
+def test_problem_never_carries_pasted_commit_headers(cards: dict[str, Card]) -> None:
+    email = re.compile(r"[\w.+-]+@[\w-]+\.[a-z]{2,}\b")
+    for rel, card in cards.items():
+        assert "Author:" not in card.problem and not email.search(card.problem), (rel, card.problem)
+
+
+def test_ticket_pointer_request_takes_its_problem_from_the_tracker(
+    cards: dict[str, Card], trajectories: dict[str, Trajectory]
+) -> None:
+    # "Work on bead X. Run bd show X …": the problem states what `bd show` described, not the instructions
+    pointers = [rel for rel, t in trajectories.items() if t.request.startswith("Work on bead ")]
+    assert pointers
+    for rel in pointers:
+        problem = cards[rel].problem
+        assert "bd ready" not in problem and len(problem) > 120, (rel, problem)

@@ -18,7 +18,7 @@ DEBUG_SESSION = trajectory(
     tool("Read", "/home/dev/proj/biome.json"),
     bash(
         "npm run check",
-        "Checked 120 files\nerror: Found 3 errors in /home/dev/proj/app/lib/auth.server.ts at 0xdeadbeef",
+        "Checked 120 files\nerror: Found 3 lint errors in code this branch never changed, at 0xdeadbeef",
         exit_code=1,
         description="Run the full check",
     ),
@@ -149,3 +149,55 @@ def test_safe_line_turns_paths_into_base_names() -> None:
     assert safe_line("see `npm run check` output") == "see npm run check output"
     assert safe_line("**Step 4:** fix it") == "Step 4: fix it"
     assert safe_line("```\nx := 1\n```") == ""
+
+
+def test_pointer_request_takes_the_problem_from_the_ticket_and_the_diagnosis() -> None:
+    ticket = (
+        "○ proj-abc [EPIC] · Settings page loses unsaved edits   [● P1 · OPEN]\nOwner: Dev · Type: epic\n\n"
+        "DESCRIPTION\n## Problem\nSwitching tabs on the settings page silently throws away what the user typed.\n"
+        "## Output Files\n- `lib/settings_live.ex`\n"
+    )
+    traj = trajectory(
+        prompt("Work on bead proj-abc. Run bd show proj-abc to see the issue details."),
+        bash("bd show proj-abc", ticket),
+        say("The problem is that handleTabChange resets the form state because the draft is never stored."),
+        edit("/w/lib/settings_live.ex"),
+        bash("mix test", "10 tests, 0 failures"),
+        bash("mix test", "10 tests, 0 failures"),
+        edit("/w/lib/settings_live.ex"),
+        bash("mix test", "10 tests, 0 failures"),
+        prompt("Author: Someone <someone@example.com>\nUse a subagent: make me a file about the colour red"),
+    )
+    card = HeuristicDistiller().distill(traj, survey="").card
+    assert card.problem.startswith("Work on bead proj-abc.")
+    assert "Run bd show" not in card.problem  # a pointer request keeps its first sentence only
+    assert "Settings page loses unsaved edits" in card.problem
+    assert "silently throws away what the user typed" in card.problem
+    assert "resets the form state because the draft is never stored" in card.problem
+    assert "handleTabChange" not in card.problem  # code names dropped from the diagnosis
+    assert "colour red" not in card.problem and "example.com" not in card.problem
+    assert card.steps.count("Ran mix test: passed") == 1  # a repeated passing check is shown once
+    assert card_violations(card) == []
+
+
+def test_later_prompt_adds_only_its_symptom_sentences() -> None:
+    traj = trajectory(
+        prompt("can you review the changes in this branch?"),
+        say("Looks fine overall."),
+        prompt("Thanks for looking.\nThe export button still does nothing when the list is empty."),
+    )
+    card = HeuristicDistiller().distill(traj, survey="").card
+    assert "export button still does nothing" in card.problem
+    assert "Thanks for looking" not in card.problem
+
+
+def test_insight_skips_line_number_noise() -> None:
+    traj = trajectory(
+        prompt("the cache never expires"),
+        edit(),
+        say(
+            "At line 289 the issue is that the ttl is ignored. The root cause is that the ttl is read in seconds."
+        ),
+    )
+    card = HeuristicDistiller().distill(traj, survey="").card
+    assert "289" not in card.insight and "read in seconds" in card.insight

@@ -1,13 +1,16 @@
 """The offline distiller: a card from the trajectory alone, no LLM, no network.
 
-problem   the request's first sentences (markup, code, paths and slash-command noise removed), the
-          session title and the compaction summary's stated intent, the first error symptom seen
-          (normalised), and later prompts that restate the symptom: a symptom, not a copy of the request.
+problem   the symptom, not a copy of the request (`heuristic_problem`): the request's first sentences
+          (only the first when it merely points at a ticket, PR or branch), the title, the tracker's
+          description, the user's later symptom sentences, the first error (when it reads as words),
+          the compaction summary's intent and the assistant's first diagnosis without code names.
 steps     tool calls folded into phases ("Read …", "Edited …", "Ran go test: failed (…)"), completed
-          todo items, at most 12, the least telling ones dropped from the middle.
+          todo items, at most 12; a passing check already shown is not repeated, routine passing checks
+          and reads are the first dropped from the middle.
 key_decisions / insight / dead_ends / misleading_intuitions
           sentences of the assistant (and the user's directions) picked by their wording: decision
-          language, root-cause language, "didn't work", a hypothesis later contradicted.
+          language, root-cause language, "didn't work", a hypothesis later contradicted. Decisions that
+          read as words come before code-heavy ones; "at line 289 …" is never an insight.
 critical_checks  failing checks followed by a change of course, and the final check.
 outcome   `judge_outcome` (evidence only). tags: file kinds, tools run, frameworks named.
 Every field passes `card_violations`: text is sanitised, and an item that cannot be saved is dropped.
@@ -23,7 +26,13 @@ from collections.abc import Iterable, Iterator
 
 from episodic.distill.checks import card_violations, judge_outcome, text_violations
 from episodic.distill.evidence import ordered_events, user_denies
-from episodic.distill.heuristic_problem import LINE_NUMBER_RE, first_sentences, problem_statement
+from episodic.distill.heuristic_problem import (
+    LINE_NUMBER_RE,
+    TENTATIVE_RE,
+    first_sentences,
+    problem_statement,
+    reads_as_words,
+)
 from episodic.distill.heuristic_steps import (
     build_phases,
     critical_checks,
@@ -105,7 +114,7 @@ _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near t
 class HeuristicDistiller(Distiller):
     """A card from the trajectory by rules alone (see the module docstring)."""
 
-    info = DistillerInfo(kind="heuristic", model="v1")
+    info = DistillerInfo(kind="heuristic", model="v2")
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
         started = time.perf_counter()
@@ -172,7 +181,9 @@ def first_safe(candidates: Iterable[str], limit: int, chars: int) -> list[str]:
 def key_decisions(assistant: list[str], prompts: list[str]) -> list[str]:
     from_user = matching_sentences((p[:1500] for p in prompts), _DECISION_RE, _DECISION_WORDS, 25, 400)
     from_assistant = matching_sentences(assistant, _DECISION_RE, _DECISION_WORDS, 30, 400)
-    return first_safe(itertools.chain(from_user, from_assistant), 5, 200)
+    candidates = first_safe(itertools.chain(from_user, from_assistant), 10, 200)
+    worded = [c for c in candidates if reads_as_words(c)]  # prose first: code-heavy lines say less
+    return [*worded, *(c for c in candidates if c not in worded)][:5]
 
 
 def insight(traj: Trajectory, assistant: list[str]) -> str:
@@ -190,8 +201,8 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
                 continue
             items = sentences(text)
             for index, sentence in enumerate(items):
-                if LINE_NUMBER_RE.search(sentence):
-                    continue  # "at line 289 …" is where, not why
+                if LINE_NUMBER_RE.search(sentence) or TENTATIVE_RE.search(sentence):
+                    continue  # "at line 289 …" is where, not why; "let me check if …" is not a finding
                 if _CAUSE_RE.search(sentence) and 30 <= len(sentence) <= 500:
                     found.append(sentence)
                 elif (

@@ -1,0 +1,319 @@
+"""The heuristic card's `problem`: the symptom a developer would type next time, not a copy of the request.
+
+Sources, in order of trust: the request's first sentences (markup, pasted logs and commit headers
+removed; kept short when it only points elsewhere: a ticket, "fix the failing tests", "review this
+branch"), the session title, the task a tracker showed (`bd show`, `gh issue view`, `gh pr view`:
+title and the description's first prose), the compaction summary's stated intent, the assistant's
+first diagnosis ("The issue is …"), the first error a check showed (only when it reads as words),
+and later prompts' sentences that state a symptom ("still fails", "doesn't show")."""
+
+from __future__ import annotations
+
+import json
+import re
+
+from episodic.distill.evidence import check_result, command_segments, shell_command
+from episodic.distill.heuristic_steps import error_line
+from episodic.distill.heuristic_text import clip, has_any, looks_like_prose, safe_line, sentences, unmark
+from episodic.models import Event, Trajectory
+
+_COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
+_COMMAND_NAME_RE = re.compile(r"<command-name>/?([\w:-]+)</command-name>")
+_INTENT_RE = re.compile(
+    r"Primary Request and Intent:?\**:?\s*(.{20,1500}?)(?:\n\s*\**\s*\d+\.\s|\n\n\S|\Z)", re.S
+)
+_SYMPTOM_WORDS_RE = re.compile(
+    r"(?i)\b(?:fail\w*|error\w*|broken|bug|crash\w*|doesn'?t|does not|isn'?t|won'?t|can'?t|cannot|not working|wrong"
+    r"|missing|empty|still|why|instead|stuck|hang\w*|slow|flaky|never|no longer|stopped|unexpected\w*|warning|not showing"
+    r"|disappear\w*|lost|but no|nothing|not \w+(?:ed|ing))\b"
+)
+# a pasted commit header or log line: never part of a problem statement
+_PASTED_RE = re.compile(
+    r"(?i)^\s*(?:author|date|commit|co-authored-by|signed-off-by|merge|from|to|cc|subject)\s*:|[\w.+-]+@[\w-]+\.\w+"
+)
+# a later prompt that starts a new, separate task rather than describing this one
+_PASTE_START_RE = re.compile(r"\s(?=[{\[]\s*[\"{]|\d{4}-\d\d-\d\d[T ]|\w+\(\S|[\w.]+:\d+\b)")
+_EDIT_TOOL_NAMES = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_STYLE_CHECK_RE = re.compile(
+    r"(?i)\b(?:lint\w*|fmt|format\w*|vet|credo|dialyzer|biome|eslint|prettier|ruff|mypy|tsc|typecheck|staticcheck)\b"
+)
+_PROBLEM_HEADING_RE = re.compile(
+    r"(?im)^\s*#{1,6}\s*(?:the\s+)?(?:problem|context|background|summary|motivation|symptoms?|bug|issue|why\b[^\n]*)"
+    r"(?:\s+statement)?\s*:?\s*$"
+)
+_NEW_TASK_RE = re.compile(
+    r"(?i)^\s*(?:use a subagent|make me|create (?:a|an|me)|write (?:a|an|me)|generate|draft|now (?:let'?s|do)"
+    r"|next,? |also,? can you (?:add|create|write))"
+)
+# a request that only points at the work (a ticket, a PR, a branch): the problem must come from elsewhere
+_POINTER_RE = re.compile(
+    r"(?i)^\W*(?:(?:can|could|would) (?:you|we)(?: please)? |please |let'?s |pls |ok,? |okay,? )?"
+    r"(?:work on|pick up|look at|continue|resume|implement the following plan|review|rebase|merge|commit"
+    r"|fix (?:the )?(?:failing|broken) (?:tests?|build|ci|lint)|(?:bead|ticket|issue|task|pr|pull request)\s*#?[\w-]*\d)"
+)
+_DIAGNOSIS_RE = re.compile(
+    r"(?i)\b(?:the (?:root cause|real (?:issue|problem|bug)|actual (?:issue|problem|bug)|underlying (?:issue|problem)"
+    r"|issue|problem|bug|culprit|cause) (?:is|was|here is)\b|root cause|this happens (?:because|when)"
+    r"|(?:is|was|are|were) caused by|the reason (?:is|was)|fails because|failing because|broke because"
+    r"|(?:likely|probable|possible) (?:cause|culprit|reason) (?:is|was))"
+)
+TENTATIVE_RE = re.compile(
+    r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b"
+)
+_DIAGNOSIS_WORDS = ("issue", "problem", "bug", "culprit", "cause", "happens", "reason", "because")
+_TASK_COMMAND_RE = re.compile(
+    r"^(?:bd\s+show|gh\s+(?:issue|pr)\s+view|glab\s+(?:issue|mr)\s+view|jira\s+(?:issue\s+)?view|linear\s+issue)\b"
+)
+_TITLE_LINE_RE = re.compile(r"(?im)^title:\s*(.{8,200})$")
+_TRACKER_HEAD_RE = re.compile(
+    r"^\W{0,3}\s*[\w.-]*[\d-][\w.-]*\s+(?:\[\w+\]\s*)?[·:-]\s*(.{8,200}?)\s*(?:\[|$)"
+)
+_CODE_TOKEN_RE = re.compile(r"[\w]+[.(_/\\*<>{}=]\w|\w\(")
+_CODE_WORD_RE = re.compile(r"\w[._/\\(){}<>=*:]+\w|[a-z][A-Z]|\w_\w|\(\)")
+LINE_NUMBER_RE = re.compile(r"(?i)\b(?:at |on |in )?lines? \d+")
+_ASSISTANT_SCAN = 60  # assistant messages searched for the first diagnosis
+
+
+def request_text(prompt: str, joiner: str = " ") -> str:
+    """The request's prose: slash-command arguments, lines before any pasted log, markup removed."""
+    args = _COMMAND_ARGS_RE.search(prompt)
+    if args and args.group(1).strip():
+        name = _COMMAND_NAME_RE.search(prompt)
+        prompt = (f"{name.group(1)}: " if name else "") + args.group(1)
+    kept: list[str] = []
+    size = 0
+    for line in unmark(prompt[:6000]).splitlines():
+        line = line.strip()
+        if not line or _PASTED_RE.search(line):
+            continue
+        if not looks_like_prose(line):
+            prefix = _PASTE_START_RE.split(line, 1)[0].strip()
+            if len(prefix) >= 30 and looks_like_prose(prefix):  # prose, then a log pasted on the same line
+                kept.append(prefix)
+                break
+            if size >= 60:
+                break
+            continue
+        kept.append(line)
+        size += len(line)
+        if size > 800:
+            break
+    return joiner.join(kept)
+
+
+def first_sentences(text: str, limit: int) -> str:
+    picked: list[str] = []
+    size = 0
+    for sentence in sentences(text):
+        line = safe_line(sentence, limit)
+        if not line:
+            continue
+        if picked and size + len(line) > limit:
+            break
+        picked.append(line)
+        size += len(line) + 1
+    return clip(" ".join(picked), limit)
+
+
+def reads_as_words(text: str) -> bool:
+    """Mostly plain words, few code tokens (`a.b`, `f(`, `x_y`): what a person would type."""
+    words = text.split()
+    if len(words) < 4:
+        return False
+    code = len(_CODE_TOKEN_RE.findall(text))
+    return code <= max(1, len(words) // 8)
+
+
+def first_symptom(events: list[Event]) -> str:
+    """The first error a failing check showed, normalised; after the first edit a lint or format
+    complaint is the work's own noise, not the symptom the session started from."""
+    fallback = ""
+    edited = False
+    for event in events:
+        call = event.tool
+        if event.kind != "tool" or call is None or call.rejected:
+            continue
+        if call.name in _EDIT_TOOL_NAMES:
+            edited = True
+        if not (call.is_error or call.exit_code) or check_result(call) is None:
+            continue  # only a failing test, build or lint run states the symptom
+        if edited and _STYLE_CHECK_RE.search(shell_command(call)):
+            continue
+        line = error_line(call.output)
+        if line and call.exit_code not in (None, 0):
+            return line
+        fallback = fallback or line
+    return fallback
+
+
+def _json_task(output: str) -> tuple[str, str]:
+    try:
+        data = json.loads(output[:20000])
+    except ValueError:
+        return "", ""
+    if isinstance(data, list) and data and isinstance(data[0], dict):
+        data = data[0]
+    if not isinstance(data, dict):
+        return "", ""
+    body = data.get("body")
+    if not isinstance(body, str):
+        reviews = data.get("reviews")
+        first = reviews[0] if isinstance(reviews, list) and reviews else None
+        body = first.get("body") if isinstance(first, dict) else ""
+    title = data.get("title")
+    return (title if isinstance(title, str) else ""), (body if isinstance(body, str) else "")
+
+
+def _description_prose(body: str, limit: int) -> str:
+    """The first prose lines of a ticket or PR description (headings, notes, lists of files skipped)."""
+    body = re.sub(r"<!--.*?-->", " ", body, flags=re.S)
+    kept: list[str] = []
+    size = 0
+    for raw in unmark(body[:4000]).splitlines():
+        line = raw.strip()
+        if line.startswith("[!") or not looks_like_prose(line) or not reads_as_words(line):
+            continue
+        kept.append(line)
+        size += len(line)
+        if size >= limit:
+            break
+    return first_sentences(" ".join(kept), limit)
+
+
+def section_prose(text: str, limit: int) -> str:
+    """The prose of a plan's or ticket's Problem / Context / Background / Summary section, if it has one."""
+    heading = _PROBLEM_HEADING_RE.search(text[:8000])
+    if heading is None:
+        return ""
+    body = text[heading.end() : heading.end() + 3000]
+    following = re.search(r"(?m)^\s*#{1,6}\s", body)
+    return _description_prose(body[: following.start()] if following else body, limit)
+
+
+def task_description(events: list[Event]) -> str:
+    """Title and first description prose of the first ticket / issue / PR shown before any edit."""
+    for event in events:
+        call = event.tool
+        if event.kind != "tool" or call is None:
+            continue
+        if call.name in _EDIT_TOOL_NAMES:
+            return ""
+        command = shell_command(call) if call.command or call.name == "Bash" else ""
+        if not command or call.is_error or not call.output:
+            continue
+        if not any(_TASK_COMMAND_RE.match(seg.strip()) for seg in command_segments(command)):
+            continue
+        output = call.output
+        title, body = _json_task(output) if output.lstrip()[:1] in "{[" else ("", "")
+        if not title:
+            head = _TITLE_LINE_RE.search(output[:2000])
+            tracker = _TRACKER_HEAD_RE.match(output.lstrip()[:300])
+            title = (head.group(1) if head else "") or (tracker.group(1) if tracker else "")
+        if not body:
+            for marker in ("DESCRIPTION", "\n--\n"):
+                at = output.find(marker)
+                if at >= 0:
+                    body = output[at + len(marker) :]
+                    break
+        title = safe_line(title, 160)
+        prose = (section_prose(body, 400) or _description_prose(body, 400)) if body else ""
+        text = " ".join(p if p[-1] in ".?!…" else p + "." for p in (title, prose) if p)
+        if text:
+            return text
+    return ""
+
+
+def first_diagnosis(assistant: list[str], limit: int = 2) -> list[str]:
+    """The assistant's first root-cause sentences, when they read as words."""
+    found: list[str] = []
+    for text in assistant[:_ASSISTANT_SCAN]:
+        if not (has_any(text, _DIAGNOSIS_WORDS) and _DIAGNOSIS_RE.search(text)):
+            continue
+        for sentence in sentences(text):
+            if not (40 <= len(sentence) <= 400) or sentence.endswith("?") or LINE_NUMBER_RE.search(sentence):
+                continue
+            if (
+                _DIAGNOSIS_RE.search(sentence)
+                and reads_as_words(sentence)
+                and not TENTATIVE_RE.search(sentence)
+            ):
+                line = safe_line(sentence, 220)
+                if line and line not in found:
+                    found.append(line)
+                    if len(found) >= limit:
+                        return found
+    return found
+
+
+def symptom_sentences(prompt: str, limit: int) -> str:
+    """A later prompt's sentences that state a symptom (none when the prompt starts a new task)."""
+    text = request_text(prompt, "\n")
+    if not (15 <= len(text) <= 600) or _NEW_TASK_RE.match(text):
+        return ""
+    items = [s for s in sentences(text) if not _NEW_TASK_RE.match(s)]
+    first = next((i for i, s in enumerate(items) if len(s) >= 25 and _SYMPTOM_WORDS_RE.search(s)), None)
+    if first is None:
+        return ""
+    start = first
+    # unpunctuated fragments just before it (list items, "testing shows:") belong to the same symptom
+    while (
+        start > 0 and first - start < 2 and len(items[start - 1]) < 80 and items[start - 1][-1] not in ".!?"
+    ):
+        start -= 1
+    picked = items[start:]
+    picked = [
+        s
+        for i, s in enumerate(picked)
+        if i + 1 >= len(picked) or not picked[i + 1].startswith(s.rstrip(".…"))
+    ]
+    return first_sentences(" ".join(picked), limit)
+
+
+def _sentence(text: str) -> str:
+    return text if not text or text[-1] in ".?!…" else text + "."
+
+
+def plain_words(text: str) -> str:
+    """Code names (`fooBar`, `a.b`, `x_y`, `f()`) dropped: the words a developer would type about it."""
+    kept = [w for w in text.split() if not _CODE_WORD_RE.search(w)]
+    return " ".join(kept) if len(kept) >= 6 else ""
+
+
+def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
+    request = first_sentences(request_text(traj.request), 300)
+    points_elsewhere = bool(_POINTER_RE.search(request[:80]))
+    if points_elsewhere:  # the request only points at the work: its first sentence is enough
+        request = first_sentences(sentences(request)[0], 120)
+    pointer = points_elsewhere or len(request) < 140
+    parts: list[str] = [_sentence(request)] if request else []
+    if points_elsewhere or len(traj.request) > 1000:  # a pasted plan or ticket: its problem section
+        section = section_prose(traj.request, 300)
+        if section and section.lower() not in request.lower():
+            parts.append(_sentence(section))
+
+    def add(text: str, budget: int = 600) -> None:
+        low = " ".join(parts).lower()
+        if text and text.lower().rstrip(".") not in low and len(low) + len(text) <= budget:
+            parts.append(_sentence(text))
+
+    if traj.titles:
+        add(safe_line(traj.titles[-1], 120))
+    add(task_description(events))
+    restated = 0
+    for prompt in traj.prompts[1:12]:  # the user's own words about what still goes wrong
+        if restated >= 2:
+            break
+        line = symptom_sentences(prompt, 200)
+        if line:
+            add(line, 450)
+            restated += 1
+    symptom = first_symptom(events)
+    if symptom and reads_as_words(symptom):
+        add(f"Symptom: {symptom}")
+    if pointer or len(request) < 200:
+        for summary in traj.compact_summaries[:1]:
+            match = _INTENT_RE.search(summary)
+            add(first_sentences(match.group(1), 240) if match else "")
+    for line in first_diagnosis(assistant, 3 if pointer else 2):
+        add(plain_words(line))
+    return clip(" ".join(p for p in parts if p), 600)

@@ -1,0 +1,70 @@
+"""The write path's idempotency rules: content hash + distiller id, and better cards are never replaced."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from episodic.backends import build_memory
+from episodic.distill.heuristic import HeuristicDistiller
+from episodic.embed.hashing import HashingEmbedder
+from episodic.ingest import index_sessions, store_card
+from episodic.models import Card, DistillerInfo, Trajectory
+from episodic.ports import Distiller, DistillResult
+from episodic.service import Memory
+from episodic.settings import load_settings
+
+DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+
+
+class VersionedHeuristic(Distiller):
+    """The heuristic distiller under another version id (what a release of a new distiller looks like)."""
+
+    def __init__(self, version: str) -> None:
+        self.inner = HeuristicDistiller()
+        self.info = DistillerInfo(kind="heuristic", model=version)
+        self.calls = 0
+
+    def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        self.calls += 1
+        return self.inner.distill(trajectory, survey)
+
+
+class Failing(Distiller):
+    info = DistillerInfo(kind="bedrock", model="m")
+
+    def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        raise RuntimeError("model exploded")
+
+
+def memory_with(distiller: Distiller) -> Memory:
+    return build_memory(load_settings(), embedder=HashingEmbedder(384), distiller=distiller)
+
+
+@pytest.mark.usefixtures("episodic_home")
+def test_same_distiller_is_unchanged_a_new_version_redistills() -> None:
+    first = VersionedHeuristic("v1")
+    assert index_sessions(memory_with(first), [str(DEMO)], "local").indexed == 6
+    again = index_sessions(memory_with(VersionedHeuristic("v1")), [str(DEMO)], "local")
+    assert (again.indexed, again.unchanged) == (0, 6)
+    upgraded = index_sessions(memory_with(VersionedHeuristic("v2")), [str(DEMO)], "local")
+    assert (upgraded.indexed, upgraded.replaced) == (6, 6)
+
+
+@pytest.mark.usefixtures("episodic_home")
+def test_an_agent_written_card_is_kept_and_failures_are_recorded_for_a_retry() -> None:
+    memory = memory_with(VersionedHeuristic("v1"))
+    index_sessions(memory, [str(DEMO)], "local")
+    record = next(iter(memory.store.iter_records("local")))
+    card = Card(problem="a self-written card", outcome="unverified")
+    store_card(memory, "local", card, session_id=record.session_id, distiller=DistillerInfo(kind="self"))
+    rerun = index_sessions(memory_with(VersionedHeuristic("v2")), [str(DEMO)], "local")
+    assert rerun.kept_better == 1 and rerun.indexed == 5
+    assert memory.store.get("local", record.session_id).card.problem == "a self-written card"  # type: ignore[union-attr]
+
+    failing = memory_with(Failing())
+    report = index_sessions(failing, [str(DEMO)], "local")
+    assert report.indexed == 0 and len(report.failed) == 5  # the self card outranks bedrock: kept
+    assert all("model exploded" in reason for _, reason in report.failed)
+    assert failing.ledger is not None and len(failing.ledger.failures("local")) == 5
+    assert memory.store.count("local") == 6  # nothing was lost or half-indexed
