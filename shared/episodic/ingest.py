@@ -118,9 +118,16 @@ def _record_failure(memory: Memory, tenant_id: str, source: SessionSource, sha: 
     )
 
 
+def survey_for(memory: Memory, trajectory: Trajectory) -> str:
+    """The budgeted survey, rendered only for distillers that read it."""
+    if not memory.distiller.uses_survey:
+        return ""
+    return render_survey(trajectory, memory.settings.survey_token_budget)
+
+
 def ingest_trajectory(memory: Memory, trajectory: Trajectory, tenant_id: str) -> CardRecord:
     """Distill one parsed session and store its card; raises EpisodicError when it cannot."""
-    survey = render_survey(trajectory, memory.settings.survey_token_budget)
+    survey = survey_for(memory, trajectory)
     result = memory.distiller.distill(trajectory, survey)
     return store_card(
         memory,
@@ -246,7 +253,7 @@ def _pending(
             if isinstance(loaded, NotEpisode):
                 report.skipped[loaded.reason] += 1
             elif _needs_card(memory, loaded, tenant_id, report):
-                yield loaded, render_survey(loaded, memory.settings.survey_token_budget)
+                yield loaded, survey_for(memory, loaded)
                 continue  # its progress tick comes when its card is stored
         if progress:
             progress(source)

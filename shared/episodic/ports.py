@@ -48,6 +48,7 @@ class Distiller(ABC):
 
     info: DistillerInfo
     concurrency: int = 1  # sessions `index_sessions` distills in parallel (e.g. CLI subprocesses)
+    uses_survey: bool = True  # False: the distiller reads the trajectory itself, so no survey is rendered
 
     @abstractmethod
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:

@@ -115,6 +115,7 @@ class HeuristicDistiller(Distiller):
     """A card from the trajectory by rules alone (see the module docstring)."""
 
     info = DistillerInfo(kind="heuristic", model="v2")
+    uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
         started = time.perf_counter()
