@@ -125,3 +125,56 @@ def test_model_package_init_is_not_imported() -> None:
     sys.modules.pop(minilm.MODEL_PACKAGE, None)
     minilm.find_model_dir()
     assert minilm.MODEL_PACKAGE not in sys.modules
+
+
+def test_bad_worker_count_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="workers"):
+        minilm.MiniLMEmbedder(model_dir=tmp_path, workers=0)
+
+
+@needs_model
+def test_worker_processes_give_the_in_process_vectors() -> None:
+    # short texts of varied length: several batches, spread over two spawned workers
+    words = [
+        "the",
+        "retry",
+        "loop",
+        "hides",
+        "a",
+        "timeout",
+        "when",
+        "the",
+        "cache",
+        "is",
+        "stale",
+        "on",
+        "ci",
+    ]
+    texts = [
+        " ".join(words[: 1 + i % len(words)]) + f" case {i}" for i in range(minilm.PARALLEL_MIN_TEXTS + 6)
+    ]
+    single = minilm.MiniLMEmbedder(workers=1, batch_size=8)
+    parallel = minilm.MiniLMEmbedder(workers=2, batch_size=8)
+    try:
+        spread = parallel.embed(texts)
+        assert parallel._pool is not None  # the bulk call really went to the workers
+    finally:
+        parallel.close()
+    assert parallel._pool is None
+    assert np.abs(spread - single.embed(texts)).max() < 1e-5
+
+
+@needs_model
+def test_a_broken_worker_pool_falls_back_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    model = minilm.MiniLMEmbedder(workers=2)
+
+    def broken(texts: object) -> np.ndarray:
+        raise BrokenProcessPool("a worker died")
+
+    monkeypatch.setattr(model, "_embed_parallel", broken)
+    texts = [f"note number {i}" for i in range(minilm.PARALLEL_MIN_TEXTS)]
+    vectors = model.embed(texts)
+    assert model.workers == 1
+    assert np.allclose(vectors, minilm.MiniLMEmbedder(workers=1).embed(texts), atol=1e-6)

@@ -157,11 +157,11 @@ def test_keyword_half_respects_filters_and_tenant(db: Path) -> None:
 
 def test_threshold_rescue_needs_keyword_rank_one_and_half_the_threshold() -> None:
     sims = {1: (0.06, "struct"), 2: (0.04, "struct"), 3: (0.5, "struct")}
-    fused = hybrid.fuse([3, 1, 2], [1, 2], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
+    fused = hybrid.fuse([[3, 1, 2]], [1, 2], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
     assert sorted(f.key for f in fused) == [1, 3]  # 1 rescued (keyword #1, 0.06 >= 0.05); 2 is not (#2)
-    fused = hybrid.fuse([3, 1, 2], [2, 1], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
+    fused = hybrid.fuse([[3, 1, 2]], [2, 1], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
     assert [f.key for f in fused] == [3]  # 2 is keyword #1 but 0.04 < 0.05; 1 is keyword #2
-    assert hybrid.fuse([3], [], sims, k=5, min_similarity=0.6, keyword_weight=0.5) == []
+    assert hybrid.fuse([[3]], [], sims, k=5, min_similarity=0.6, keyword_weight=0.5) == []
 
 
 def test_without_the_keyword_half_the_keyword_target_is_missed(db: Path) -> None:
@@ -259,3 +259,20 @@ def test_a_large_k_ranks_every_session(db: Path) -> None:
         put(store, make_record(f"s{i}", f"{PROBLEMS['db']} case {i}"))
     hits = search(store, TENANT_A, PROBLEMS["db"], k=500, min_similarity=-1.0)
     assert sorted(ids(hits)) == sorted(f"s{i}" for i in range(120))
+
+
+def test_selective_terms_keep_shared_vocabulary_that_still_ranks() -> None:
+    # a word in a third of the cards still has a positive bm25 idf: a team's shared words discriminate
+    assert hybrid.selective_terms(["flaky", "the"], {"flaky": 330, "the": 990}, 1000) == ["flaky"]
+    assert hybrid.selective_terms(["half"], {"half": 500}, 1000) == ["half"]
+    assert hybrid.selective_terms(["most"], {"most": 501}, 1000) == []
+
+
+def test_each_rendering_ranking_votes_with_an_equal_share() -> None:
+    # 1 is first for one rendering and second for the other; 2 is first for one but last for the other
+    sims = {1: (0.5, None), 2: (0.6, None), 3: (0.55, None)}
+    fused = hybrid.fuse([[2, 1, 3], [1, 3, 2]], [], sims, k=3, min_similarity=0.1, keyword_weight=0.5)
+    assert [f.key for f in fused] == [1, 2, 3]  # not the order of the best similarity (2, 3, 1)
+    assert fused[0].score == pytest.approx(0.5 / (hybrid.RRF_K + 1) + 0.5 / (hybrid.RRF_K + 2))
+    keyword = hybrid.fuse([[2, 1, 3], [1, 3, 2]], [3], sims, k=3, min_similarity=0.1, keyword_weight=0.5)
+    assert keyword[0].key == 3 and keyword[0].keyword_rank == 1

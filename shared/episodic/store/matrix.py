@@ -1,7 +1,7 @@
 """One tenant's vectors as one in-memory float32 matrix, with the per-session metadata filters need.
 
-Rows are grouped by session (one row per rendering), so the best rendering per session is one
-`np.maximum.reduceat`. Built from the database on first query and whenever the tenant's write
+Rows are grouped by session (one row per rendering); a query scores every row with one matrix product
+and spreads the cosines into one row per rendering (`per_rendering`). Built from the database on first query and whenever the tenant's write
 generation moves (a write by this process or any other).
 """
 
@@ -108,12 +108,13 @@ class TenantMatrix:
             mask &= tagged
         return mask
 
-    def best(self, query: np.ndarray) -> np.ndarray:
-        """(S,) best cosine per session over its renderings (rows and query are unit vectors)."""
-        if not len(self):
-            return np.zeros(0, dtype=np.float32)
-        result: np.ndarray = np.maximum.reduceat(self.matrix @ query, self.starts)
-        return result
+    def per_rendering(self, query: np.ndarray) -> np.ndarray:
+        """(len(renderings), S) cosine of each session's vector for each rendering; -inf where it has none."""
+        out = np.full((len(self.renderings), len(self)), -np.inf, dtype=np.float32)
+        if len(self):
+            sessions = np.repeat(np.arange(len(self)), np.diff(np.append(self.starts, len(self.matrix))))
+            out[self.row_rendering, sessions] = self.matrix @ query
+        return out
 
     def best_rendering(self, session: int, query: np.ndarray) -> str:
         lo = int(self.starts[session])

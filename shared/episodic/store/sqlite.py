@@ -2,8 +2,9 @@
 
 Safe for one writer and many readers across processes (WAL, busy_timeout): the MCP server reads while
 `index` writes. Vector search is exact cosine over an in-memory float32 matrix per tenant, rebuilt when
-that tenant's write generation moves; the keyword half is FTS5 bm25 over `render.keyword_text(card)`;
-the two are fused by reciprocal-rank fusion (see `episodic.store.hybrid` for the threshold rule).
+that tenant's write generation moves, ranked once per rendering; the keyword half is FTS5 bm25 over
+`render.keyword_text(card)`; the rankings are fused by reciprocal-rank fusion (see
+`episodic.store.hybrid` for the weights and the threshold rule).
 """
 
 from __future__ import annotations
@@ -35,6 +36,14 @@ from episodic.store.schema import migrate
 
 CANDIDATES = 50  # per half, before fusion: far more than k (<= 5), few enough to stay fast
 _PAGE = 500
+
+
+def _top(scores: np.ndarray, allowed: np.ndarray, depth: int) -> list[int]:
+    """The `depth` best of the allowed sessions that have a score (not -inf), best first."""
+    allowed = allowed[np.isfinite(scores[allowed])]
+    if len(allowed) > depth:
+        allowed = allowed[np.argpartition(-scores[allowed], depth - 1)[:depth]]
+    return [int(i) for i in allowed[np.argsort(-scores[allowed], kind="stable")]]
 
 
 def _now() -> str:
@@ -346,18 +355,15 @@ class SQLiteStore(VectorStore, IngestLedger):
                 return []
             depth = max(CANDIDATES, k)  # an evaluation may ask for every session
             keyword_rowids = self._keyword_ranked(conn, tenant, query_text, filters, depth)
-            best = matrix.best(query)
+            per_rendering = matrix.per_rendering(query)
+            best = per_rendering.max(axis=0)  # every session has at least one rendering
             allowed = np.flatnonzero(matrix.allowed(filters))
-            if len(allowed) > depth:
-                top = allowed[np.argpartition(-best[allowed], depth - 1)[:depth]]
-            else:
-                top = allowed
-            vector_ranked = [int(i) for i in top[np.argsort(-best[top], kind="stable")]]
+            vector_rankings = [_top(cosines, allowed, depth) for cosines in per_rendering]
             keyword_ranked = [matrix.index_of[r] for r in keyword_rowids if r in matrix.index_of]
-            candidates = set(vector_ranked) | set(keyword_ranked)
+            candidates = set(keyword_ranked).union(*vector_rankings)
             similarity: dict[int, tuple[float, str | None]] = {i: (float(best[i]), None) for i in candidates}
             fused = hybrid.fuse(
-                vector_ranked,
+                vector_rankings,
                 keyword_ranked,
                 similarity,
                 k=k,

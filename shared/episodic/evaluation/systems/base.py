@@ -37,7 +37,7 @@ class SystemContext:
             self._memo[key] = build()
         return self._memo[key]  # type: ignore[no-any-return]
 
-    def embed(self, texts: Sequence[str], label: str, batch: int = 64) -> np.ndarray:
+    def embed(self, texts: Sequence[str], label: str, batch: int = 256) -> np.ndarray:
         """Embed with progress, in batches (the embedder caches by content when it can)."""
         self.progress.start(label, len(texts))
         parts: list[np.ndarray] = []

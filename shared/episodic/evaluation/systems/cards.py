@@ -84,6 +84,8 @@ def _default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
         store.ensure_manifest(memory.manifest)
         distiller = corpus.distiller
         assert distiller is not None, "distill_corpus runs before card systems are built"
+        for rendering in settings.renderings:  # bulk first (parallel, cached): store_card then hits the cache
+            card_vectors(context, corpus, rendering)
         context.progress.start("default: indexing cards", len(corpus.cards))
         for session_id, card in corpus.cards.items():
             store_card(
@@ -110,7 +112,10 @@ class DefaultSystem(RetrievalSystem):
     """
 
     name = "hybrid"
-    description = "the default retrieval: search_traces on the SQLite store (hybrid, fused), all outcomes"
+    description = (
+        "the default retrieval: search_traces on the SQLite store (RRF of one cosine ranking per rendering "
+        "and the FTS5 keyword ranking), all outcomes"
+    )
     needs_cards = True
     verified_only = False
 
