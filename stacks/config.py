@@ -34,7 +34,7 @@ class StackConfig:
     titan_model_id: str = "amazon.titan-embed-text-v2:0"
     titan_dimension: int = 1024
     renderings: tuple[str, ...] = RENDERINGS
-    query_rendering: str = "struct"
+    query_rendering: str = "all"
     provisioned_concurrency: int = 1
     distill_max_concurrency: int = 2
     distill_batch_size: int = 2
@@ -54,7 +54,7 @@ class StackConfig:
             raise ContextError(
                 f"renderings must be a non-empty subset of {list(RENDERINGS)}, got {list(self.renderings)}"
             )
-        if self.query_rendering not in self.renderings:
+        if self.query_rendering != "all" and self.query_rendering not in self.renderings:
             raise ContextError(
                 f"queryRendering {self.query_rendering!r} is not indexed: renderings are {list(self.renderings)}. "
                 "Add it to `renderings` or query with an indexed one."

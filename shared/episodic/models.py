@@ -234,6 +234,7 @@ class SearchFilters(BaseModel):
     project: str | None = None
     tags: list[str] = Field(default_factory=list)
     since: datetime | None = None
+    renderings: list[str] = Field(default_factory=list)  # compare the query with these only (empty: all)
 
 
 class SearchHit(BaseModel):

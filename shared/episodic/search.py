@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from episodic.errors import InvalidArgumentError, NotFoundError, TenantError
+from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError, TenantError
 from episodic.models import CardRecord, SearchFilters, SearchHit
 from episodic.scrub import Scrubber
 from episodic.service import Memory
@@ -32,13 +32,21 @@ def search_traces(
         raise InvalidArgumentError("query must be a non-empty description of the problem")
     # a pasted secret in a query must not reach a remote embedder either
     query = Scrubber.from_settings(memory.settings).scrub(query[:MAX_QUERY_CHARS])
+    filters = filters or SearchFilters()
+    wanted = memory.settings.query_rendering
+    if wanted != "all":
+        if wanted not in memory.settings.renderings:
+            raise ConfigError(
+                f"query rendering {wanted!r} is not indexed (renderings: {memory.settings.renderings})"
+            )
+        filters = filters.model_copy(update={"renderings": [wanted]})
     vector = memory.embedder.embed([query])[0]
     return memory.store.query(
         tenant_id,
         vector,
         query,
         k,
-        filters or SearchFilters(),
+        filters,
         memory.manifest,
         memory.min_similarity,
     )

@@ -42,7 +42,7 @@ class Settings(BaseSettings):
     embedder: Literal["minilm", "hashing", "titan"] = "minilm"
     distiller: Literal["heuristic", "bedrock", "claude-code"] = "heuristic"
     renderings: list[str] = Field(default_factory=lambda: list(RENDERINGS))
-    query_rendering: str = "struct"
+    query_rendering: str = "all"  # the rendering queries are compared with; `all` fuses every indexed one
     hashing_dimension: int = 384
 
     # parsing, survey, scrubbing
@@ -102,6 +102,13 @@ class Settings(BaseSettings):
         unknown = [r for r in value if r not in RENDERINGS]
         if unknown or not value:
             raise ValueError(f"renderings must be a non-empty subset of {list(RENDERINGS)}, got {value}")
+        return value
+
+    @field_validator("query_rendering")
+    @classmethod
+    def _known_query_rendering(cls, value: str) -> str:
+        if value != "all" and value not in RENDERINGS:
+            raise ValueError(f"query_rendering must be 'all' or one of {list(RENDERINGS)}, got {value!r}")
         return value
 
     @classmethod

@@ -366,3 +366,22 @@ class VectorStoreContract:
             for tenant in (TENANT_A, TENANT_B):
                 hits = search(store, tenant, " ".join(pair), k=5, min_similarity=-1.0)
                 assert all(h.record.tenant_id == tenant for h in hits)
+
+    def test_a_query_rendering_compares_with_that_rendering_only(self, store: VectorStore) -> None:
+        unit = np.zeros(EMBEDDER.dimension, dtype=np.float32)
+        unit[0] = 1.0
+        other = np.zeros(EMBEDDER.dimension, dtype=np.float32)
+        other[1] = 1.0
+        # "steps-match" matches the query on its struct vector, "lesson-match" on its reflect vector
+        for session, close in (("steps-match", "struct"), ("lesson-match", "reflect")):
+            record = make_record(session, f"zzq{session}")
+            vectors = [
+                StoredVector(rendering=r, text=r, vector=unit if r == close else other)
+                for r in MANIFEST.renderings
+            ]
+            store.upsert(record, vectors, MANIFEST)
+        only = SearchFilters(renderings=["reflect"])
+        hits = search(store, TENANT_A, "qqq", k=2, filters=only, vector=unit, min_similarity=0.5)
+        assert ids(hits) == ["lesson-match"]
+        both = search(store, TENANT_A, "qqq", k=2, vector=unit, min_similarity=0.5)
+        assert sorted(ids(both)) == ["lesson-match", "steps-match"]

@@ -124,6 +124,7 @@ def build_filter(
     project: str | None,
     tags: list[str],
     since: datetime | None,
+    renderings: list[str] | None = None,
 ) -> dict[str, Any]:
     """Every query's filter: the tenant always, then the caller's narrowing."""
     clauses: list[dict[str, Any]] = [{"tenant": {"$eq": tenant_id}}]
@@ -136,4 +137,6 @@ def build_filter(
         clauses.append({"tags": {"$in": wanted}})
     if since is not None:
         clauses.append({"started_at": {"$gte": epoch_seconds(since)}})
+    if renderings:
+        clauses.append({"rendering": {"$in": sorted(renderings)}})
     return {"$and": clauses}

@@ -297,6 +297,7 @@ class S3VectorsStore(VectorStore):
                 project=filters.project,
                 tags=list(filters.tags),
                 since=filters.since,
+                renderings=list(filters.renderings),
             ),
             "returnMetadata": True,
             "returnDistance": True,

@@ -181,9 +181,18 @@ def call_passed(call: ToolCall) -> bool:
     return not output_shows_failure(call.output)
 
 
+# A literal every alternative of _OUTPUT_FAIL_RE contains: output with none of them is not scanned.
+_OUTPUT_FAIL_NEEDLES = (
+    "FAIL", "fail", "rror", "RROR", "Traceback", "panic: ", "npm ERR!", "✗", "✖", "Process completed",
+)  # fmt: skip
+
+
 @lru_cache(maxsize=1024)
 def output_shows_failure(output: str) -> bool:
-    return bool(_OUTPUT_FAIL_RE.search(output))
+    for needle in _OUTPUT_FAIL_NEEDLES:  # noqa: SIM110 - a plain loop: cheaper than any() over a generator
+        if needle in output:
+            return bool(_OUTPUT_FAIL_RE.search(output))
+    return False
 
 
 def check_result(call: ToolCall) -> CheckResult | None:

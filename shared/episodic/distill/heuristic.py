@@ -46,31 +46,42 @@ from episodic.distill.heuristic_text import (
     safe_line,
     sentences,
     unique,
+    with_first_chars,
 )
 from episodic.errors import DistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
 from episodic.ports import Distiller, DistillResult
 
-_DECISION_RE = re.compile(
-    r"(?i)\b(?:instead of|rather than|instead\b|switch(?:ed|ing)? to|decided|decision|going with|go with|opted|chose"
-    r"|prefer|(?:better|simpler|cleaner|safer) (?:approach|option|fix|way)|the (?:right|best|simplest|cleanest|proper)"
-    r" (?:fix|approach|way|solution)|trade-?off|to avoid|not acceptable|shouldn'?t|should not|don'?t want)\b"
+_DECISION_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:instead of|rather than|instead\b|switch(?:ed|ing)? to|decided|decision|going with|go with|opted|chose"
+        r"|prefer|(?:better|simpler|cleaner|safer) (?:approach|option|fix|way)|the (?:right|best|simplest|cleanest|proper)"
+        r" (?:fix|approach|way|solution)|trade-?off|to avoid|not acceptable|shouldn'?t|should not|don'?t want)\b"
+    )
 )
-_CAUSE_RE = re.compile(
-    r"(?i)\b(?:root cause|the (?:real |actual |underlying )?(?:issue|problem|bug|culprit|cause|reason) (?:was|is|here is)"
-    r"|caused by|because|due to|turned out|turns out|the fix (?:was|is)|this happens when|happens because)\b"
+_CAUSE_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:root cause|the (?:real |actual |underlying )?(?:issue|problem|bug|culprit|cause|reason) (?:was|is|here is)"
+        r"|caused by|because|due to|turned out|turns out|the fix (?:was|is)|this happens when|happens because)\b"
+    )
 )
-_FOUND_RE = re.compile(
-    r"(?i)\b(?:found|see|spotted|identified|got) (?:the|it)(?: real| actual)?(?: issue| problem| bug| culprit| cause)?\b"
+_FOUND_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:found|see|spotted|identified|got) (?:the|it)(?: real| actual)?(?: issue| problem| bug| culprit| cause)?\b"
+    )
 )
-_FAILED_TRY_RE = re.compile(
-    r"(?i)\b(?:didn'?t (?:work|help|fix|change)|did not (?:work|help|fix)|doesn'?t (?:work|help|fix)|no luck"
-    r"|still (?:fail\w*|broken|the same|seeing|getting|happen\w*)|same (?:error|failure|problem)|none (?:of these )?worked"
-    r"|that wasn'?t it|not the (?:cause|issue|problem)|made (?:it|things) worse|dead end|gave up on|abandon\w*)\b"
+_FAILED_TRY_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:didn'?t (?:work|help|fix|change)|did not (?:work|help|fix)|doesn'?t (?:work|help|fix)|no luck"
+        r"|still (?:fail\w*|broken|the same|seeing|getting|happen\w*)|same (?:error|failure|problem)|none (?:of these )?worked"
+        r"|that wasn'?t it|not the (?:cause|issue|problem)|made (?:it|things) worse|dead end|gave up on|abandon\w*)\b"
+    )
 )
-_HYPOTHESIS_RE = re.compile(
-    r"(?i)\b(?:I suspect|suspect(?:ed)?|I think (?:the|this|it)|probably|most likely|my (?:guess|hypothesis)|might be (?:the|caused|because)"
-    r"|could be (?:the|caused|because)|the (?:issue|problem|culprit|cause) (?:is|might be|could be|must be|seems)|looks like (?:the|a|it))\b"
+_HYPOTHESIS_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:I suspect|suspect(?:ed)?|I think (?:the|this|it)|probably|most likely|my (?:guess|hypothesis)|might be (?:the|caused|because)"
+        r"|could be (?:the|caused|because)|the (?:issue|problem|culprit|cause) (?:is|might be|could be|must be|seems)|looks like (?:the|a|it))\b"
+    )
 )
 _CONTRADICT_RE = re.compile(
     r"(?i)(?:^|\b)(?:actually|that wasn'?t|that's not (?:it|the)|not the (?:cause|issue|problem)|wasn'?t the|turns out|turned out"

@@ -14,7 +14,15 @@ import re
 
 from episodic.distill.evidence import check_result, command_segments, shell_command
 from episodic.distill.heuristic_steps import error_line
-from episodic.distill.heuristic_text import clip, has_any, looks_like_prose, safe_line, sentences, unmark
+from episodic.distill.heuristic_text import (
+    clip,
+    has_any,
+    looks_like_prose,
+    safe_line,
+    sentences,
+    unmark,
+    with_first_chars,
+)
 from episodic.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -22,10 +30,12 @@ _COMMAND_NAME_RE = re.compile(r"<command-name>/?([\w:-]+)</command-name>")
 _INTENT_RE = re.compile(
     r"Primary Request and Intent:?\**:?\s*(.{20,1500}?)(?:\n\s*\**\s*\d+\.\s|\n\n\S|\Z)", re.S
 )
-_SYMPTOM_WORDS_RE = re.compile(
-    r"(?i)\b(?:fail\w*|error\w*|broken|bug|crash\w*|doesn'?t|does not|isn'?t|won'?t|can'?t|cannot|not working|wrong"
-    r"|missing|empty|still|why|instead|stuck|hang\w*|slow|flaky|never|no longer|stopped|unexpected\w*|warning|not showing"
-    r"|disappear\w*|lost|but no|nothing|not \w+(?:ed|ing))\b"
+_SYMPTOM_WORDS_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:fail\w*|error\w*|broken|bug|crash\w*|doesn'?t|does not|isn'?t|won'?t|can'?t|cannot|not working|wrong"
+        r"|missing|empty|still|why|instead|stuck|hang\w*|slow|flaky|never|no longer|stopped|unexpected\w*|warning|not showing"
+        r"|disappear\w*|lost|but no|nothing|not \w+(?:ed|ing))\b"
+    )
 )
 # a pasted commit header or log line: never part of a problem statement
 _PASTED_RE = re.compile(
@@ -51,14 +61,16 @@ _POINTER_RE = re.compile(
     r"(?:work on|pick up|look at|continue|resume|implement the following plan|review|rebase|merge|commit"
     r"|fix (?:the )?(?:failing|broken) (?:tests?|build|ci|lint)|(?:bead|ticket|issue|task|pr|pull request)\s*#?[\w-]*\d)"
 )
-_DIAGNOSIS_RE = re.compile(
-    r"(?i)\b(?:the (?:root cause|real (?:issue|problem|bug)|actual (?:issue|problem|bug)|underlying (?:issue|problem)"
-    r"|issue|problem|bug|culprit|cause) (?:is|was|here is)\b|root cause|this happens (?:because|when)"
-    r"|(?:is|was|are|were) caused by|the reason (?:is|was)|fails because|failing because|broke because"
-    r"|(?:likely|probable|possible) (?:cause|culprit|reason) (?:is|was))"
+_DIAGNOSIS_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:the (?:root cause|real (?:issue|problem|bug)|actual (?:issue|problem|bug)|underlying (?:issue|problem)"
+        r"|issue|problem|bug|culprit|cause) (?:is|was|here is)\b|root cause|this happens (?:because|when)"
+        r"|(?:is|was|are|were) caused by|the reason (?:is|was)|fails because|failing because|broke because"
+        r"|(?:likely|probable|possible) (?:cause|culprit|reason) (?:is|was))"
+    )
 )
-TENTATIVE_RE = re.compile(
-    r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b"
+TENTATIVE_RE = with_first_chars(
+    re.compile(r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b")
 )
 _DIAGNOSIS_WORDS = ("issue", "problem", "bug", "culprit", "cause", "happens", "reason", "because")
 _TASK_COMMAND_RE = re.compile(

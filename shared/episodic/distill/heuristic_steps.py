@@ -21,7 +21,7 @@ from episodic.distill.evidence import (
     normalise_command,
     shell_command,
 )
-from episodic.distill.heuristic_text import clip, safe_line
+from episodic.distill.heuristic_text import clip, safe_line, with_first_chars
 from episodic.models import Event, ToolCall
 
 READ_TOOLS = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead", "LSP", "view"})
@@ -30,9 +30,11 @@ TASK_TOOLS = frozenset({"Task", "Agent"})
 _QUIET_COMMANDS = re.compile(
     r"^(?:grep|rg|find|ls|cat|head|tail|wc|which|test|echo|pwd|cd|sleep|stat|file|tree)\b"
 )
-_ERROR_LINE_RE = re.compile(
-    r"(?i)\b(?:error|fail(?:ed|ure|s)?|panic|exception|cannot|can't|unable|undefined|not found|no such|denied"
-    r"|refused|invalid|missing|mismatch|expected|unknown|unexpected|timed? ?out|not defined|requires?)\b"
+_ERROR_LINE_RE = with_first_chars(
+    re.compile(
+        r"(?i)\b(?:error|fail(?:ed|ure|s)?|panic|exception|cannot|can't|unable|undefined|not found|no such|denied"
+        r"|refused|invalid|missing|mismatch|expected|unknown|unexpected|timed? ?out|not defined|requires?)\b"
+    )
 )
 _BORING_ERROR_RE = re.compile(
     r"(?i)^(?:exit code \d+|error:? exit status \d+|npm err! (?:code|errno|command|path|a complete log)|npm warn|make: \*\*\*"
@@ -121,7 +123,7 @@ def error_line(output: str) -> str:
         line = raw.strip()
         if len(line) < 8 or _BORING_ERROR_RE.match(line) or not _ERROR_LINE_RE.search(line):
             continue
-        if "(eval)" in line or sum(c.isalpha() or c == " " for c in line) < 0.7 * len(line):
+        if "(eval)" in line or sum(map(str.isalpha, line)) + line.count(" ") < 0.7 * len(line):
             continue  # shell noise, box drawing, code excerpts
         cleaned = safe_line(_DURATION_RE.sub(" ", line), 160, numbers=False)
         if len(cleaned.split()) >= 3:

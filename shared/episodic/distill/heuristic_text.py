@@ -8,6 +8,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from functools import lru_cache
+from re import _constants as sre_constants  # type: ignore[attr-defined]
+from re import _parser as sre_parser  # type: ignore[attr-defined]
+from typing import Any
 
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 
@@ -52,24 +55,37 @@ def _basename(match: re.Match[str]) -> str:
 
 def unmark(text: str) -> str:
     """Markdown, tags, code blocks, links and URLs removed; prose and short code names kept."""
-    text = _TAG_BLOCK_RE.sub(" ", text)
-    text = _FENCED_RE.sub(" ", text)
-    text = _TAG_RE.sub(" ", text)
-    text = _MD_LINK_RE.sub(r"\1", text)
-    text = _URL_RE.sub(" ", text)
-    text = _INLINE_CODE_RE.sub(_inline, text)
+    # each substitution runs only when a character its pattern needs is present (speed)
+    if "</" in text:
+        text = _TAG_BLOCK_RE.sub(" ", text)
+    if "```" in text or "~~~" in text:
+        text = _FENCED_RE.sub(" ", text)
+    if "<" in text:
+        text = _TAG_RE.sub(" ", text)
+    if "](" in text:
+        text = _MD_LINK_RE.sub(r"\1", text)
+    if "://" in text or "." in text:
+        text = _URL_RE.sub(" ", text)
+    if "`" in text:
+        text = _INLINE_CODE_RE.sub(_inline, text)
     text = _MD_PREFIX_RE.sub("", text)
-    text = _MD_EMPHASIS_RE.sub("", text)
-    return _EMOJI_RE.sub("", text)
+    if "*" in text or "__" in text:
+        text = _MD_EMPHASIS_RE.sub("", text)
+    return text if text.isascii() else _EMOJI_RE.sub("", text)
 
 
 def depath(text: str) -> str:
     """File paths become their base name; locations, hex, ids and redaction markers go."""
-    text = _REDACTED_RE.sub(" ", text)
-    text = _UUID_RE.sub(" ", text)
-    text = _LOCATION_RE.sub(r"\1", text)
-    text = _ABS_PATH_RE.sub(_basename, text)
-    text = _REL_PATH_RE.sub(r"\1", text)
+    if "[REDACTED:" in text:
+        text = _REDACTED_RE.sub(" ", text)
+    if "-" in text:
+        text = _UUID_RE.sub(" ", text)
+    if ":" in text:
+        text = _LOCATION_RE.sub(r"\1", text)
+    if "/" in text or "\\" in text:
+        text = _ABS_PATH_RE.sub(_basename, text)
+    if "/" in text:
+        text = _REL_PATH_RE.sub(r"\1", text)
     return _HEX_RE.sub(" ", text)
 
 
@@ -94,7 +110,7 @@ def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     """One card-safe line: cleaned, then any snippet still breaking a rule removed; "" if it cannot be saved."""
     if numbers and len(text) <= limit and _PLAIN_RE.fullmatch(text):  # plain words: nothing to clean
         text = text.strip(" -:,")
-        return text if sum(c.isalpha() for c in text) >= 3 else ""
+        return text if sum(map(str.isalpha, text)) >= 3 else ""
     text = squash(depath(unmark(text)))
     if not numbers:
         text = squash(_NUMBER_RE.sub(" ", text))
@@ -102,7 +118,7 @@ def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     for _ in range(4):
         violations = text_violations("", text)
         if not violations:
-            return text if sum(c.isalpha() for c in text) >= 3 else ""
+            return text if sum(map(str.isalpha, text)) >= 3 else ""
         for violation in violations:
             snippet = violation.split(": ", 2)[-1].strip()[1:-1]
             text = squash(text.replace(snippet, " ")) if snippet else ""
@@ -112,7 +128,10 @@ def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
 @lru_cache(maxsize=2048)
 def sentences(text: str) -> tuple[str, ...]:
     """Sentences of prose with code blocks removed (markdown prefixes stripped per line first)."""
-    text = _TAG_BLOCK_RE.sub(" ", _FENCED_RE.sub("\n", text))
+    if "```" in text or "~~~" in text:
+        text = _FENCED_RE.sub("\n", text)
+    if "</" in text:
+        text = _TAG_BLOCK_RE.sub(" ", text)
     return tuple(s.strip() for s in _SENTENCE_SPLIT_RE.split(_MD_PREFIX_RE.sub("", text)) if s.strip())
 
 
@@ -121,14 +140,58 @@ def looks_like_prose(line: str) -> bool:
     words = line.split()
     if len(words) < 3:
         return False
-    letters = sum(c.isalpha() or c == " " for c in line)
+    letters = sum(map(str.isalpha, line)) + line.count(" ")  # a space is never alpha
     return letters / max(len(line), 1) >= 0.75
+
+
+@lru_cache(maxsize=512)
+def _lower(text: str) -> str:
+    return text.lower()  # the same message is prefiltered by several word lists
 
 
 def has_any(text: str, words: tuple[str, ...]) -> bool:
     """A fast literal prefilter (lowercase words) before a slower regex."""
-    low = text.lower()
-    return any(word in low for word in words)
+    low = _lower(text)
+    for word in words:  # noqa: SIM110 - a plain loop: cheaper than any() over a generator
+        if word in low:
+            return True
+    return False
+
+
+def _first_chars(items: Any) -> set[str] | None:
+    """Every character a parsed (sub)pattern can start with, or None when that is not simply known."""
+    for op, arg in items:
+        if op is sre_constants.AT:  # zero-width (\b, ^): look at what follows
+            continue
+        if op is sre_constants.LITERAL:
+            return {chr(arg)}
+        if op is sre_constants.SUBPATTERN:
+            return _first_chars(arg[-1])
+        if op is sre_constants.BRANCH:
+            found: set[str] = set()
+            for branch in arg[1]:
+                chars = _first_chars(branch)
+                if chars is None:
+                    return None
+                found |= chars
+            return found
+        return None
+    return None
+
+
+_INLINE_FLAGS_RE = re.compile(r"\(\?[aiLmsux]+\)")
+
+
+def with_first_chars(pattern: re.Pattern[str]) -> re.Pattern[str]:
+    """The same pattern behind a lookahead on the characters a match can start with: one class test per
+    position instead of trying every alternative there (same matches, about twice as fast)."""
+    chars = _first_chars(sre_parser.parse(pattern.pattern, pattern.flags))
+    if not chars or not all(c.isalpha() for c in chars):
+        return pattern
+    flags = _INLINE_FLAGS_RE.match(pattern.pattern)
+    head = flags.group(0) if flags else ""
+    lookahead = "(?=[" + "".join(sorted(chars)) + "])"
+    return re.compile(head + lookahead + pattern.pattern[len(head) :], pattern.flags)
 
 
 def unique(items: Iterable[str], limit: int) -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
+from functools import lru_cache
 
 PLACEHOLDER_WORDS = frozenset(
     {
@@ -82,6 +83,18 @@ def name_words(name: str) -> list[str]:
 
 def secret_kind_for_name(name: str, value: str = "") -> str | None:
     """The placeholder kind a value under this name gets, or None when the name is not secret-looking."""
+    kind = _kind_for_name(name)
+    if kind == _AWS_SECRET_NAME:
+        return "aws-secret-key" if AWS_SECRET_SHAPE.fullmatch(value) else "secret"
+    return kind
+
+
+_AWS_SECRET_NAME = "<aws secret name>"  # the one verdict that also depends on the value's shape
+
+
+@lru_cache(maxsize=4096)
+def _kind_for_name(name: str) -> str | None:
+    """`secret_kind_for_name` without the value: cached, as tool inputs repeat the same few keys."""
     words = name_words(name)
     if not words or words[-1] in NOT_SECRET_LAST or words[0] in NOT_SECRET_FIRST:
         return None
@@ -89,7 +102,7 @@ def secret_kind_for_name(name: str, value: str = "") -> str | None:
     if present & PASSWORD_WORDS or any(w.endswith(("password", "passwd")) for w in words):
         return "password"  # PGPASSWORD, DBPASSWORD: glued names too
     if "secret" in present and ("aws" in present or {"access", "key"} <= present):
-        return "aws-secret-key" if AWS_SECRET_SHAPE.fullmatch(value) else "secret"
+        return _AWS_SECRET_NAME
     if present & SECRET_WORDS or any(w.endswith(_GLUED_SECRET_ENDS) for w in words):
         return "secret"
     if "key" in present:

@@ -356,6 +356,11 @@ class SQLiteStore(VectorStore, IngestLedger):
             depth = max(CANDIDATES, k)  # an evaluation may ask for every session
             keyword_rowids = self._keyword_ranked(conn, tenant, query_text, filters, depth)
             per_rendering = matrix.per_rendering(query)
+            if filters.renderings:  # the configured query rendering(s) only
+                chosen = [i for i, name in enumerate(matrix.renderings) if name in filters.renderings]
+                per_rendering = per_rendering[chosen] if chosen else per_rendering[:0]
+                if not chosen:
+                    return []
             best = per_rendering.max(axis=0)  # every session has at least one rendering
             allowed = np.flatnonzero(matrix.allowed(filters))
             vector_rankings = [_top(cosines, allowed, depth) for cosines in per_rendering]
