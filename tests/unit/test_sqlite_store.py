@@ -276,3 +276,10 @@ def test_each_rendering_ranking_votes_with_an_equal_share() -> None:
     assert fused[0].score == pytest.approx(0.5 / (hybrid.RRF_K + 1) + 0.5 / (hybrid.RRF_K + 2))
     keyword = hybrid.fuse([[2, 1, 3], [1, 3, 2]], [3], sims, k=3, min_similarity=0.1, keyword_weight=0.5)
     assert keyword[0].key == 3 and keyword[0].keyword_rank == 1
+
+
+def test_on_a_large_index_the_most_common_terms_go_first_to_fit_the_posting_budget() -> None:
+    counts = {"flaky": 40, "timeout": 900, "the": 1400, "deploy": 700}
+    kept = hybrid.selective_terms(["flaky", "timeout", "the", "deploy"], counts, 10_000)
+    assert kept == ["flaky", "deploy"] and sum(counts[t] for t in kept) <= hybrid.POSTING_BUDGET
+    assert hybrid.selective_terms(["the"], {"the": 4000}, 10_000) == ["the"]  # never left with nothing

@@ -21,6 +21,10 @@ MAX_QUERY_TERMS = 32  # a pasted log must not become a 5,000-term OR
 # the cards cost hybrid recall@3 0.74 -> 0.69: a team's shared vocabulary still discriminates).
 COMMON_FRACTION = 0.5
 COMMON_FLOOR = 20  # ... unless the index is small enough that scoring everything is cheap anyway
+# FTS5 scores every posting of every query term: on a large index the most common remaining terms
+# are dropped first until the postings fit this budget (keeps p50 search in milliseconds at 10k cards;
+# a small index, like the 158-session dev set, never reaches it).
+POSTING_BUDGET = 1500
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)  # the tokens FTS5's unicode61 tokenizer makes (no "_")
 
 
@@ -51,7 +55,14 @@ def fts_query(text: str) -> str | None:
 def selective_terms(terms: list[str], doc_counts: Mapping[str, int], total_docs: int) -> list[str]:
     """The terms worth a keyword search: present in the index, and not in most of its cards."""
     limit = max(COMMON_FRACTION * total_docs, COMMON_FLOOR)
-    return [t for t in terms if 0 < doc_counts.get(t, 0) <= limit]
+    kept = [t for t in terms if 0 < doc_counts.get(t, 0) <= limit]
+    postings = sum(doc_counts[t] for t in kept)
+    for term in sorted(kept, key=lambda t: -doc_counts[t]):
+        if postings <= POSTING_BUDGET or len(kept) == 1:
+            break
+        kept.remove(term)
+        postings -= doc_counts[term]
+    return kept
 
 
 @dataclass(frozen=True)

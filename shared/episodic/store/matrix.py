@@ -12,6 +12,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from functools import cached_property
 
 import numpy as np
 
@@ -91,6 +92,11 @@ class TenantMatrix:
     def __len__(self) -> int:
         return len(self.rowids)
 
+    @cached_property
+    def row_session(self) -> np.ndarray:
+        """(R,) the session index of each matrix row (computed once per matrix, not per query)."""
+        return np.repeat(np.arange(len(self)), np.diff(np.append(self.starts, len(self.matrix))))
+
     def allowed(self, filters: SearchFilters) -> np.ndarray:
         """(S,) bool: the sessions the filters admit (same rules as the keyword half's SQL)."""
         mask = np.ones(len(self), dtype=bool) if filters.include_unverified else self.verified.copy()
@@ -112,8 +118,8 @@ class TenantMatrix:
         """(len(renderings), S) cosine of each session's vector for each rendering; -inf where it has none."""
         out = np.full((len(self.renderings), len(self)), -np.inf, dtype=np.float32)
         if len(self):
-            sessions = np.repeat(np.arange(len(self)), np.diff(np.append(self.starts, len(self.matrix))))
-            out[self.row_rendering, sessions] = self.matrix @ query
+            # a float64 query would upcast the whole matrix: keep the product in float32
+            out[self.row_rendering, self.row_session] = self.matrix @ query.astype(np.float32, copy=False)
         return out
 
     def best_rendering(self, session: int, query: np.ndarray) -> str:
