@@ -189,7 +189,7 @@ _OUTPUT_FAIL_NEEDLES = (
 
 @lru_cache(maxsize=1024)
 def output_shows_failure(output: str) -> bool:
-    for needle in _OUTPUT_FAIL_NEEDLES:  # noqa: SIM110 - a plain loop: cheaper than any() over a generator
+    for needle in _OUTPUT_FAIL_NEEDLES:  # one literal of every alternative must be present
         if needle in output:
             return bool(_OUTPUT_FAIL_RE.search(output))
     return False

@@ -106,6 +106,7 @@ def clip(text: str, limit: int) -> str:
 _PLAIN_RE = re.compile(r"[A-Za-z0-9 ,.!?'\-:]*")
 
 
+@lru_cache(maxsize=4096)  # a candidate line often comes up again (a todo item, a repeated sentence)
 def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     """One card-safe line: cleaned, then any snippet still breaking a rule removed; "" if it cannot be saved."""
     if numbers and len(text) <= limit and _PLAIN_RE.fullmatch(text):  # plain words: nothing to clean

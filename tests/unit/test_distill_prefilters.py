@@ -1,0 +1,64 @@
+"""The distiller's speed-ups (first-character lookaheads, literal prefilters) never change a match."""
+
+from __future__ import annotations
+
+import re
+
+from episodic.distill import evidence, heuristic, heuristic_problem, heuristic_steps
+from episodic.distill.heuristic_text import depath, unmark, with_first_chars
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+_WORDS = st.sampled_from(
+    [
+        "instead of", "Rather than", "the root cause is", "because", "I suspect", "didn't work", "FAIL",
+        "3 failed", "Error: ", "npm ERR!", "panic: ", "✗", "let me", "might be", "\n", " ", ".", "`x`",
+        "**b**", "[a](http://x.y)", "www.x.org", "/a/b/c.py", "C:\\x\\y", "foo.go:12", "[REDACTED:secret]",
+        "deadbeef1", "<tag>", "</system-reminder>", "```", "Kelvin \u212a", "\u017ftill", "ok",
+    ]
+)  # fmt: skip
+_TEXTS = st.lists(st.one_of(_WORDS, st.text(max_size=8)), max_size=30).map("".join)
+
+
+def test_first_char_lookahead_is_added_where_it_is_known() -> None:
+    wrapped = with_first_chars(re.compile(r"(?i)\b(?:alpha|beta gamma)\b"))
+    assert wrapped.pattern == r"(?i)(?=[ab])\b(?:alpha|beta gamma)\b"
+    optional = re.compile(r"\b(?:x)?y")  # an optional start: no lookahead is derived
+    assert with_first_chars(optional) is optional
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_lookahead_patterns_match_exactly_like_the_originals(text: str) -> None:
+    for pattern in (
+        heuristic._DECISION_RE,
+        heuristic._CAUSE_RE,
+        heuristic._FOUND_RE,
+        heuristic._FAILED_TRY_RE,
+        heuristic._HYPOTHESIS_RE,
+        heuristic_problem._DIAGNOSIS_RE,
+        heuristic_problem._SYMPTOM_WORDS_RE,
+        heuristic_problem.TENTATIVE_RE,
+        heuristic_steps._ERROR_LINE_RE,
+    ):
+        original = re.compile(re.sub(r"^(\(\?[a-z]+\))\(\?=\[[^\]]+\]\)", r"\1", pattern.pattern))
+        assert original.pattern != pattern.pattern
+        found, expected = pattern.search(text), original.search(text)
+        assert (found and found.span()) == (expected and expected.span())
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_output_failure_prefilter_agrees_with_the_pattern(text: str) -> None:
+    evidence.output_shows_failure.cache_clear()
+    assert evidence.output_shows_failure(text) is bool(evidence._OUTPUT_FAIL_RE.search(text))
+
+
+def test_guarded_substitutions_still_clean() -> None:
+    assert (
+        unmark("see [the docs](https://x.io/a) and **bold** `npm test` ✅")
+        == "see the docs and bold npm test "
+    )
+    assert (
+        depath("edit /home/u/src/app.py and lib/util.go at foo.go:12") == "edit app.py and util.go at foo.go"
+    )
