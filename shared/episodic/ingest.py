@@ -127,8 +127,14 @@ def survey_for(memory: Memory, trajectory: Trajectory) -> str:
 
 def ingest_trajectory(memory: Memory, trajectory: Trajectory, tenant_id: str) -> CardRecord:
     """Distill one parsed session and store its card; raises EpisodicError when it cannot."""
-    survey = survey_for(memory, trajectory)
-    result = memory.distiller.distill(trajectory, survey)
+    result = memory.distiller.distill(trajectory, survey_for(memory, trajectory))
+    return store_distilled(memory, tenant_id, trajectory, result)
+
+
+def store_distilled(
+    memory: Memory, tenant_id: str, trajectory: Trajectory, result: DistillResult
+) -> CardRecord:
+    """Store the card the memory's distiller made for this session."""
     return store_card(
         memory,
         tenant_id,
@@ -205,15 +211,7 @@ def _store_outcome(
     try:
         if isinstance(outcome, BaseException):
             raise outcome
-        store_card(
-            memory,
-            tenant_id,
-            outcome.card,
-            session_id=trajectory.session_id,
-            distiller=memory.distiller.info,
-            trajectory=trajectory,
-            usage=outcome.usage,
-        )
+        store_distilled(memory, tenant_id, trajectory, outcome)
     except RetryableDistillError as exc:
         reason = f"retry next run: {exc}"
         report.failed.append((trajectory.source.main_path, reason))
