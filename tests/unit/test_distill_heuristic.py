@@ -201,3 +201,20 @@ def test_insight_skips_line_number_noise() -> None:
     )
     card = HeuristicDistiller().distill(traj, survey="").card
     assert "289" not in card.insight and "read in seconds" in card.insight
+
+
+def test_a_final_check_always_has_a_name() -> None:
+    from pathlib import Path
+
+    from episodic.parse.claude_code import ClaudeCodeSource
+    from episodic.scrub import default_scrubber
+
+    demo = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+    source = ClaudeCodeSource(default_scrubber(), roots=[])
+    checks = [
+        check
+        for found in source.discover([str(demo)])
+        for check in HeuristicDistiller().distill(source.load(found), "").card.critical_checks  # type: ignore[arg-type]
+    ]
+    finals = [c for c in checks if c.startswith("Final check:")]
+    assert len(finals) == 5 and all(not c.startswith("Final check:  ") for c in finals)

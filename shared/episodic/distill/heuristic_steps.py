@@ -280,7 +280,7 @@ def critical_checks(phases: list[Phase], limit: int = 4) -> list[str]:
     last_check = next((p for p in reversed(phases) if p.kind == "check"), None)
     if last_check is not None:
         verdict = "failed" if last_check.failed else "passed"
-        name = safe_line(last_check.label.removeprefix("Ran ").split(":", 1)[0], 80)
+        name = safe_line(last_check.label.removeprefix("Ran ").split(":", 1)[0], 80) or "the last check"
         found = [*found[: limit - 1], f"Final check: {name} {verdict}"]
     return [line for line in found[:limit] if line and not line.startswith(",")]
 
