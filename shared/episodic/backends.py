@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING
+
 from episodic.aws.clients import aws_client
 from episodic.errors import ConfigError
 from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
 from episodic.scrub import Scrubber
 from episodic.service import Memory
 from episodic.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from episodic.store.sqlite import SQLiteStore
 
 
 def build_scrubber(settings: Settings) -> Scrubber:
@@ -63,11 +69,18 @@ def build_store(settings: Settings) -> tuple[VectorStore, IngestLedger | None]:
             aws_client(settings, "s3vectors"), settings.vector_bucket, settings.vector_index
         )
         return store, None
+    settings.home.mkdir(parents=True, exist_ok=True)
+    sqlite_store = sqlite_store_at(settings, settings.db_path)
+    return sqlite_store, sqlite_store
+
+
+def sqlite_store_at(settings: Settings, path: Path) -> SQLiteStore:
+    """A SQLite index at `path` ranking with the settings' weights (the index, an evaluation's scratch one)."""
     from episodic.store.sqlite import SQLiteStore
 
-    settings.home.mkdir(parents=True, exist_ok=True)
-    sqlite_store = SQLiteStore(settings.db_path)
-    return sqlite_store, sqlite_store
+    return SQLiteStore(
+        path, keyword_weight=settings.keyword_weight, rendering_weights=settings.rendering_weights
+    )
 
 
 def build_memory(

@@ -28,7 +28,7 @@ from episodic.survey import render_survey
 ProgressFn = Callable[[SessionSource], None]
 
 # a card from a better distiller is never replaced by a worse one for the same session
-DISTILLER_RANK = {"heuristic": 0, "bedrock": 2, "claude-code": 2, "self": 3}
+DISTILLER_RANK = {"heuristic": 0, "bedrock": 2, "claude-code": 2, "import": 2, "self": 3}
 
 
 def distiller_rank(info: DistillerInfo) -> int:

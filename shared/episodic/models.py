@@ -16,6 +16,11 @@ CARD_SCHEMA_VERSION = 1
 RENDERINGS: tuple[str, ...] = ("struct", "semantic", "reflect")
 Rendering = Literal["struct", "semantic", "reflect"]
 LOCAL_TENANT = "local"
+# retrieval defaults (why: episodic.store.hybrid); here so that settings need not import numpy
+# `reflect` ranked worst alone on both card sets and lowered the blend on both folds of the dev set: it is
+# indexed (and reported as a hit's best rendering) but does not vote by default
+DEFAULT_RENDERING_WEIGHTS: dict[str, float] = {"struct": 1.0, "semantic": 1.0, "reflect": 0.0}
+DEFAULT_KEYWORD_WEIGHT = 1.25  # flat between 1.0 and 1.5 on both card sets and both folds
 
 
 class Outcome(StrEnum):

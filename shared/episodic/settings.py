@@ -11,7 +11,7 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from episodic import envsource
 from episodic.errors import ConfigError
-from episodic.models import LOCAL_TENANT, RENDERINGS
+from episodic.models import DEFAULT_KEYWORD_WEIGHT, DEFAULT_RENDERING_WEIGHTS, LOCAL_TENANT, RENDERINGS
 
 
 class _MappingSource(PydanticBaseSettingsSource):
@@ -42,7 +42,10 @@ class Settings(BaseSettings):
     embedder: Literal["minilm", "hashing", "titan"] = "minilm"
     distiller: Literal["heuristic", "bedrock", "claude-code"] = "heuristic"
     renderings: list[str] = Field(default_factory=lambda: list(RENDERINGS))
-    query_rendering: str = "all"  # the rendering queries are compared with; `all` fuses every indexed one
+    query_rendering: str = "all"  # the rendering queries are compared with; `all` blends the weighted ones
+    # how much each rendering counts in the blended cosine, and the keyword half's weight (store.hybrid)
+    rendering_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_RENDERING_WEIGHTS))
+    keyword_weight: float = Field(default=DEFAULT_KEYWORD_WEIGHT, ge=0.0, le=10.0)
     hashing_dimension: int = 384
 
     # parsing, survey, scrubbing
@@ -102,6 +105,27 @@ class Settings(BaseSettings):
         unknown = [r for r in value if r not in RENDERINGS]
         if unknown or not value:
             raise ValueError(f"renderings must be a non-empty subset of {list(RENDERINGS)}, got {value}")
+        return value
+
+    @field_validator("rendering_weights", mode="before")
+    @classmethod
+    def _parse_weights(cls, value: Any) -> Any:
+        """`struct:1,semantic:1,reflect:0` (env / config string) or a mapping."""
+        if isinstance(value, str):
+            pairs = [part.split(":", 1) for part in value.split(",") if part.strip()]
+            if any(len(p) != 2 for p in pairs):
+                raise ValueError(f"rendering_weights must look like 'struct:1,semantic:1', got {value!r}")
+            return {name.strip(): float(weight) for name, weight in pairs}
+        return value
+
+    @field_validator("rendering_weights")
+    @classmethod
+    def _known_weights(cls, value: dict[str, float]) -> dict[str, float]:
+        unknown = [r for r in value if r not in RENDERINGS]
+        if unknown or any(w < 0 for w in value.values()) or not any(w > 0 for w in value.values()):
+            raise ValueError(
+                f"rendering_weights must give renderings of {list(RENDERINGS)} weights >= 0, one > 0; got {value}"
+            )
         return value
 
     @field_validator("query_rendering")

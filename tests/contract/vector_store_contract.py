@@ -124,22 +124,45 @@ PROBLEMS = {
 }
 
 
+BACKGROUND = [
+    "spreadsheet export drops the currency column for some locales",
+    "cron job sends duplicate reminder emails on daylight saving change",
+    "image thumbnails render blurry on retina displays",
+    "search results page is slow when many facets are selected",
+    "payment webhook signature check rejects valid events",
+    "markdown preview loses scroll position while typing",
+    "mobile push notifications arrive hours late on android",
+    "translation keys missing after the locale files were split",
+]
+
+
+def _at_cosine(direction: np.ndarray, cosine: float, seed: int) -> np.ndarray:
+    """A unit vector whose cosine with the unit `direction` is exactly `cosine`."""
+    noise = np.random.default_rng(seed).standard_normal(direction.shape[0]).astype(np.float32)
+    orthogonal = noise - float(noise @ direction) * direction
+    orthogonal /= np.linalg.norm(orthogonal)
+    return (cosine * direction + np.sqrt(1 - cosine**2) * orthogonal).astype(np.float32)
+
+
 def keyword_scenario(store: VectorStore) -> tuple[str, float]:
-    """A target only the keyword half can find, and four closer vector neighbours; (query, target sim)."""
+    """A target only the keyword half can find, and four closer vector neighbours; (query, target sim).
+
+    The neighbours are a little closer to the query than the target (the near-ties among sessions of one
+    codebase that a keyword breaks), over a background of unrelated sessions (a realistic spread)."""
     query = "dev server start fails with EADDRINUSE"
+    for i, problem in enumerate(BACKGROUND):
+        put(store, make_record(f"bg{i}", problem))
     # the target names the error code only in its tags (never embedded: renderings leave tags out)
     target = make_record("target", "dev server will not start on the release branch", tags=["eaddrinuse"])
     put(store, target)
-    # neighbours a (semantic) embedder puts closer: vectors of a paraphrase, text sharing no query word
-    paraphrase = EMBEDDER.embed([query.replace("EADDRINUSE", "").strip()])[0]
-    for i in range(4):
-        neighbour = make_record(f"near{i}", f"local web app refuses to boot, case {i}")
-        noise = 0.01 * np.random.default_rng(i).standard_normal(384).astype(np.float32)
-        vector = paraphrase + noise
-        vectors = [StoredVector(r, "t", vector / np.linalg.norm(vector)) for r in MANIFEST.renderings]
-        store.upsert(neighbour, vectors, MANIFEST)
     query_vector = EMBEDDER.embed([query])[0]
-    return query, max(float(v.vector @ query_vector) for v in vectors_for(target))
+    direction = query_vector / np.linalg.norm(query_vector)
+    target_similarity = max(float(v.vector @ direction) for v in vectors_for(target))
+    for i in range(4):  # text sharing no query word, vectors closer than the target's
+        neighbour = make_record(f"near{i}", f"local web app refuses to boot, case {i}")
+        vector = _at_cosine(direction, min(target_similarity + 0.01 * (i + 1), 0.99), seed=i)
+        store.upsert(neighbour, [StoredVector(r, "t", vector) for r in MANIFEST.renderings], MANIFEST)
+    return query, target_similarity
 
 
 class VectorStoreContract:

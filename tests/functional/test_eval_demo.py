@@ -156,3 +156,42 @@ def test_several_transcript_folders_after_one_flag() -> None:
         "c",
     ]
     assert expand_greedy(["--json", "--transcripts", "a"]) == ["--json", "--transcripts", "a"]
+
+
+def _cli(*args: str) -> str:
+    result = CliRunner().invoke(build_cli(), list(args), catch_exceptions=False)
+    assert result.exit_code == 0, result.output + result.stderr
+    return result.stdout
+
+
+def test_eval_with_a_cards_folder_side_by_side_with_split(hashing_home: Path, tmp_path: Path) -> None:
+    corpus = str(FIXTURES / "transcripts")
+    _cli("index", corpus)
+    folder = tmp_path / "cards"
+    assert "exported 5 cards" in _cli("cards", "export", str(folder))
+    cards = sorted(p for p in folder.glob("*.json") if p.name != "episodic-cards.json")
+    cards[0].unlink()  # a session with no card file: distilled instead
+    bad = json.loads(cards[1].read_text())
+    bad["insight"] = "The culprit was /etc/nginx/sites-enabled/default all along."
+    cards[1].write_text(json.dumps(bad))  # an invalid file: reported, its session distilled
+
+    args = ["--transcripts", corpus, "--queries", str(FIXTURES / "queries.jsonl"), "--cards", str(folder)]
+    data = _eval(*args, "--json", "--systems", "hybrid,struct,raw-bm25")
+    assert set(data["systems"]) == {
+        "hybrid@heuristic",
+        "struct@heuristic",
+        "hybrid@cards",
+        "struct@cards",
+        "raw-bm25",
+    }
+    assert data["systems"]["hybrid@cards"]["card_set"] == "cards"
+    assert set(data["systems"]["hybrid@cards"]["by_fold"]) <= {"A", "B"}
+    summary = data["corpus"]["card_sets"]["cards"]
+    assert summary["from_folder"] == 3 and summary["distilled"] == 2
+    assert len(summary["invalid"]) == 1 and "file path" in summary["invalid"][0]["reason"]
+    assert all(q["fold"] in ("A", "B") for q in data["queries"])
+
+    only = _eval(*args, "--cards-only", "--json", "--systems", "hybrid")
+    assert set(only["systems"]) == {"hybrid"}
+    imported = json.loads(_cli("cards", "import", str(folder), corpus, "--json"))
+    assert imported["imported"] == 3 and len(imported["invalid"]) == 1

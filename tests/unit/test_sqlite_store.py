@@ -150,18 +150,19 @@ def test_keyword_half_respects_filters_and_tenant(db: Path) -> None:
     put(store, make_record("a", "zebrafish ingestion", tenant=TENANT_A, project="p1"))
     put(store, make_record("b", "zebrafish ingestion", tenant=TENANT_B, project="p1"))
     conn = store._conn  # the keyword half alone: never another tenant's row, filters applied in SQL
-    assert store._keyword_ranked(conn, TENANT_A, "zebrafish", SearchFilters(), 10) == [1]
-    assert store._keyword_ranked(conn, TENANT_B, "zebrafish", SearchFilters(), 10) == [2]
+    assert [r for r, _ in store._keyword_ranked(conn, TENANT_A, "zebrafish", SearchFilters(), 10)] == [1]
+    assert [r for r, _ in store._keyword_ranked(conn, TENANT_B, "zebrafish", SearchFilters(), 10)] == [2]
     assert store._keyword_ranked(conn, TENANT_A, "zebrafish", SearchFilters(project="p2"), 10) == []
 
 
 def test_threshold_rescue_needs_keyword_rank_one_and_half_the_threshold() -> None:
     sims = {1: (0.06, "struct"), 2: (0.04, "struct"), 3: (0.5, "struct")}
-    fused = hybrid.fuse([[3, 1, 2]], [1, 2], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
+    z = {3: 1.0, 1: 0.0, 2: -1.0}
+    fused = hybrid.fuse(z, [(1, 2.0), (2, 1.0)], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
     assert sorted(f.key for f in fused) == [1, 3]  # 1 rescued (keyword #1, 0.06 >= 0.05); 2 is not (#2)
-    fused = hybrid.fuse([[3, 1, 2]], [2, 1], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
+    fused = hybrid.fuse(z, [(2, 2.0), (1, 1.0)], sims, k=5, min_similarity=0.1, keyword_weight=0.5)
     assert [f.key for f in fused] == [3]  # 2 is keyword #1 but 0.04 < 0.05; 1 is keyword #2
-    assert hybrid.fuse([[3]], [], sims, k=5, min_similarity=0.6, keyword_weight=0.5) == []
+    assert hybrid.fuse({3: 1.0}, [], sims, k=5, min_similarity=0.6, keyword_weight=0.5) == []
 
 
 def test_without_the_keyword_half_the_keyword_target_is_missed(db: Path) -> None:
@@ -249,7 +250,9 @@ def test_keyword_half_ignores_terms_in_most_cards(db: Path) -> None:
         put(store, make_record(f"s{i}", f"build error number {i}"))
     put(store, make_record("rare", "build error with zebrafish"))
     conn = store._conn
-    assert store._keyword_ranked(conn, TENANT_A, "error zebrafish", SearchFilters(), 50) == [61]
+    assert [r for r, _ in store._keyword_ranked(conn, TENANT_A, "error zebrafish", SearchFilters(), 50)] == [
+        61
+    ]
     assert store._keyword_ranked(conn, TENANT_A, "build error", SearchFilters(), 50) == []
 
 
@@ -268,14 +271,32 @@ def test_selective_terms_keep_shared_vocabulary_that_still_ranks() -> None:
     assert hybrid.selective_terms(["most"], {"most": 501}, 1000) == []
 
 
-def test_each_rendering_ranking_votes_with_an_equal_share() -> None:
-    # 1 is first for one rendering and second for the other; 2 is first for one but last for the other
+def test_score_fusion_adds_the_keyword_half_scaled_to_the_best_keyword_match() -> None:
     sims = {1: (0.5, None), 2: (0.6, None), 3: (0.55, None)}
-    fused = hybrid.fuse([[2, 1, 3], [1, 3, 2]], [], sims, k=3, min_similarity=0.1, keyword_weight=0.5)
-    assert [f.key for f in fused] == [1, 2, 3]  # not the order of the best similarity (2, 3, 1)
-    assert fused[0].score == pytest.approx(0.5 / (hybrid.RRF_K + 1) + 0.5 / (hybrid.RRF_K + 2))
-    keyword = hybrid.fuse([[2, 1, 3], [1, 3, 2]], [3], sims, k=3, min_similarity=0.1, keyword_weight=0.5)
-    assert keyword[0].key == 3 and keyword[0].keyword_rank == 1
+    z = {1: 0.2, 2: 1.0, 3: 0.5}
+    fused = hybrid.fuse(z, [], sims, k=3, min_similarity=0.1, keyword_weight=1.25)
+    assert [f.key for f in fused] == [2, 3, 1] and fused[0].score == pytest.approx(1.0)
+    keyword = hybrid.fuse(z, [(1, 8.0), (3, 2.0)], sims, k=3, min_similarity=0.1, keyword_weight=1.25)
+    # 1: 0.2 + 1.25 x 8/8 = 1.45; 3: 0.5 + 1.25 x 2/8 = 0.8125; 2: 1.0
+    assert [f.key for f in keyword] == [1, 2, 3]
+    assert keyword[0].score == pytest.approx(1.45) and keyword[0].keyword_rank == 1
+    assert keyword[2].score == pytest.approx(0.8125) and keyword[1].keyword_rank is None
+
+
+def test_blend_weights_renderings_and_standardise_is_over_the_pool() -> None:
+    import numpy as np
+
+    per_rendering = np.array([[0.8, 0.2, -np.inf], [0.4, 0.6, 0.3], [0.0, 0.0, 0.9]])
+    weights = hybrid.rendering_weights(["struct", "semantic", "reflect"], hybrid.DEFAULT_RENDERING_WEIGHTS)
+    assert weights.tolist() == [0.5, 0.5, 0.0]
+    blended = hybrid.blend(per_rendering, weights)
+    # session 2 lacks `struct`: its mean is over what it has; a zero weight never votes
+    assert blended.tolist() == pytest.approx([0.6, 0.4, 0.3])
+    z = hybrid.standardise(blended, np.array([0, 1, 2]))
+    assert z.mean() == pytest.approx(0.0) and z.std() == pytest.approx(1.0)
+    assert hybrid.standardise(blended, np.array([1])).tolist() == [0.0, 0.0, 0.0]  # a pool of one: no spread
+    # no positive weight among the renderings given: equal weights
+    assert hybrid.rendering_weights(["reflect"], hybrid.DEFAULT_RENDERING_WEIGHTS).tolist() == [1.0]
 
 
 def test_on_a_large_index_the_most_common_terms_go_first_to_fit_the_posting_budget() -> None:

@@ -23,7 +23,7 @@ def main() -> None:
 def build_cli() -> Any:
     import click
 
-    from episodic.cli import core_cmds, eval_cmds, harvest_cmds, mcp_cmds
+    from episodic.cli import cards_cmds, core_cmds, eval_cmds, harvest_cmds, mcp_cmds
     from episodic.errors import EpisodicError
 
     class EpisodicGroup(click.Group):
@@ -39,7 +39,7 @@ def build_cli() -> Any:
         """Episodic memory for coding agents: one searchable card per past session."""
 
     # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
-    for area in (core_cmds, mcp_cmds, eval_cmds, harvest_cmds):
+    for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds):
         area.register(cli)
     return cli
 

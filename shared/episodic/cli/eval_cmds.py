@@ -90,6 +90,18 @@ def register(group: click.Group) -> None:
     @click.option(
         "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
     )
+    @click.option(
+        "--cards",
+        "cards_dir",
+        type=click.Path(exists=True, file_okay=False),
+        help="A folder of card files (<session_id>.json, e.g. from `episodic cards export`): card systems run "
+        "on them beside the configured distiller's cards.",
+    )
+    @click.option(
+        "--cards-only",
+        is_flag=True,
+        help="With --cards: skip the distilled side (missing sessions still are).",
+    )
     @click.option("--list-systems", is_flag=True, help="List the registered systems and exit.")
     @click.pass_context
     def eval_group(
@@ -100,6 +112,8 @@ def register(group: click.Group) -> None:
         k: int,
         as_json: bool,
         report_dir: str | None,
+        cards_dir: str | None,
+        cards_only: bool,
         list_systems: bool,
     ) -> None:
         """Compare retrieval systems on your own corpus: recall@1, recall@k, MRR with standard errors.
@@ -116,13 +130,22 @@ def register(group: click.Group) -> None:
             return
         if not transcripts or not queries:
             raise click.UsageError("eval needs --transcripts DIR [DIR…] and --queries FILE.jsonl")
+        if cards_only and not cards_dir:
+            raise click.UsageError("--cards-only needs --cards DIR")
         from episodic.evaluation.progress import RichProgress
         from episodic.evaluation.runner import run_evaluation
 
         settings = load_settings()
         with RichProgress() as progress:
             result = run_evaluation(
-                settings, list(transcripts), Path(queries), _systems(systems), k, progress=progress
+                settings,
+                list(transcripts),
+                Path(queries),
+                _systems(systems),
+                k,
+                progress=progress,
+                cards_dir=cards_dir,
+                cards_only=cards_only,
             )
         result.command = "episodic eval " + shlex.join(ctx.meta.get("eval_argv", []))
         if report_dir:

@@ -45,6 +45,30 @@ def _headline(result: EvalResult) -> list[str]:
     return [" ".join(lines)]
 
 
+def _split_table(result: EvalResult) -> list[str]:
+    """recall@k per fold of the two-fold split by target session: tune on one fold, read the other."""
+    folds = sorted({g for r in result.systems.values() for g in r.by_fold})
+    if len(folds) < 2:
+        return []
+    k = result.k
+    head = " | ".join(f"recall@{k} fold {f} (n)" for f in folds)
+    lines = [
+        f"### Two-fold split by target session (recall@{k})",
+        "",
+        f"| system | {head} |",
+        "|---|" + "---|" * len(folds),
+    ]
+    for name, r in result.systems.items():
+        cells = " | ".join(
+            f"{r.by_fold[f].recall_at_k:.3f} ± {r.by_fold[f].se_recall_at_k:.3f} ({r.by_fold[f].n})"
+            if f in r.by_fold
+            else "–"
+            for f in folds
+        )
+        lines.append(f"| {name} | {cells} |")
+    return [*lines, ""]
+
+
 def render_summary(result: EvalResult) -> str:
     """The results table with standard errors, the winner/tie statement, per-group tables, notes."""
     k = result.k
@@ -63,6 +87,16 @@ def render_summary(result: EvalResult) -> str:
     for group in groups:
         rows = {n: r.by_difficulty[group] for n, r in result.systems.items() if group in r.by_difficulty}
         out += [f"### {group} queries", "", *_table(rows, k), ""]
+    out += _split_table(result)
+    sets = result.corpus.get("card_sets") or {}
+    if sets:
+        out += ["## Card sets", ""]
+        for label, summary in sets.items():
+            facts = ", ".join(f"{key} {value}" for key, value in summary.items() if key != "invalid")
+            out.append(f"- **{label}**: {facts}")
+            for bad in summary.get("invalid", []):
+                out.append(f"  - refused {bad['file']}: {bad['reason']}")
+        out.append("")
     noted = {n: r.notes for n, r in result.systems.items() if r.notes}
     if noted:
         out += ["## Notes", ""]
@@ -82,7 +116,9 @@ def render_markdown(result: EvalResult) -> str:
         "",
         f"Corpus: {corpus.get('sessions')} sessions from {corpus.get('session_files')} session files "
         f"({corpus.get('source_bytes', 0) / 1e6:.1f} MB); {corpus.get('not_episodes')} files not episodes "
-        f"{corpus.get('not_episode_reasons') or ''}; cards by `{corpus.get('distiller')}`; "
+        f"{corpus.get('not_episode_reasons') or ''}; cards: "
+        + ", ".join(f"`{label}`" for label in (corpus.get("card_sets") or {"distilled": None}))
+        + f" (distiller `{corpus.get('distiller')}`); "
         f"embedder `{result.embedder}`; {len(result.queries)} queries"
         + (
             f", {len(result.missing_targets)} with a target not in the corpus (counted as misses)"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import tempfile
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,7 +13,8 @@ from pydantic import BaseModel, Field
 
 from episodic.errors import InvalidArgumentError
 from episodic.evaluation.cache import WorkCache
-from episodic.evaluation.corpus import distill_corpus, load_corpus
+from episodic.evaluation.cardsets import CardSet, distilled_set, fold_of, folder_set
+from episodic.evaluation.corpus import EvalCorpus, distill_corpus, load_corpus
 from episodic.evaluation.metrics import Comparison, SystemMetrics, compare_all, rank_of, summarize
 from episodic.evaluation.progress import Progress
 from episodic.evaluation.queries import EvalQuery, read_queries
@@ -26,6 +28,7 @@ class QueryResult(BaseModel):
     query: str
     session_id: str
     difficulty: str | None = None
+    fold: str = ""  # the two-fold split by target session (cardsets.fold_of)
     in_corpus: bool
     ranks: dict[str, int | None]  # system -> 1-based rank of the target (None: not retrieved)
     notes: dict[str, dict[str, Any]] = Field(default_factory=dict)  # system -> extra facts
@@ -36,6 +39,8 @@ class SystemResult(BaseModel):
     description: str
     metrics: SystemMetrics
     by_difficulty: dict[str, SystemMetrics] = Field(default_factory=dict)
+    by_fold: dict[str, SystemMetrics] = Field(default_factory=dict)
+    card_set: str | None = None  # the card set a card system ran on (None: raw baselines)
     notes: dict[str, Any] = Field(default_factory=dict)
     seconds: float = 0.0  # build + rank time in this run
 
@@ -58,6 +63,10 @@ class EvalResult(BaseModel):
             entry = result.metrics.as_json()
             if result.by_difficulty:
                 entry["by_difficulty"] = {g: m.as_json() for g, m in result.by_difficulty.items()}
+            if result.by_fold:
+                entry["by_fold"] = {g: m.as_json() for g, m in result.by_fold.items()}
+            if result.card_set:
+                entry["card_set"] = result.card_set
             if result.notes:
                 entry["notes"] = result.notes
             systems[name] = entry
@@ -86,12 +95,25 @@ def default_embedder(settings: Settings) -> Embedder:
     return CachedEmbedder(embedder, settings.cache_dir / "embeddings")
 
 
-def _by_difficulty(queries: Sequence[QueryResult], system: str, k: int) -> dict[str, SystemMetrics]:
+def _by_group(
+    queries: Sequence[QueryResult], system: str, k: int, attribute: str
+) -> dict[str, SystemMetrics]:
     groups: dict[str, list[int | None]] = {}
     for q in queries:
-        if q.difficulty:
-            groups.setdefault(q.difficulty, []).append(q.ranks[system])
+        group = getattr(q, attribute)
+        if group:
+            groups.setdefault(group, []).append(q.ranks[system])
     return {group: summarize(ranks, k) for group, ranks in sorted(groups.items())}
+
+
+def _card_sets(
+    corpus: EvalCorpus, settings: Settings, cards_dir: Path | None, cards_only: bool
+) -> list[CardSet]:
+    """The card sets to compare: the distilled cards, a folder's cards, or both side by side."""
+    if cards_dir is None:
+        return [distilled_set(corpus)]
+    folder = folder_set(corpus, cards_dir, settings)
+    return [folder] if cards_only else [distilled_set(corpus), folder]
 
 
 def run_evaluation(
@@ -104,8 +126,14 @@ def run_evaluation(
     progress: Progress | None = None,
     embedder: Embedder | None = None,
     distiller: Distiller | None = None,
+    cards_dir: Path | str | None = None,
+    cards_only: bool = False,
 ) -> EvalResult:
-    """Rank every corpus session for every query with every selected system; score the ranks."""
+    """Rank every corpus session for every query with every selected system; score the ranks.
+
+    With `cards_dir`, card systems run on that folder's cards (validated; missing sessions distilled) and,
+    unless `cards_only`, also on the distilled cards, side by side (`hybrid@heuristic`, `hybrid@cards`).
+    """
     if k < 1:
         raise InvalidArgumentError(f"k must be at least 1, got {k}")
     if not transcripts:
@@ -113,6 +141,8 @@ def run_evaluation(
     for folder in transcripts:
         if not Path(folder).exists():
             raise InvalidArgumentError(f"transcripts folder not found: {folder}")
+    if cards_dir is not None and not Path(cards_dir).is_dir():
+        raise InvalidArgumentError(f"cards folder not found: {cards_dir}")
     progress = progress or Progress()
     chosen = select_systems(systems)
     query_list = read_queries(queries) if isinstance(queries, str | Path) else list(queries)
@@ -144,31 +174,40 @@ def run_evaluation(
                 f"warning: query {q.id}: target session {q.session_id} is not in the corpus (a miss)"
             )
 
+    sets = _card_sets(corpus, settings, Path(cards_dir) if cards_dir else None, cards_only)
     embedder = embedder or default_embedder(settings)
     ranks: dict[str, list[int | None]] = {}
     notes: dict[str, list[dict[str, Any]]] = {}
     results: dict[str, SystemResult] = {}
     texts = [q.query for q in query_list]
     with tempfile.TemporaryDirectory(prefix="episodic-eval-") as workdir:
-        context = SystemContext(settings, embedder, distiller, Path(workdir), progress, k=k)
-        for cls in chosen:
-            mark = time.perf_counter()
-            system = cls(context)
-            system.build(corpus)
-            progress.start(f"{cls.name}: ranking", len(query_list))
-            ranks[cls.name], notes[cls.name] = [], []
-            for q, text in zip(query_list, texts, strict=True):
-                ranking = system.rank(text)
-                ranks[cls.name].append(rank_of(q.session_id, ranking))
-                notes[cls.name].append(system.query_notes(text, q.session_id))
-                progress.advance()
-            results[cls.name] = SystemResult(
-                name=cls.name,
-                description=cls.description,
-                metrics=summarize(ranks[cls.name], k),
-                notes=system.summary_notes(notes[cls.name], ranks[cls.name], k),
-                seconds=round(time.perf_counter() - mark, 2),
-            )
+        for position, card_set in enumerate(sets):
+            view = replace(corpus, cards=card_set.cards, distiller=card_set.distiller)
+            scratch = Path(workdir) / card_set.label
+            scratch.mkdir()
+            context = SystemContext(settings, embedder, distiller, scratch, progress, k=k)
+            for cls in chosen:
+                if not cls.needs_cards and position > 0:
+                    continue  # raw baselines do not read cards: once is enough
+                name = f"{cls.name}@{card_set.label}" if cls.needs_cards and len(sets) > 1 else cls.name
+                mark = time.perf_counter()
+                system = cls(context)
+                system.build(view)
+                progress.start(f"{name}: ranking", len(query_list))
+                ranks[name], notes[name] = [], []
+                for q, text in zip(query_list, texts, strict=True):
+                    ranking = system.rank(text)
+                    ranks[name].append(rank_of(q.session_id, ranking))
+                    notes[name].append(system.query_notes(text, q.session_id))
+                    progress.advance()
+                results[name] = SystemResult(
+                    name=name,
+                    description=cls.description,
+                    metrics=summarize(ranks[name], k),
+                    card_set=card_set.label if cls.needs_cards else None,
+                    notes=system.summary_notes(notes[name], ranks[name], k),
+                    seconds=round(time.perf_counter() - mark, 2),
+                )
     seconds["total"] = time.perf_counter() - started
 
     query_results = [
@@ -177,6 +216,7 @@ def run_evaluation(
             query=q.query,
             session_id=q.session_id,
             difficulty=q.difficulty,
+            fold=fold_of(q.session_id),
             in_corpus=q.session_id in corpus.trajectories,
             ranks={name: ranks[name][i] for name in ranks},
             notes={name: notes[name][i] for name in notes if notes[name][i]},
@@ -184,14 +224,20 @@ def run_evaluation(
         for i, q in enumerate(query_list)
     ]
     for name, result in results.items():
-        result.by_difficulty = _by_difficulty(query_results, name, k)
+        result.by_difficulty = _by_group(query_results, name, k, "difficulty")
+        result.by_fold = _by_group(query_results, name, k, "fold")
     return EvalResult(
         k=k,
         embedder=embedder.id,
         systems=results,
         queries=query_results,
         comparisons=compare_all({name: r.metrics for name, r in results.items()}),
-        corpus={**corpus.summary(), "cache_hits": cache.hits, "cache_misses": cache.misses},
+        corpus={
+            **corpus.summary(),
+            "card_sets": {card_set.label: card_set.summary for card_set in sets},
+            "cache_hits": cache.hits,
+            "cache_misses": cache.misses,
+        },
         missing_targets=missing,
         seconds={name: round(value, 2) for name, value in seconds.items()},
     )

@@ -3,8 +3,8 @@
 Safe for one writer and many readers across processes (WAL, busy_timeout): the MCP server reads while
 `index` writes. Vector search is exact cosine over an in-memory float32 matrix per tenant, rebuilt when
 that tenant's write generation moves, ranked once per rendering; the keyword half is FTS5 bm25 over
-`render.keyword_text(card)`; the rankings are fused by reciprocal-rank fusion (see
-`episodic.store.hybrid` for the weights and the threshold rule).
+`render.keyword_text(card)`; the halves are fused by score (see `episodic.store.hybrid` for the
+weights, the standardisation and the threshold rule).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,13 +52,21 @@ def _now() -> str:
 
 class SQLiteStore(VectorStore, IngestLedger):
     def __init__(
-        self, path: Path | str, *, keyword_weight: float = 0.5, busy_timeout_ms: int = 10_000
+        self,
+        path: Path | str,
+        *,
+        keyword_weight: float = hybrid.DEFAULT_KEYWORD_WEIGHT,
+        rendering_weights: Mapping[str, float] | None = None,
+        busy_timeout_ms: int = 10_000,
     ) -> None:
         if keyword_weight < 0:
             raise ValueError(f"keyword_weight must be >= 0, got {keyword_weight}")
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.keyword_weight = keyword_weight
+        self.rendering_weights = dict(
+            hybrid.DEFAULT_RENDERING_WEIGHTS if rendering_weights is None else rendering_weights
+        )
         self._lock = threading.RLock()  # one connection, shared by the server's threads
         self._conn = sqlite3.connect(
             self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
@@ -291,7 +299,8 @@ class SQLiteStore(VectorStore, IngestLedger):
 
     def _keyword_ranked(
         self, conn: sqlite3.Connection, tenant: str, text: str, filters: SearchFilters, limit: int
-    ) -> list[int]:
+    ) -> list[tuple[int, float]]:
+        """(rowid, bm25 relevance: higher is better) of the best keyword matches, best first."""
         terms = hybrid.query_terms(text)
         if not terms:
             return []
@@ -304,7 +313,7 @@ class SQLiteStore(VectorStore, IngestLedger):
         if match is None:
             return []
         sql = [
-            "SELECT c.rowid FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
+            "SELECT c.rowid, -bm25(cards_fts) FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
             "WHERE cards_fts MATCH ? AND f.tenant_id = ? AND c.tenant_id = ?"
         ]
         params: list[object] = [match, tenant, tenant]
@@ -324,7 +333,7 @@ class SQLiteStore(VectorStore, IngestLedger):
             params.extend(wanted)
         sql.append("ORDER BY bm25(cards_fts) LIMIT ?")
         params.append(limit)
-        return [int(r[0]) for r in conn.execute(" ".join(sql), params)]
+        return [(int(r[0]), float(r[1])) for r in conn.execute(" ".join(sql), params)]
 
     def query(
         self,
@@ -354,23 +363,26 @@ class SQLiteStore(VectorStore, IngestLedger):
             if not len(matrix):
                 return []
             depth = max(CANDIDATES, k)  # an evaluation may ask for every session
-            keyword_rowids = self._keyword_ranked(conn, tenant, query_text, filters, depth)
+            keyword_rows = self._keyword_ranked(conn, tenant, query_text, filters, depth)
             per_rendering = matrix.per_rendering(query)
+            names = list(matrix.renderings)
             if filters.renderings:  # the configured query rendering(s) only
                 chosen = [i for i, name in enumerate(matrix.renderings) if name in filters.renderings]
-                per_rendering = per_rendering[chosen] if chosen else per_rendering[:0]
                 if not chosen:
                     return []
+                per_rendering = per_rendering[chosen]
+                names = [names[i] for i in chosen]
             best = per_rendering.max(axis=0)  # every session has at least one rendering
+            weights = hybrid.rendering_weights(names, self.rendering_weights)
+            blended = hybrid.blend(per_rendering, weights)
             allowed = np.flatnonzero(matrix.allowed(filters))
-            vector_rankings = [_top(cosines, allowed, depth) for cosines in per_rendering]
-            keyword_ranked = [matrix.index_of[r] for r in keyword_rowids if r in matrix.index_of]
-            candidates = set(keyword_ranked).union(*vector_rankings)
-            similarity: dict[int, tuple[float, str | None]] = {i: (float(best[i]), None) for i in candidates}
+            standardised = hybrid.standardise(blended, allowed)
+            keyword = [(matrix.index_of[r], score) for r, score in keyword_rows if r in matrix.index_of]
+            candidates = set(_top(blended, allowed, depth)).union(key for key, _ in keyword)
             fused = hybrid.fuse(
-                vector_rankings,
-                keyword_ranked,
-                similarity,
+                {i: float(standardised[i]) for i in candidates},
+                keyword,
+                {i: (float(best[i]), None) for i in candidates},
                 k=k,
                 min_similarity=min_similarity,
                 keyword_weight=self.keyword_weight,

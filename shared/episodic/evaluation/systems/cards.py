@@ -72,14 +72,13 @@ def _default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
     """
 
     def build() -> Any:
-        from episodic.backends import build_memory
+        from episodic.backends import build_memory, sqlite_store_at
         from episodic.ingest import store_card
-        from episodic.store.sqlite import SQLiteStore
 
         settings = context.settings.model_copy(
             update={"max_k": max(len(corpus.cards), 1), "min_similarity": -1.0}
         )
-        store = SQLiteStore(context.workdir / "eval-index.sqlite3")
+        store = sqlite_store_at(settings, context.workdir / "eval-index.sqlite3")
         memory = build_memory(settings, embedder=context.embedder, distiller=context.distiller, store=store)
         store.ensure_manifest(memory.manifest)
         distiller = corpus.distiller

@@ -1,0 +1,93 @@
+"""`cards export` / `cards import`: keep the cards of a paid backfill and load them again without paying twice.
+
+Import goes through the same validation as any LLM card (`episodic.cardfiles`) and is ranked like one against
+the session's existing card: a better card (e.g. the agent's own) is kept; a heuristic card is replaced.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from episodic.cardfiles import card_file_sessions, read_card_folder, write_card_folder
+from episodic.errors import InvalidArgumentError
+from episodic.ingest import distiller_rank, store_card
+from episodic.models import NotEpisode, Trajectory
+from episodic.scrub import Scrubber
+from episodic.service import Memory
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ImportReport:
+    files: int = 0
+    imported: int = 0
+    replaced: int = 0
+    kept_better: int = 0
+    without_transcript: int = 0  # stored with `verified` downgraded: no evidence could be checked
+    downgraded: int = 0
+    invalid: list[tuple[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        data = dict(self.__dict__)
+        data["invalid"] = [{"file": f, "reason": r} for f, r in self.invalid]
+        return data
+
+
+def export_cards(memory: Memory, tenant_id: str, folder: Path | str) -> int:
+    """Write every card of the tenant as `<session_id>.json` (+ the distiller index); the count."""
+    return write_card_folder(memory.store.iter_records(tenant_id), folder)
+
+
+def _trajectories(memory: Memory, wanted: set[str], paths: Sequence[str] | None) -> dict[str, Trajectory]:
+    """The parsed sessions (default roots, or `paths`) whose id has a card file."""
+    found: dict[str, Trajectory] = {}
+    for source in memory.source.discover(paths):
+        if source.session_key not in wanted and Path(source.main_path).stem not in wanted:
+            continue
+        try:
+            loaded = memory.source.load(source)
+        except Exception:  # the parser promises not to raise; a bad file means "no evidence", not a crash
+            log.exception("parsing %s failed", source.main_path)
+            continue
+        if not isinstance(loaded, NotEpisode) and loaded.session_id in wanted:
+            found[loaded.session_id] = loaded
+    return found
+
+
+def import_cards(
+    memory: Memory, tenant_id: str, folder: Path | str, paths: Sequence[str] | None = None
+) -> ImportReport:
+    """Validate and store every card file in `folder`, checking outcomes against the local transcripts."""
+    if not Path(folder).is_dir():
+        raise InvalidArgumentError(f"cards folder not found: {folder}")
+    memory.store.ensure_manifest(memory.manifest)
+    wanted = set(card_file_sessions(folder))
+    trajectories = _trajectories(memory, wanted, paths)
+    read = read_card_folder(folder, Scrubber.from_settings(memory.settings), trajectories, only_known=False)
+    report = ImportReport(files=len(wanted), invalid=list(read.invalid))
+    for session_id, cardfile in read.cards.items():
+        existing = memory.store.get(tenant_id, session_id)
+        if existing is not None and distiller_rank(existing.distiller) > distiller_rank(cardfile.distiller):
+            report.kept_better += 1
+            continue
+        trajectory = trajectories.get(session_id)
+        fallback = cardfile.source_sha256 or (existing.source_sha256 if existing else "")
+        store_card(
+            memory,
+            tenant_id,
+            cardfile.card,
+            session_id=session_id,
+            distiller=cardfile.distiller,
+            trajectory=trajectory,
+            source_sha256=None if trajectory else fallback,
+        )
+        report.imported += 1
+        report.replaced += existing is not None
+        report.without_transcript += trajectory is None
+        report.downgraded += any("downgraded" in note for note in cardfile.notes)
+    return report

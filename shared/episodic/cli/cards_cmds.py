@@ -1,0 +1,51 @@
+"""`episodic cards export|import`: options in, one core call, a report out."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from episodic.settings import load_settings
+
+
+def register(group: click.Group) -> None:
+    @group.group("cards")
+    def cards_group() -> None:
+        """Cards as files (<session_id>.json): keep a backfill's cards, evaluate on them, load them again."""
+
+    @cards_group.command("export")
+    @click.argument("folder", type=click.Path(file_okay=False))
+    @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
+    def export_cmd(folder: str, tenant: str | None) -> None:
+        """Write the index's cards to FOLDER, one <session_id>.json each (the eval --cards format)."""
+        from episodic.backends import build_memory
+        from episodic.cards_transfer import export_cards
+
+        settings = load_settings()
+        count = export_cards(build_memory(settings), tenant or settings.tenant, folder)
+        click.echo(f"exported {count} cards to {folder}")
+
+    @cards_group.command("import")
+    @click.argument("folder", type=click.Path(exists=True, file_okay=False))
+    @click.argument("paths", nargs=-1, type=click.Path())
+    @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
+    @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+    def import_cmd(folder: str, paths: tuple[str, ...], tenant: str | None, as_json: bool) -> None:
+        """Validate and index the cards in FOLDER; outcomes are checked against the transcripts under PATHS
+        (default: the Claude Code roots)."""
+        from episodic.backends import build_memory
+        from episodic.cards_transfer import import_cards
+
+        settings = load_settings()
+        report = import_cards(build_memory(settings), tenant or settings.tenant, folder, list(paths) or None)
+        if as_json:
+            click.echo(json.dumps(report.as_dict(), indent=2))
+            return
+        click.echo(
+            f"{report.files} card files: imported {report.imported} (replaced {report.replaced}), "
+            f"kept better card {report.kept_better}, invalid {len(report.invalid)}; "
+            f"outcome downgraded {report.downgraded}, no transcript found {report.without_transcript}"
+        )
+        for file, reason in report.invalid:
+            click.echo(f"  invalid {file}: {reason}")
