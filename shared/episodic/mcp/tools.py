@@ -204,7 +204,11 @@ SEARCH_INPUT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "minLength": 1,
             "maxLength": 2000,
-            "description": "The symptom or goal in plain words, e.g. 'pytest fixture not found after moving conftest'.",
+            "description": (
+                "What you observed, in plain words, as one or two sentences: the symptom or goal, not a guessed "
+                "cause (e.g. 'pytest cannot find a fixture after conftest was moved into a subfolder'). Name "
+                "the tool and the error text if there is one; leave out file paths and code."
+            ),
         },
         "k": {
             "type": "integer",
@@ -378,8 +382,10 @@ def read_tools(memory: Memory) -> list[Tool]:
             title="Search past coding sessions",
             description=(
                 "Find past coding-agent sessions that met a similar problem. Call it at the start of a "
-                "debugging, build, test or setup task, and again when stuck, with the symptom in plain "
-                "words (error message or behaviour; no file paths or code). Returns up to k (default 3) "
+                "debugging, build, test or setup task, and again when stuck. Describe what was observed "
+                "(the symptom: the behaviour or error message, the tool involved), not what you suspect "
+                "the cause is; past episodes are indexed by their symptom, so a query shaped like one "
+                "finds them best. No file paths or code. Returns up to k (default 3) "
                 "episode cards, best first, each with the problem, the insight, dead ends, misleading "
                 "intuitions, critical checks, outcome, date, session_id and score. Only verified fixes "
                 "unless include_unverified is true. Says explicitly when no episode is similar enough."

@@ -1,7 +1,7 @@
 """One tenant's vectors as one in-memory float32 matrix, with the per-session metadata filters need.
 
-Rows are grouped by session (one row per rendering); a query scores every row with one matrix product
-and spreads the cosines into one row per rendering (`per_rendering`). Built from the database on first query and whenever the tenant's write
+Rows are grouped by rendering (one contiguous block each, a row per session holding it), so a query
+multiplies only the blocks of the renderings it ranks with (`per_rendering`). Built from the database on first query and whenever the tenant's write
 generation moves (a write by this process or any other).
 """
 
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from functools import cached_property
 
 import numpy as np
 
@@ -32,9 +31,9 @@ def timestamp(value: datetime | None) -> float | None:
 class TenantMatrix:
     generation: int
     rowids: np.ndarray  # (S,) card rowids, one per session
-    starts: np.ndarray  # (S,) first matrix row of each session
-    matrix: np.ndarray  # (R, dim) float32, unit rows
-    row_rendering: np.ndarray  # (R,) index into `renderings`
+    matrix: np.ndarray  # (R, dim) float32, unit rows, grouped by rendering
+    row_session: np.ndarray  # (R,) the session index of each row
+    blocks: tuple[tuple[int, int], ...]  # rows [lo, hi) of each rendering, in `renderings` order
     renderings: tuple[str, ...]
     verified: np.ndarray  # (S,) bool
     project: np.ndarray  # (S,) object (str)
@@ -75,12 +74,22 @@ class TenantMatrix:
             if blobs
             else np.zeros((0, dimension), dtype=np.float32)
         )
+        # one contiguous block per rendering: a query ranking with two of three renderings reads 2/3 of it
+        row_rendering = np.asarray(rendering_ids, dtype=np.int16)
+        order = np.argsort(row_rendering, kind="stable")
+        ends = [*starts[1:], len(blobs)] if starts else []
+        sessions = np.repeat(
+            np.arange(len(rowids)), [end - start for start, end in zip(starts, ends, strict=True)]
+        )
+        matrix = np.ascontiguousarray(matrix[order])
+        row_rendering = row_rendering[order]
+        bounds = np.searchsorted(row_rendering, np.arange(len(names) + 1))
         return cls(
             generation=generation,
             rowids=np.asarray(rowids, dtype=np.int64),
-            starts=np.asarray(starts, dtype=np.int64),
             matrix=matrix,
-            row_rendering=np.asarray(rendering_ids, dtype=np.int16),
+            row_session=sessions[order],
+            blocks=tuple((int(bounds[i]), int(bounds[i + 1])) for i in range(len(names))),
             renderings=tuple(names),
             verified=np.asarray(verified, dtype=bool),
             project=np.asarray(projects, dtype=object),
@@ -91,11 +100,6 @@ class TenantMatrix:
 
     def __len__(self) -> int:
         return len(self.rowids)
-
-    @cached_property
-    def row_session(self) -> np.ndarray:
-        """(R,) the session index of each matrix row (computed once per matrix, not per query)."""
-        return np.repeat(np.arange(len(self)), np.diff(np.append(self.starts, len(self.matrix))))
 
     def allowed(self, filters: SearchFilters) -> np.ndarray:
         """(S,) bool: the sessions the filters admit (same rules as the keyword half's SQL)."""
@@ -114,19 +118,18 @@ class TenantMatrix:
             mask &= tagged
         return mask
 
-    def per_rendering(self, query: np.ndarray) -> np.ndarray:
-        """(len(renderings), S) cosine of each session's vector for each rendering; -inf where it has none."""
-        out = np.full((len(self.renderings), len(self)), -np.inf, dtype=np.float32)
-        if len(self):
-            # a float64 query would upcast the whole matrix: keep the product in float32
-            out[self.row_rendering, self.row_session] = self.matrix @ query.astype(np.float32, copy=False)
+    def per_rendering(self, query: np.ndarray, renderings: Sequence[str] | None = None) -> np.ndarray:
+        """(len(renderings), S) cosine of each session's vector for each asked rendering (default: all);
+        -inf where a session has none."""
+        names = self.renderings if renderings is None else tuple(renderings)
+        out = np.full((len(names), len(self)), -np.inf, dtype=np.float32)
+        # a float64 query would upcast the whole block: keep the product in float32
+        q = query.astype(np.float32, copy=False)
+        for j, name in enumerate(names):
+            if name in self.renderings:
+                lo, hi = self.blocks[self.renderings.index(name)]
+                out[j, self.row_session[lo:hi]] = self.matrix[lo:hi] @ q
         return out
-
-    def best_rendering(self, session: int, query: np.ndarray) -> str:
-        lo = int(self.starts[session])
-        hi = int(self.starts[session + 1]) if session + 1 < len(self) else len(self.matrix)
-        row = lo + int(np.argmax(self.matrix[lo:hi] @ query))
-        return self.renderings[int(self.row_rendering[row])]
 
 
 def normalise_tags(tags: Iterable[str]) -> frozenset[str]:
