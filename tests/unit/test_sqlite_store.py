@@ -304,3 +304,37 @@ def test_on_a_large_index_the_most_common_terms_go_first_to_fit_the_posting_budg
     kept = hybrid.selective_terms(["flaky", "timeout", "the", "deploy"], counts, 10_000)
     assert kept == ["flaky", "deploy"] and sum(counts[t] for t in kept) <= hybrid.POSTING_BUDGET
     assert hybrid.selective_terms(["the"], {"the": 4000}, 10_000) == ["the"]  # never left with nothing
+
+
+def test_another_tenants_writes_never_move_a_tenants_keyword_ranking(db: Path) -> None:
+    store = SQLiteStore(db)
+    put(store, make_record("a1", "flaky websocket reconnect after deploy", tenant=TENANT_A))
+    put(store, make_record("a2", "websocket handshake rejected by the proxy", tenant=TENANT_A))
+    conn = store._conn
+    before = store._keyword_ranked(conn, TENANT_A, "flaky websocket proxy", SearchFilters(), 10)
+    for i in range(25):  # the other tenant floods the shared FTS table with the same words
+        put(store, make_record(f"b{i}", f"flaky websocket proxy {i}", tenant=TENANT_B))
+    after = store._keyword_ranked(conn, TENANT_A, "flaky websocket proxy", SearchFilters(), 10)
+    assert after == before and len(before) == 2  # same rows, same scores to the last bit
+    hits = search(store, TENANT_A, "flaky websocket proxy", k=2, min_similarity=-1.0)
+    assert {h.record.tenant_id for h in hits} == {TENANT_A}
+
+
+def test_tenant_keywords_match_fts5_bm25_on_one_tenant(db: Path) -> None:
+    from episodic.store.keywords import TenantKeywords
+
+    store = SQLiteStore(db)
+    texts = ["zebra crossing light stuck", "zebra fish tank", "light bulb flickers light", "nothing here"]
+    for i, text in enumerate(texts):
+        put(store, make_record(f"s{i}", text))
+    conn = store._conn
+    bodies = conn.execute("SELECT rowid, body FROM cards_fts").fetchall()
+    ours = TenantKeywords.build(((r - 1, b) for r, b in bodies), len(bodies)).scores(["zebra", "light"])
+    theirs = dict(
+        conn.execute(
+            "SELECT rowid, -bm25(cards_fts, 0.0, 1.0) FROM cards_fts WHERE cards_fts MATCH 'zebra OR light'"
+        )
+    )
+    for rowid, score in theirs.items():
+        assert ours[rowid - 1] == pytest.approx(score, rel=1e-6)
+    assert ours[3] == 0.0

@@ -2,8 +2,8 @@
 
 Safe for one writer and many readers across processes (WAL, busy_timeout): the MCP server reads while
 `index` writes. Vector search is exact cosine over an in-memory float32 matrix per tenant, rebuilt when
-that tenant's write generation moves, ranked once per rendering; the keyword half is FTS5 bm25 over
-`render.keyword_text(card)`; the halves are fused by score (see `episodic.store.hybrid` for the
+that tenant's write generation moves; the keyword half is BM25 over `render.keyword_text(card)` (kept in
+FTS5) with the tenant's own statistics (`store.keywords`); the halves are fused by score (see `episodic.store.hybrid` for the
 weights, the standardisation and the threshold rule).
 """
 
@@ -29,6 +29,7 @@ from episodic.models import (
 from episodic.ports import IngestFailure, IngestLedger, StoredVector, VectorStore
 from episodic.render import keyword_text
 from episodic.store import hybrid
+from episodic.store.keywords import TenantKeywords, fold
 from episodic.store.matrix import TenantMatrix, normalise_tags, timestamp
 from episodic.store.parity import check_parity, check_vector, require_tenant
 from episodic.store.schema import migrate
@@ -78,6 +79,7 @@ class SQLiteStore(VectorStore, IngestLedger):
         self.schema_version = migrate(self._conn, self.path)
         self._manifest: IndexManifest | None = None
         self._matrices: dict[str, TenantMatrix] = {}
+        self._keyword_indexes: dict[str, tuple[int, TenantKeywords]] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -296,38 +298,36 @@ class SQLiteStore(VectorStore, IngestLedger):
         self._matrices[tenant] = matrix
         return matrix
 
+    def _keywords(self, conn: sqlite3.Connection, tenant: str, matrix: TenantMatrix) -> TenantKeywords:
+        """The tenant's keyword index, rebuilt when its write generation moves (as its matrix is)."""
+        cached = self._keyword_indexes.get(tenant)
+        if cached is not None and cached[0] == matrix.generation:
+            return cached[1]
+        rows = conn.execute("SELECT rowid, body FROM cards_fts WHERE tenant_id = ?", (tenant,))
+        bodies = ((matrix.index_of[r], body) for r, body in rows if r in matrix.index_of)
+        built = TenantKeywords.build(bodies, len(matrix))
+        self._keyword_indexes[tenant] = (matrix.generation, built)
+        return built
+
     def _keyword_ranked(
         self, conn: sqlite3.Connection, tenant: str, text: str, filters: SearchFilters, limit: int
     ) -> list[tuple[int, float]]:
-        """(rowid, bm25 relevance: higher is better) of the tenant's best keyword matches the filters admit.
+        """(rowid, BM25: higher is better) of the tenant's best keyword matches that the filters admit.
 
-        FTS5 scores the matches alone (bounded by the posting budget); tenant and filters are applied with
-        the tenant's matrix, the same rules as the vector half (a join in SQL cost 4x the match itself)."""
-        terms = hybrid.query_terms(text)
-        if not terms:
-            return []
-        doc_counts: dict[str, int] = {}
-        for term in terms:  # one indexed lookup per term (fts5vocab does not plan IN lists)
-            row = conn.execute("SELECT doc FROM cards_vocab WHERE term = ?", (term,)).fetchone()
-            doc_counts[term] = int(row[0]) if row else 0
-        total = int(conn.execute("SELECT COUNT(*) FROM cards").fetchone()[0])
-        match = hybrid.fts_match(hybrid.selective_terms(terms, doc_counts, total))
+        Statistics are the tenant's own (`store.keywords`): no other tenant's writes move this ranking."""
+        terms = list(dict.fromkeys(fold(t) for t in hybrid.query_terms(text)))
         stored = self._read_manifest(conn)
-        if match is None or stored is None:
+        if not terms or stored is None:
             return []
         matrix = self._matrix(conn, tenant, stored.dimension)
-        allowed = matrix.allowed(filters)
-        rows = conn.execute("SELECT rowid, bm25(cards_fts) FROM cards_fts WHERE cards_fts MATCH ?", (match,))
-        found = np.asarray(rows.fetchall(), dtype=np.float64).reshape(-1, 2)
-        if not len(found) or not len(matrix):
+        keywords = self._keywords(conn, tenant, matrix)
+        selected = hybrid.selective_terms(terms, keywords.doc_counts(terms), keywords.sessions)
+        if not selected:
             return []
-        rowids = found[:, 0].astype(np.int64)
-        # the matrix's rowids are ascending: another tenant's card finds no equal row, so it is dropped
-        where = np.minimum(np.searchsorted(matrix.rowids, rowids), len(matrix) - 1)
-        keep = (matrix.rowids[where] == rowids) & allowed[where]
-        rowids, scores = rowids[keep], -found[keep, 1]
-        order = np.lexsort((rowids, -scores))[:limit]
-        return [(int(rowids[i]), float(scores[i])) for i in order]
+        scores = keywords.scores(selected)
+        found = np.flatnonzero((scores > 0) & matrix.allowed(filters))
+        order = found[np.lexsort((matrix.rowids[found], -scores[found]))][:limit]
+        return [(int(matrix.rowids[i]), float(scores[i])) for i in order]
 
     def query(
         self,
