@@ -34,3 +34,23 @@ def test_a_query_rendering_that_is_not_indexed_is_a_clear_error() -> None:
         load_settings(renderings="struct,semantic", query_rendering="struct"), embedder=HashingEmbedder(384)
     )
     assert search_traces(narrowed, "local", "go test hangs forever in the worker pool package")
+
+
+def test_rendering_and_keyword_weights_come_from_the_environment(
+    episodic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    defaults = load_settings()
+    assert defaults.rendering_weights == {"struct": 1.0, "semantic": 1.0, "reflect": 0.0}
+    assert defaults.keyword_weight == 1.25
+    monkeypatch.setenv("EPISODIC_RENDERING_WEIGHTS", "struct:2, reflect:1")
+    monkeypatch.setenv("EPISODIC_KEYWORD_WEIGHT", "0")
+    settings = load_settings()
+    assert settings.rendering_weights == {"struct": 2.0, "reflect": 1.0} and settings.keyword_weight == 0.0
+    from episodic.backends import build_store
+
+    store, _ = build_store(settings)
+    assert store.rendering_weights == {"struct": 2.0, "reflect": 1.0} and store.keyword_weight == 0.0  # type: ignore[attr-defined]
+    for bad in ("struct:-1", "summary:1", "struct", "struct:0,semantic:0"):
+        monkeypatch.setenv("EPISODIC_RENDERING_WEIGHTS", bad)
+        with pytest.raises(ConfigError, match="rendering_weights"):
+            load_settings()
