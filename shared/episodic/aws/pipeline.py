@@ -17,11 +17,10 @@ from typing import Any, Literal
 
 from episodic.auth import validate_tenant
 from episodic.aws._calls import error_code
-from episodic.errors import ConfigError, EpisodicError, InvalidArgumentError
+from episodic.errors import EpisodicError, InvalidArgumentError
 from episodic.models import CardRecord, NotEpisode, Trajectory
 from episodic.ports import IngestFailure, IngestLedger
 from episodic.service import Memory
-from episodic.settings import Settings
 
 MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024  # a Lambda has 512 MB-10 GB of /tmp; refuse absurd objects early
 DEFAULT_CARDS_PREFIX = "cards/"
@@ -274,60 +273,3 @@ class S3FailureLedger(IngestLedger):
             data = json.loads(self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
             found.append(IngestFailure(**data))
         return found
-
-
-@dataclass
-class AwsClients:
-    """The boto3 clients the AWS faces use; created on first use, never at import time."""
-
-    s3: Any = None
-    s3vectors: Any = None
-    bedrock_runtime: Any = None
-    secretsmanager: Any = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> AwsClients:
-        from episodic.aws.clients import aws_session
-
-        session = aws_session(settings)
-        return cls(
-            s3=session.client("s3"),
-            s3vectors=session.client("s3vectors"),
-            bedrock_runtime=session.client("bedrock-runtime"),
-            secretsmanager=session.client("secretsmanager"),
-        )
-
-
-def build_aws_memory(
-    settings: Settings,
-    clients: AwsClients,
-    *,
-    failures_prefix: str = DEFAULT_FAILURES_PREFIX,
-    embedder: Any = None,
-    distiller: Any = None,
-    store: Any = None,
-) -> Memory:
-    """The Lambda's Memory: Bedrock distiller, Titan embedder, S3 Vectors store, S3 failure ledger
-    (each replaceable, for tests). Never imports the local MiniLM embedder."""
-    from episodic.aws.bedrock_distiller import BedrockDistiller
-    from episodic.aws.s3vectors_store import S3VectorsStore
-    from episodic.aws.titan_embedder import TitanEmbedder
-    from episodic.parse.claude_code import ClaudeCodeSource
-    from episodic.scrub import Scrubber
-
-    if store is None and not settings.vector_bucket:
-        raise ConfigError("EPISODIC_VECTOR_BUCKET is required in the AWS deployment")
-    if not settings.transcripts_bucket:
-        raise ConfigError("EPISODIC_TRANSCRIPTS_BUCKET is required in the AWS deployment")
-    return Memory(
-        settings=settings,
-        # roots=[]: a Lambda never scans a home folder; it parses the files it is handed
-        source=ClaudeCodeSource(
-            Scrubber.from_settings(settings), roots=[], tool_output_chars=settings.tool_output_chars
-        ),
-        distiller=distiller or BedrockDistiller(clients.bedrock_runtime, settings.bedrock_model_id),
-        embedder=embedder
-        or TitanEmbedder(clients.bedrock_runtime, settings.titan_model_id, settings.titan_dimension),
-        store=store or S3VectorsStore(clients.s3vectors, str(settings.vector_bucket), settings.vector_index),
-        ledger=S3FailureLedger(clients.s3, settings.transcripts_bucket, failures_prefix),
-    )
