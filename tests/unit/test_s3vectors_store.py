@@ -19,6 +19,7 @@ from episodic.errors import ConfigError, InvalidArgumentError, ParityError, Tena
 from episodic.models import RENDERINGS, Card, CardRecord, DistillerInfo, IndexManifest, Outcome, SearchFilters
 from episodic.ports import StoredVector
 from episodic.render import render
+from episodic.store.hybrid import RRF_K
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
 
 DIM = 16
@@ -241,14 +242,16 @@ def test_keyword_only_hit_gets_its_true_cosine(store: S3VectorsStore) -> None:
     target = record("target", problem="Kafka consumer rebalance loop")
     target_vector = near(-query, 5, 0.3)
     put(store, target, target_vector)
-    hits = store.query("acme", query, "kafka consumer rebalance loop", 5, SearchFilters(), MANIFEST, -1.0)
+    # k covers every session: under the core's fusion (the same on both stores) a keyword-only hit ranks
+    # below twelve sessions that all three rendering rankings found
+    hits = store.query("acme", query, "kafka consumer rebalance loop", 13, SearchFilters(), MANIFEST, -1.0)
     by_id = {h.record.session_id: h for h in hits}
     assert "target" in by_id
     expected = max(float(v.vector @ query) for v in vectors(target.card, target_vector))
     assert by_id["target"].similarity == pytest.approx(expected, abs=1e-4)
     assert by_id["target"].keyword_rank == 1
     # and the threshold still applies to it
-    strict = store.query("acme", query, "kafka consumer rebalance loop", 5, SearchFilters(), MANIFEST, 0.5)
+    strict = store.query("acme", query, "kafka consumer rebalance loop", 13, SearchFilters(), MANIFEST, 0.5)
     assert "target" not in {h.record.session_id for h in strict}
 
 
@@ -438,10 +441,12 @@ def test_request_shapes_for_put_query_get(real_client: Any) -> None:
             },
         )
         hits = store.query("acme", base, "build fails", 3, SearchFilters(project="shop"), MANIFEST, 0.3)
+        # the core's fusion ranks (the same rule as the SQLite store), not the service's fused score 0.03:
+        # rank 1 in the struct ranking, one of three renderings
         assert (
             len(hits) == 1
             and hits[0].similarity == pytest.approx(0.9)
-            and hits[0].score == pytest.approx(0.03)
+            and hits[0].score == pytest.approx((1 / 3) / (RRF_K + 1))
         )
 
         stub.add_response(

@@ -16,8 +16,9 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from episodic.errors import InvalidArgumentError, TenantError
+from episodic.errors import InvalidArgumentError
 from episodic.models import CardRecord
+from episodic.store.parity import require_tenant
 
 KEY_SEPARATOR = "#"
 MANIFEST_KEY = "__manifest__"
@@ -37,9 +38,7 @@ def json_size(value: Any) -> int:
 
 
 def check_tenant(tenant_id: str | None) -> str:
-    if not tenant_id or not tenant_id.strip():
-        raise TenantError("every store call needs a tenant")
-    return tenant_id
+    return require_tenant(tenant_id)  # the stores' one tenant rule
 
 
 def _check_part(name: str, value: str) -> str:
