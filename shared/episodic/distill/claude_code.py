@@ -24,8 +24,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from episodic.aws.prompts import DISTILL_SYSTEM_PROMPT, survey_message
 from episodic.distill.checks import enforce_card, parse_card_payload
+from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, survey_message
 from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, DistillerInfo, DistillUsage, Trajectory
