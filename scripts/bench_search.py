@@ -2,7 +2,8 @@
 
 Builds an index in a temp dir from random but realistic cards (vectors from the fast HashingEmbedder),
 then reports p50/p95 of
-  - store.query alone (hybrid: vector matrix + FTS5 + fusion), cold (first query) and warm;
+  - store.query alone (hybrid: blended cosine of the voting renderings + tenant BM25, score fusion), cold
+    (first query: builds the matrix and the keyword postings) and warm;
   - the serving path with the local model: MiniLM query embedding + store.query. (The index holds
     hashing vectors, so the store is queried with the hashing vector of the same text: the latency is
     the same as for a MiniLM-built index of this size, and embedding parity stays intact.)

@@ -28,11 +28,11 @@ _runtime: AuthorizerRuntime | None = None
 
 
 def build_runtime() -> AuthorizerRuntime:
-    from episodic.aws.clients import aws_client
+    from episodic.aws.clients import AwsClients
     from episodic.aws.secrets_auth import SecretsManagerAuthenticator
 
     settings = load_settings()
-    client = aws_client(settings, "secretsmanager")
+    client = AwsClients(settings).get("secretsmanager")
     return AuthorizerRuntime(SecretsManagerAuthenticator(client, settings.auth_secret_id))
 
 

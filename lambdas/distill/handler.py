@@ -24,16 +24,11 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from episodic.aws.pipeline import (
-    DEFAULT_CARDS_PREFIX,
-    AwsClients,
-    TranscriptObject,
-    build_aws_memory,
-    distill_transcript,
-    fetch_transcript,
-)
+from episodic.aws.clients import AwsClients
+from episodic.aws.pipeline import DEFAULT_CARDS_PREFIX, TranscriptObject, distill_transcript, fetch_transcript
+from episodic.backends import build_memory
 from episodic.service import Memory
-from episodic.settings import Settings, load_settings
+from episodic.settings import Settings, load_deployed_settings
 from pydantic import BaseModel
 
 logger = Logger()
@@ -98,13 +93,12 @@ _runtime: DistillRuntime | None = None
 
 
 def build_runtime(settings: Settings | None = None, clients: AwsClients | None = None) -> DistillRuntime:
-    settings = settings or load_settings()
-    clients = clients or AwsClients.from_settings(settings)
-    failures_prefix = settings.failures_prefix
+    settings = settings or load_deployed_settings()  # a missing variable fails the cold start, by name
+    clients = clients or AwsClients(settings)
     return DistillRuntime(
         settings=settings,
-        memory=build_aws_memory(settings, clients, failures_prefix=failures_prefix),
-        s3=clients.s3,
+        memory=build_memory(settings, clients=clients),
+        s3=clients.get("s3"),
         idempotency=DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
         cards_prefix=settings.cards_prefix,
     )

@@ -13,12 +13,13 @@ from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from episodic.auth import SCOPES, Authenticator, Principal, validate_tenant
-from episodic.aws.pipeline import AwsClients, build_aws_memory
+from episodic.aws.clients import AwsClients
+from episodic.backends import build_memory
 from episodic.errors import AuthError, EpisodicError
 from episodic.mcp.protocol import HttpRequest, HttpResponse, McpEndpoint
 from episodic.mcp.tools import default_registry
 from episodic.service import Memory
-from episodic.settings import Settings, load_settings
+from episodic.settings import Settings, load_deployed_settings
 
 logger = Logger()
 tracer = Tracer()
@@ -67,9 +68,8 @@ _runtime: McpRuntime | None = None
 
 
 def build_runtime(settings: Settings | None = None, clients: AwsClients | None = None) -> McpRuntime:
-    settings = settings or load_settings()
-    clients = clients or AwsClients.from_settings(settings)
-    return McpRuntime(settings=settings, memory=build_aws_memory(settings, clients))
+    settings = settings or load_deployed_settings()  # a missing variable fails the cold start, by name
+    return McpRuntime(settings=settings, memory=build_memory(settings, clients=clients))
 
 
 def runtime() -> McpRuntime:

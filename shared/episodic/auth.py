@@ -11,17 +11,18 @@ import hashlib
 import hmac
 import json
 import os
-import re
 import secrets
 import tempfile
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from episodic.errors import AuthError, InvalidArgumentError, NotFoundError
+from episodic.errors import AuthError, EpisodicError, InvalidArgumentError, NotFoundError
+from episodic.models import check_tenant
 
 READ = "read"
 WRITE = "write"
@@ -30,7 +31,6 @@ SCOPES: dict[str, frozenset[str]] = {
     WRITE: frozenset({READ, WRITE}),  # a write token can also search
 }
 TOKEN_PREFIX = "epi_"
-_TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
 
 @dataclass(frozen=True)
@@ -56,11 +56,61 @@ def token_hash(token: str) -> str:
 
 
 def validate_tenant(tenant: str) -> str:
-    if not _TENANT_RE.match(tenant or ""):
-        raise InvalidArgumentError(
-            f"invalid tenant name {tenant!r}: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"
+    return check_tenant(tenant)  # the one tenant rule (episodic.models)
+
+
+def parse_token_document(raw: str, where: str, error: type[EpisodicError]) -> list[dict[str, Any]]:
+    """The `tokens` entries of a token document (the local token file and the Secrets Manager secret):
+    {"tokens": [{"sha256": "<64 hex>", "tenant": "acme", "scope": "read|write", ...}]}; any malformed
+    entry raises `error` naming it, so a broken document never silently drops a token."""
+    try:
+        data = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise error(f"{where} is not valid JSON: {exc.msg}") from exc
+    tokens = data.get("tokens") if isinstance(data, dict) else None
+    if not isinstance(tokens, list):
+        raise error(
+            f'{where} has no \'tokens\' list: expected {{"tokens": [{{"sha256": …, "tenant": …, "scope": …}}]}}'
         )
-    return tenant
+    for position, entry in enumerate(tokens):
+        if not isinstance(entry, dict):
+            raise error(f"{where} entry {position} is not an object")
+        digest, tenant, scope = entry.get("sha256"), entry.get("tenant"), entry.get("scope", READ)
+        if not isinstance(digest, str) or len(digest) != 64 or not isinstance(tenant, str) or not tenant:
+            raise error(f"{where} entry {position} needs a 64-hex 'sha256' and a 'tenant'")
+        if scope not in SCOPES:
+            raise error(f"{where} entry {position} has unknown scope {scope!r}")
+    return tokens
+
+
+def token_principals(tokens: Iterable[dict[str, Any]]) -> list[tuple[str, Principal]]:
+    """(sha256, principal) pairs of checked token entries."""
+    return [
+        (str(t["sha256"]).lower(), Principal(tenant_id=str(t["tenant"]), scopes=SCOPES[t.get("scope", READ)]))
+        for t in tokens
+    ]
+
+
+def find_token(token: str | None, entries: Iterable[tuple[str, Principal]]) -> Principal | None:
+    """The one token matcher: compares the token's hash with every entry (no early exit, constant-time
+    compares) so that timing says nothing about which entry matched; None when none does."""
+    if not token:
+        return None
+    presented = token_hash(token)
+    found: Principal | None = None
+    for digest, principal in entries:
+        if hmac.compare_digest(presented, digest):
+            found = principal
+    return found
+
+
+def match_token(token: str | None, entries: Iterable[tuple[str, Principal]]) -> Principal:
+    if not token:
+        raise AuthError("missing bearer token")
+    principal = find_token(token, entries)
+    if principal is None:
+        raise AuthError("unknown or revoked token")
+    return principal
 
 
 @dataclass(frozen=True)
@@ -88,14 +138,7 @@ class LocalTokenStore(Authenticator):
             raw = self.path.read_text(encoding="utf-8")
         except FileNotFoundError:
             return []
-        try:
-            data = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise AuthError(f"token file {self.path} is not valid JSON: {exc}") from exc
-        tokens = data.get("tokens") if isinstance(data, dict) else None
-        if not isinstance(tokens, list):
-            raise AuthError(f"token file {self.path} has no 'tokens' list")
-        return [t for t in tokens if isinstance(t, dict)]
+        return parse_token_document(raw, f"token file {self.path}", AuthError)
 
     def _write(self, tokens: list[dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -164,34 +207,14 @@ class LocalTokenStore(Authenticator):
         )
 
     def authenticate(self, token: str | None) -> Principal:
-        if not token:
-            raise AuthError("missing bearer token")
-        presented = token_hash(token)
-        match: dict[str, Any] | None = None
-        # compare against every entry (no early exit) so timing says nothing about which one matched
-        for entry in self._read():
-            if hmac.compare_digest(presented, str(entry.get("sha256", ""))):
-                match = entry
-        if match is None:
-            raise AuthError("unknown or revoked token")
-        scope = str(match.get("scope", READ))
-        return Principal(tenant_id=str(match["tenant"]), scopes=SCOPES.get(scope, SCOPES[READ]))
+        return match_token(token, token_principals(self._read()))
 
 
 class StaticAuthenticator(Authenticator):
     """A fixed token → principal map (for tests and embedding in other processes)."""
 
     def __init__(self, tokens: dict[str, Principal]) -> None:
-        self._by_hash = {token_hash(t): p for t, p in tokens.items()}
+        self._entries = [(token_hash(t), p) for t, p in tokens.items()]
 
     def authenticate(self, token: str | None) -> Principal:
-        if not token:
-            raise AuthError("missing bearer token")
-        presented = token_hash(token)
-        found: Principal | None = None
-        for digest, principal in self._by_hash.items():
-            if hmac.compare_digest(presented, digest):
-                found = principal
-        if found is None:
-            raise AuthError("unknown or revoked token")
-        return found
+        return match_token(token, self._entries)

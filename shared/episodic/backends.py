@@ -1,16 +1,17 @@
-"""The one place that chooses adapters from settings (AWS clients are created only when asked for)."""
+"""The one composition root: every memory, local or AWS, is built here from the settings (AWS clients are
+given by the caller or created only when an adapter needs one)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from episodic.aws.clients import aws_client
+from episodic.aws.clients import AwsClients
 from episodic.errors import ConfigError
 from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
 from episodic.scrub import Scrubber
 from episodic.service import Memory
-from episodic.settings import Settings, load_settings
+from episodic.settings import DeployedSettings, Settings, load_settings
 
 if TYPE_CHECKING:
     from episodic.store.sqlite import SQLiteStore
@@ -24,12 +25,14 @@ def build_source(settings: Settings) -> TranscriptSource:
     from episodic.parse.claude_code import ClaudeCodeSource
     from episodic.parse.discovery import default_roots
 
+    # a Lambda never scans a home folder: it parses the files it is handed
+    roots = [] if isinstance(settings, DeployedSettings) else default_roots(settings)
     return ClaudeCodeSource(
-        build_scrubber(settings), roots=default_roots(settings), tool_output_chars=settings.tool_output_chars
+        build_scrubber(settings), roots=roots, tool_output_chars=settings.tool_output_chars
     )
 
 
-def build_embedder(settings: Settings) -> Embedder:
+def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Embedder:
     if settings.embedder == "hashing":
         from episodic.embed.hashing import HashingEmbedder
 
@@ -37,19 +40,21 @@ def build_embedder(settings: Settings) -> Embedder:
     if settings.embedder == "titan":
         from episodic.aws.titan_embedder import TitanEmbedder
 
+        clients = clients or AwsClients(settings)
         return TitanEmbedder(
-            aws_client(settings, "bedrock-runtime"), settings.titan_model_id, settings.titan_dimension
+            clients.get("bedrock-runtime"), settings.titan_model_id, settings.titan_dimension
         )
     from episodic.embed.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
 
 
-def build_distiller(settings: Settings) -> Distiller:
+def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Distiller:
     if settings.distiller == "bedrock":
         from episodic.aws.bedrock_distiller import BedrockDistiller
 
-        return BedrockDistiller(aws_client(settings, "bedrock-runtime"), settings.bedrock_model_id)
+        clients = clients or AwsClients(settings)
+        return BedrockDistiller(clients.get("bedrock-runtime"), settings.bedrock_model_id)
     if settings.distiller == "claude-code":
         from episodic.distill.claude_code import ClaudeCodeDistiller
 
@@ -59,19 +64,22 @@ def build_distiller(settings: Settings) -> Distiller:
     return HeuristicDistiller()
 
 
-def build_store(settings: Settings) -> tuple[VectorStore, IngestLedger | None]:
+def build_store(settings: Settings, clients: AwsClients | None = None) -> VectorStore:
     if settings.store == "s3vectors":
         from episodic.aws.s3vectors_store import S3VectorsStore
 
         if not settings.vector_bucket:
             raise ConfigError("EPISODIC_VECTOR_BUCKET is required with EPISODIC_STORE=s3vectors")
-        store = S3VectorsStore(
-            aws_client(settings, "s3vectors"), settings.vector_bucket, settings.vector_index
+        clients = clients or AwsClients(settings)
+        return S3VectorsStore(
+            clients.get("s3vectors"),
+            settings.vector_bucket,
+            settings.vector_index,
+            keyword_weight=settings.keyword_weight,
+            rendering_weights=settings.rendering_weights,
         )
-        return store, None
     settings.home.mkdir(parents=True, exist_ok=True)
-    sqlite_store = sqlite_store_at(settings, settings.db_path)
-    return sqlite_store, sqlite_store
+    return sqlite_store_at(settings, settings.db_path)
 
 
 def sqlite_store_at(settings: Settings, path: Path) -> SQLiteStore:
@@ -83,24 +91,39 @@ def sqlite_store_at(settings: Settings, path: Path) -> SQLiteStore:
     )
 
 
+def build_ledger(
+    settings: Settings, store: VectorStore, clients: AwsClients | None = None
+) -> IngestLedger | None:
+    """Failure records: beside the transcripts in the AWS deployment, in the SQLite index locally."""
+    if isinstance(settings, DeployedSettings):
+        from episodic.aws.pipeline import S3FailureLedger
+
+        clients = clients or AwsClients(settings)
+        return S3FailureLedger(clients.get("s3"), settings.transcripts_bucket, settings.failures_prefix)
+    from episodic.store.sqlite import SQLiteStore
+
+    return store if isinstance(store, SQLiteStore) else None
+
+
 def build_memory(
     settings: Settings | None = None,
     *,
+    clients: AwsClients | None = None,
     embedder: Embedder | None = None,
     distiller: Distiller | None = None,
     store: VectorStore | None = None,
     source: TranscriptSource | None = None,
     ledger: IngestLedger | None = None,
 ) -> Memory:
+    """The memory the settings describe; any adapter can be handed in instead (tests, a face's own)."""
     settings = settings or load_settings()
-    if store is None:
-        store, built_ledger = build_store(settings)
-        ledger = ledger or built_ledger
+    clients = clients or AwsClients(settings)
+    store = build_store(settings, clients) if store is None else store
     return Memory(
         settings=settings,
-        source=source or build_source(settings),
-        distiller=distiller or build_distiller(settings),
-        embedder=embedder or build_embedder(settings),
+        source=build_source(settings) if source is None else source,
+        distiller=build_distiller(settings, clients) if distiller is None else distiller,
+        embedder=build_embedder(settings, clients) if embedder is None else embedder,
         store=store,
-        ledger=ledger,
+        ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
     )

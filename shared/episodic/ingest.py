@@ -1,14 +1,19 @@
-"""Write path: discover → parse+scrub → distill → render → embed → store, content-hashed and idempotent."""
+"""Write path: discover → parse+scrub → distill → render → embed → store, content-hashed and idempotent.
+
+`ingest_one` is the per-session rule (skip, keep, distill, store, or record the failure) for one loaded
+session, used by the AWS distill path; `index_sessions` applies the same steps (`card_verdict`, `settle`)
+to many sessions with distillation scheduled by `distill_many`.
+"""
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from episodic.distill.claude_code import distill_many
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.models import (
     Card,
@@ -20,7 +25,7 @@ from episodic.models import (
     SessionSource,
     Trajectory,
 )
-from episodic.ports import DistillResult, IngestFailure, StoredVector
+from episodic.ports import Distiller, DistillResult, IngestFailure, StoredVector
 from episodic.render import render
 from episodic.service import Memory
 from episodic.survey import render_survey
@@ -46,6 +51,19 @@ class IndexReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (session file, reason)
     stats: ParseStats = field(default_factory=ParseStats)
     source_bytes: int = 0
+
+    def count(self, outcome: SessionOutcome, path: str) -> None:
+        if outcome.status == "indexed":
+            self.indexed += 1
+            self.replaced += outcome.replaced
+        elif outcome.status == "unchanged":
+            self.unchanged += 1
+        elif outcome.status == "kept_better":
+            self.kept_better += 1
+        elif outcome.status == "failed":
+            self.failed.append((path, outcome.reason))
+        else:
+            self.skipped[outcome.reason] += 1
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -103,7 +121,8 @@ def store_card(
     return record
 
 
-def _record_failure(memory: Memory, tenant_id: str, source: SessionSource, sha: str, reason: str) -> None:
+def record_failure(memory: Memory, tenant_id: str, source: SessionSource, sha: str, reason: str) -> None:
+    """The one failure path: the ledger keeps the reason and the session is retried next run."""
     if memory.ledger is None:
         return
     memory.ledger.record_failure(
@@ -118,17 +137,19 @@ def _record_failure(memory: Memory, tenant_id: str, source: SessionSource, sha: 
     )
 
 
+def failure_reason(exc: BaseException) -> str:
+    if isinstance(exc, RetryableDistillError):
+        return f"retry next run: {exc}"
+    if isinstance(exc, EpisodicError):
+        return str(exc)
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
 def survey_for(memory: Memory, trajectory: Trajectory) -> str:
     """The budgeted survey, rendered only for distillers that read it."""
     if not memory.distiller.uses_survey:
         return ""
     return render_survey(trajectory, memory.settings.survey_token_budget)
-
-
-def ingest_trajectory(memory: Memory, trajectory: Trajectory, tenant_id: str) -> CardRecord:
-    """Distill one parsed session and store its card; raises EpisodicError when it cannot."""
-    result = memory.distiller.distill(trajectory, survey_for(memory, trajectory))
-    return store_distilled(memory, tenant_id, trajectory, result)
 
 
 def store_distilled(
@@ -164,6 +185,65 @@ def existing_card_verdict(
     return None
 
 
+Status = Literal["indexed", "unchanged", "kept_better", "skipped", "failed"]
+
+
+@dataclass
+class SessionOutcome:
+    """What happened to one session on the write path."""
+
+    status: Status
+    session_id: str | None = None
+    reason: str = ""
+    record: CardRecord | None = None
+    replaced: bool = False  # indexed over an existing card (grown session or a better distiller)
+    error: Exception | None = None  # why it failed (already recorded in the ledger)
+
+
+def card_verdict(memory: Memory, trajectory: Trajectory, tenant_id: str) -> SessionOutcome | None:
+    """An outcome when the stored card stays (unchanged, or a better one), else None: distill it."""
+    verdict = existing_card_verdict(memory, memory.store.get(tenant_id, trajectory.session_id), trajectory)
+    return None if verdict is None else SessionOutcome(verdict, trajectory.session_id)
+
+
+def settle(
+    memory: Memory, tenant_id: str, trajectory: Trajectory, distilled: DistillResult | BaseException
+) -> SessionOutcome:
+    """Store a distilled card, or record why there is none (retried next run, never lost)."""
+    existing = memory.store.get(tenant_id, trajectory.session_id)
+    if existing is not None and distiller_rank(existing.distiller) > distiller_rank(memory.distiller.info):
+        # e.g. the agent wrote its own card while this one was being distilled
+        return SessionOutcome("kept_better", trajectory.session_id)
+    try:
+        if isinstance(distilled, BaseException):
+            raise distilled
+        record = store_distilled(memory, tenant_id, trajectory, distilled)
+    except Exception as exc:  # recorded with its reason and retried next run, never lost
+        reason = failure_reason(exc)
+        record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
+        return SessionOutcome("failed", trajectory.session_id, reason=reason, error=exc)
+    if memory.ledger is not None:
+        memory.ledger.clear_failure(tenant_id, trajectory.source.session_key)
+    return SessionOutcome("indexed", trajectory.session_id, record=record, replaced=existing is not None)
+
+
+def ingest_one(memory: Memory, tenant_id: str, loaded: Trajectory | NotEpisode) -> SessionOutcome:
+    """One loaded session through the write path. A failure is recorded and returned, never raised."""
+    if isinstance(loaded, NotEpisode):
+        return SessionOutcome("skipped", loaded.session_id, reason=loaded.reason)
+    kept = card_verdict(memory, loaded, tenant_id)
+    if kept is not None:
+        return kept
+    memory.store.ensure_manifest(memory.manifest)
+    try:
+        distilled: DistillResult | BaseException = memory.distiller.distill(
+            loaded, survey_for(memory, loaded)
+        )
+    except Exception as exc:  # settled like any other failure
+        distilled = exc
+    return settle(memory, tenant_id, loaded, distilled)
+
+
 def index_sessions(
     memory: Memory,
     paths: Sequence[str] | None,
@@ -178,57 +258,13 @@ def index_sessions(
     report.found = len(found)
     pending = _pending(memory, found, tenant_id, report, progress)
     # distiller.concurrency > 1 (e.g. Claude Code): calls run in parallel; stores stay in this thread
-    for (trajectory, _survey), outcome in distill_many(
+    for (trajectory, _survey), distilled in distill_many(
         memory.distiller, pending, memory.distiller.concurrency
     ):
-        _store_outcome(memory, trajectory, tenant_id, report, outcome)
+        report.count(settle(memory, tenant_id, trajectory, distilled), trajectory.source.main_path)
         if progress:
             progress(trajectory.source)
     return report
-
-
-def _needs_card(memory: Memory, trajectory: Trajectory, tenant_id: str, report: IndexReport) -> bool:
-    verdict = existing_card_verdict(memory, memory.store.get(tenant_id, trajectory.session_id), trajectory)
-    if verdict == "unchanged":
-        report.unchanged += 1
-    elif verdict == "kept_better":
-        report.kept_better += 1
-    return verdict is None
-
-
-def _store_outcome(
-    memory: Memory,
-    trajectory: Trajectory,
-    tenant_id: str,
-    report: IndexReport,
-    outcome: DistillResult | BaseException,
-) -> None:
-    """Store a distilled card, or record why there is none (retried next run, never lost)."""
-    existing = memory.store.get(tenant_id, trajectory.session_id)
-    if existing is not None and distiller_rank(existing.distiller) > distiller_rank(memory.distiller.info):
-        report.kept_better += 1  # e.g. the agent wrote its own card while this one was being distilled
-        return
-    try:
-        if isinstance(outcome, BaseException):
-            raise outcome
-        store_distilled(memory, tenant_id, trajectory, outcome)
-    except RetryableDistillError as exc:
-        reason = f"retry next run: {exc}"
-        report.failed.append((trajectory.source.main_path, reason))
-        _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
-        return
-    except Exception as exc:  # recorded with its reason and retried next run, never lost
-        reason = (
-            str(exc) if isinstance(exc, EpisodicError) else f"internal error: {type(exc).__name__}: {exc}"
-        )
-        report.failed.append((trajectory.source.main_path, reason))
-        _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
-        return
-    report.indexed += 1
-    if existing is not None:
-        report.replaced += 1
-    if memory.ledger is not None:
-        memory.ledger.clear_failure(tenant_id, trajectory.source.session_key)
 
 
 def _pending(
@@ -245,13 +281,57 @@ def _pending(
             loaded = memory.source.load(source)
         except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
             report.failed.append((source.main_path, f"parse error: {exc}"))
-            _record_failure(memory, tenant_id, source, "", f"parse error: {exc}")
+            record_failure(memory, tenant_id, source, "", f"parse error: {exc}")
         else:
             report.stats.merge(loaded.stats)
             if isinstance(loaded, NotEpisode):
                 report.skipped[loaded.reason] += 1
-            elif _needs_card(memory, loaded, tenant_id, report):
-                yield loaded, survey_for(memory, loaded)
-                continue  # its progress tick comes when its card is stored
+            else:
+                kept = card_verdict(memory, loaded, tenant_id)
+                if kept is None:
+                    yield loaded, survey_for(memory, loaded)
+                    continue  # its progress tick comes when its card is stored
+                report.count(kept, source.main_path)
         if progress:
             progress(source)
+
+
+Item = TypeVar("Item")
+
+
+def distill_many(
+    distiller: Distiller,
+    items: Iterable[Item],
+    concurrency: int,
+    job: Callable[[Distiller, Item], DistillResult] | None = None,
+) -> Iterator[tuple[Item, DistillResult | BaseException]]:
+    """Distill items with at most `concurrency` calls in flight; yields (item, result or exception) as each
+    finishes. Items are pulled lazily. `job` defaults to `distiller.distill(*item)` for (trajectory, survey)
+    pairs. The caller stores results in its own thread (stores need not be thread-safe)."""
+    run: Callable[[Distiller, Any], DistillResult] = job or (lambda d, item: d.distill(*item))
+    if concurrency <= 1:
+        for item in items:
+            try:
+                yield item, run(distiller, item)
+            except Exception as exc:  # handed to the caller, which records it
+                yield item, exc
+        return
+    pending: dict[Future[DistillResult], Item] = {}
+    source = iter(items)
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="distill") as pool:
+        exhausted = False
+        while True:
+            while not exhausted and len(pending) < concurrency:
+                try:
+                    item = next(source)
+                except StopIteration:
+                    exhausted = True
+                    break
+                pending[pool.submit(run, distiller, item)] = item
+            if not pending:
+                return
+            done, _ = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                item = pending.pop(future)
+                error = future.exception()
+                yield item, (error if error is not None else future.result())

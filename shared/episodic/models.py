@@ -6,11 +6,14 @@ distillers, used as the MCP output schema and for validation).
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from episodic.errors import InvalidArgumentError, TenantError
 
 CARD_SCHEMA_VERSION = 1
 RENDERINGS: tuple[str, ...] = ("struct", "semantic", "reflect")
@@ -21,6 +24,20 @@ LOCAL_TENANT = "local"
 # indexed (and reported as a hit's best rendering) but does not vote by default
 DEFAULT_RENDERING_WEIGHTS: dict[str, float] = {"struct": 1.0, "semantic": 1.0, "reflect": 0.0}
 DEFAULT_KEYWORD_WEIGHT = 1.25  # flat between 1.0 and 1.5 on both card sets and both folds
+_TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def check_tenant(tenant_id: str | None) -> str:
+    """The one tenant rule (stores, search, tokens, the authorizer's context): none given is a TenantError,
+    a malformed one an InvalidArgumentError; 1-64 letters, digits, '.', '_' or '-', from a letter or digit."""
+    if tenant_id is None or not str(tenant_id).strip():
+        raise TenantError("every store call needs a tenant id (none was given)")
+    if not _TENANT_RE.match(tenant_id):
+        raise InvalidArgumentError(
+            f"invalid tenant name {tenant_id!r}: use 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return tenant_id
 
 
 class Outcome(StrEnum):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from episodic.setup_clients import SERVER_NAME, PlannedFile
+from episodic.mcp import SERVER_NAME
 
 COMMAND_NAME = "remember"
 RECORD_TOOL = f"mcp__{SERVER_NAME}__record_episode"  # how Claude Code names an MCP server's tool
@@ -58,8 +58,3 @@ what it said; do not retry with a different session id.
 def remember_command_path(home: Path) -> Path:
     """Claude Code's user-level commands folder (`~/.claude/commands`)."""
     return home / ".claude" / "commands" / f"{COMMAND_NAME}.md"
-
-
-def remember_command_file(home: Path) -> PlannedFile:
-    """What `setup claude-code` writes (only when missing: the user's edits are never overwritten)."""
-    return PlannedFile(path=remember_command_path(home), content=REMEMBER_COMMAND)

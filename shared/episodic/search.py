@@ -2,17 +2,12 @@
 
 from __future__ import annotations
 
-from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError, TenantError
-from episodic.models import CardRecord, SearchFilters, SearchHit
+from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
+from episodic.models import CardRecord, SearchFilters, SearchHit, check_tenant
 from episodic.scrub import Scrubber
 from episodic.service import Memory
 
 MAX_QUERY_CHARS = 2000
-
-
-def _check_tenant(tenant_id: str) -> None:
-    if not tenant_id or not tenant_id.strip():
-        raise TenantError("every query needs a tenant")
 
 
 def search_traces(
@@ -23,7 +18,7 @@ def search_traces(
     filters: SearchFilters | None = None,
 ) -> list[SearchHit]:
     """The closest past episodes for a problem, best first; [] when nothing is similar enough."""
-    _check_tenant(tenant_id)
+    check_tenant(tenant_id)
     k = memory.settings.default_k if k is None else k
     if not 1 <= k <= memory.settings.max_k:
         raise InvalidArgumentError(f"k must be between 1 and {memory.settings.max_k}, got {k}")
@@ -53,7 +48,7 @@ def search_traces(
 
 
 def get_episode(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
-    _check_tenant(tenant_id)
+    check_tenant(tenant_id)
     record = memory.store.get(tenant_id, session_id)
     if record is None:
         raise NotFoundError(f"no episode with session id {session_id!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from pydantic import Field, ValidationError, field_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
@@ -180,11 +180,39 @@ class Settings(BaseSettings):
         return self.url or f"http://{self.host}:{self.port}/mcp"
 
 
+class DeployedSettings(Settings):
+    """The distill and MCP Lambdas' settings (the stack sets EPISODIC_*): what the AWS memory cannot run
+    without is required, so a missing variable fails the cold start with its name, not the first request."""
+
+    store: Literal["s3vectors"] = "s3vectors"
+    vector_bucket: str = Field(min_length=3)
+    transcripts_bucket: str = Field(min_length=3)
+
+
 def load_settings(**overrides: Any) -> Settings:
     """Build the settings, turning validation errors into one ConfigError a user can act on."""
+    return _load(Settings, overrides)
+
+
+def load_deployed_settings(**overrides: Any) -> DeployedSettings:
+    """The Lambdas' settings, validated at cold start (EPISODIC_VECTOR_BUCKET and friends required)."""
+    return _load(DeployedSettings, overrides)
+
+
+SettingsT = TypeVar("SettingsT", bound=Settings)
+
+
+def _load(model: type[SettingsT], overrides: dict[str, Any]) -> SettingsT:
     try:
-        return Settings(**{k: v for k, v in overrides.items() if v is not None})
+        return model(**{k: v for k, v in overrides.items() if v is not None})
     except ValidationError as exc:
+        missing = [
+            f"EPISODIC_{'_'.join(str(p) for p in e['loc']).upper()}"
+            for e in exc.errors()
+            if e["type"] == "missing"
+        ]
+        if missing:
+            raise ConfigError(f"required in the AWS deployment: {', '.join(missing)}") from exc
         raise ConfigError(f"invalid configuration: {exc}") from exc
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc

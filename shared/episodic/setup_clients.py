@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from episodic.errors import ConfigError
+from episodic.mcp import SERVER_NAME
+from episodic.remember import REMEMBER_COMMAND, remember_command_path
 
-SERVER_NAME = "episodic"
 HOOK_ARGS = "hook user-prompt-submit"
 HOOK_TIMEOUT_SECONDS = 5  # the hook keeps its own 1.5 s budget; this is Claude Code's hard stop
 TOKEN_ENV = "EPISODIC_TOKEN"
@@ -53,6 +54,11 @@ class MergeResult:
 # ---------------------------------------------------------------- plans
 
 
+def remember_command_file(home: Path) -> PlannedFile:
+    """What `setup claude-code` writes for `/remember` (only when missing: the user's edits are kept)."""
+    return PlannedFile(path=remember_command_path(home), content=REMEMBER_COMMAND)
+
+
 def user_home(settings_home: str | None) -> Path:
     return Path(settings_home).expanduser() if settings_home else Path.home()
 
@@ -69,8 +75,6 @@ def claude_code_plan(
     home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
 ) -> ClientPlan:
     """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`."""
-    from episodic.remember import remember_command_file  # it imports this module
-
     if url:
         header_value = f"Bearer {token}" if token else "Bearer ${" + TOKEN_ENV + "}"
         shell_header = f"Bearer {token}" if token else f"Bearer ${TOKEN_ENV}"

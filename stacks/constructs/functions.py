@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+import aws_cdk as cdk
+import jsii
 from aws_cdk import Annotations, Duration, RemovalPolicy
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -9,29 +14,42 @@ from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from constructs import Construct
 
+from stacks import lambda_assets
 from stacks.config import REPO_ROOT, StackConfig
 from stacks.nag import acknowledge
 
-BUILD_DIR = REPO_ROOT / "build" / "lambda"
 SOURCE_DIR = REPO_ROOT / "lambdas"
 RUNTIME = lambda_.Runtime.PYTHON_3_13
 _ASSET_EXCLUDES = ["**/__pycache__", "**/*.pyc"]
+# never pulled: the local bundler always answers, so CDK never falls back to Docker
+_UNUSED_IMAGE = "public.ecr.aws/sam/build-python3.13"
 
 
-class MissingAssetError(RuntimeError):
-    """The bundled Lambda code is not built and the user did not ask for a source-only synth."""
+@jsii.implements(cdk.ILocalBundling)
+class LocalAssetBundler:
+    """CDK local bundling: builds the asset on this machine (pip from the local wheelhouse, no Docker)."""
+
+    def __init__(self, name: str, platform: lambda_assets.Platform = lambda_assets.LAMBDA) -> None:
+        self.name = name
+        self.platform = platform
+
+    def try_bundle(self, output_dir: str, *_options: Any, **_keywords: Any) -> bool:
+        lambda_assets.build_asset(self.name, Path(output_dir), self.platform)
+        return True
 
 
 def lambda_code(scope: Construct, config: StackConfig, name: str) -> lambda_.Code:
-    """build/lambda/<name> when built (scripts/build_lambda_assets.py); with `-c bundle=false`, the raw source."""
-    built = BUILD_DIR / name
+    """Bundled during synth (cached in cdk.out by content hash); with `-c bundle=false`, the raw source."""
     if config.bundle:
-        if not (built / "lambdas" / name / "handler.py").is_file():
-            raise MissingAssetError(
-                f"Lambda asset {built} is not built. Run `python scripts/build_lambda_assets.py` first "
-                "(pip wheels for linux/arm64, no Docker), or synth without assets: `cdk synth -c bundle=false`."
-            )
-        return lambda_.Code.from_asset(str(built), exclude=_ASSET_EXCLUDES)
+        # the custom hash is the content: an unchanged tree finds its asset.<hash> folder and is not rebuilt
+        return lambda_.Code.from_asset(
+            str(SOURCE_DIR / name),
+            asset_hash=lambda_assets.content_hash(name),
+            asset_hash_type=cdk.AssetHashType.CUSTOM,
+            bundling=cdk.BundlingOptions(
+                image=cdk.DockerImage.from_registry(_UNUSED_IMAGE), local=LocalAssetBundler(name)
+            ),
+        )
     Annotations.of(scope).add_warning_v2(
         "episodic:source-asset",
         f"{name}: source-only asset (bundle=false) without dependencies; fine for synth and tests, not for deploy.",

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from episodic.embed.hashing import HashingEmbedder
-from episodic.errors import ParityError, TenantError
+from episodic.errors import InvalidArgumentError, ParityError, TenantError
 from episodic.models import (
     RENDERINGS,
     Card,
@@ -35,6 +35,9 @@ from episodic.models import (
 )
 from episodic.ports import StoredVector, VectorStore
 from episodic.render import render
+from episodic.store import hybrid
+from episodic.store.base import InvalidStoreInputError, InvalidVectorError
+from episodic.store.parity import describe, settings_for
 
 EMBEDDER = HashingEmbedder(384)
 MANIFEST = IndexManifest(embedder_id=EMBEDDER.id, dimension=EMBEDDER.dimension, renderings=list(RENDERINGS))
@@ -346,6 +349,59 @@ class VectorStoreContract:
         assert all(h.similarity > target_similarity for h in hits if h.record.session_id != "target")
         assert "target" in ids(hits)
         assert next(h for h in hits if h.record.session_id == "target").keyword_rank == 1
+
+    def test_keyword_rescue_when_the_floor_is_above_the_target(self, store: VectorStore) -> None:
+        # the probe that found the divergence: SQLite kept the target, S3 Vectors dropped it
+        query, target_similarity = keyword_scenario(store)
+        floor = target_similarity + 0.005  # above the target, below its neighbours, within the rescue band
+        assert target_similarity >= hybrid.KEYWORD_RESCUE_FACTOR * floor
+        hits = search(store, TENANT_A, query, k=3, min_similarity=floor)
+        assert "target" in ids(hits) and len(hits) == 3
+        rescued = next(h for h in hits if h.record.session_id == "target")
+        assert rescued.keyword_rank == 1 and rescued.similarity == pytest.approx(target_similarity, abs=1e-4)
+        assert all(h.similarity >= floor for h in hits if h is not rescued)
+        # below half the floor nothing rescues it: silence beats noise
+        too_high = target_similarity / hybrid.KEYWORD_RESCUE_FACTOR + 0.01
+        assert "target" not in ids(search(store, TENANT_A, query, k=3, min_similarity=too_high))
+
+    @pytest.mark.parametrize("bad", ["zeros", "nan", "inf"])
+    def test_bad_vectors_raise_one_error_type_on_write_and_query(self, corpus: VectorStore, bad: str) -> None:
+        vector = np.ones(MANIFEST.dimension, dtype=np.float32)
+        if bad == "zeros":
+            vector[:] = 0.0
+        else:
+            vector[3] = np.nan if bad == "nan" else np.inf
+        record = make_record("bad", PROBLEMS["css"])
+        with pytest.raises(InvalidVectorError) as on_write:
+            corpus.upsert(record, [StoredVector("struct", "text", vector)], MANIFEST)
+        with pytest.raises(InvalidVectorError) as on_query:
+            search(corpus, TENANT_A, "anything", vector=vector)
+        for err in (on_write, on_query):  # one type, both of the kinds callers catch
+            assert isinstance(err.value, InvalidArgumentError) and isinstance(err.value, ValueError)
+        assert corpus.get(TENANT_A, "bad") is None
+
+    def test_unknown_duplicate_or_missing_renderings_raise_the_same_errors(self, store: VectorStore) -> None:
+        record = make_record("s1", PROBLEMS["ws"])
+        vector = EMBEDDER.embed(["text"])[0]
+        with pytest.raises(ParityError, match="not in the index manifest"):
+            store.upsert(record, [StoredVector("everything", "text", vector)], MANIFEST)
+        with pytest.raises(InvalidStoreInputError, match="twice"):
+            store.upsert(
+                record, [StoredVector("struct", "a", vector), StoredVector("struct", "b", vector)], MANIFEST
+            )
+        with pytest.raises(InvalidStoreInputError, match="at least one"):
+            store.upsert(record, [], MANIFEST)
+        assert store.get(TENANT_A, "s1") is None
+
+    def test_k_below_one_and_parity_messages_are_the_same_on_every_store(self, corpus: VectorStore) -> None:
+        with pytest.raises(InvalidStoreInputError, match="k must be at least 1"):
+            search(corpus, TENANT_A, PROBLEMS["ws"], k=0)
+        other = OTHER_MANIFESTS["embedder"]
+        with pytest.raises(ParityError) as err:
+            corpus.ensure_manifest(other)
+        message = str(err.value)  # both sides, the settings that match the index, and the way out
+        assert describe(MANIFEST) in message and describe(other) in message
+        assert settings_for(MANIFEST) in message and "re-index" in message
 
     def test_keyword_text_is_never_query_syntax(self, corpus: VectorStore) -> None:
         for text in [

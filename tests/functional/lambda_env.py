@@ -22,10 +22,11 @@ if str(REPO_ROOT) not in sys.path:  # `lambdas` lives at the repository root, be
     sys.path.insert(0, str(REPO_ROOT))
 
 from episodic.auth import token_hash  # noqa: E402
-from episodic.aws.pipeline import AwsClients, build_aws_memory  # noqa: E402
+from episodic.aws.clients import AwsClients  # noqa: E402
 from episodic.aws.s3vectors_store import S3VectorsStore  # noqa: E402
+from episodic.backends import build_memory  # noqa: E402
 from episodic.embed.hashing import HashingEmbedder  # noqa: E402
-from episodic.settings import load_settings  # noqa: E402
+from episodic.settings import load_deployed_settings  # noqa: E402
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index  # noqa: E402
 
 from lambdas.authorizer import handler as authorizer_handler  # noqa: E402
@@ -305,7 +306,7 @@ def local_cloud(tmp_home: Path) -> Iterator[LocalCloud]:
         vectors = FakeS3VectorsClient(region=REGION)
         make_index(vectors, VECTOR_BUCKET, VECTOR_INDEX, dimension=1024)
 
-        settings = load_settings(
+        settings = load_deployed_settings(
             home=str(tmp_home),
             store="s3vectors",
             embedder="titan",
@@ -319,9 +320,9 @@ def local_cloud(tmp_home: Path) -> Iterator[LocalCloud]:
 
         def memory() -> Any:
             # the hashing embedder stands in for Titan: deterministic, offline, same 1024-d parity path
-            return build_aws_memory(
+            return build_memory(
                 settings,
-                clients,
+                clients=clients,
                 embedder=HashingEmbedder(1024),
                 store=S3VectorsStore(vectors, VECTOR_BUCKET, VECTOR_INDEX, sleep=lambda _s: None),
             )

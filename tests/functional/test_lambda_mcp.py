@@ -126,3 +126,47 @@ def test_authorizer_maps_tokens_to_tenants_and_denies_the_rest(cloud: LocalCloud
     assert authorize(cloud.tokens["globex"])["context"] == {"tenant": "globex", "scopes": "read write"}
     assert authorize("epi_not_a_token") == {"isAuthorized": False}
     assert authorize(None) == {"isAuthorized": False}
+
+
+@pytest.mark.parametrize("variable", ["EPISODIC_VECTOR_BUCKET", "EPISODIC_TRANSCRIPTS_BUCKET"])
+def test_a_missing_deployment_variable_fails_the_cold_start_by_name(
+    variable: str, episodic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.aws.clients import AwsClients
+    from episodic.errors import ConfigError
+
+    from lambdas.distill import handler as distill
+
+    everything = {"EPISODIC_VECTOR_BUCKET": "vectors", "EPISODIC_TRANSCRIPTS_BUCKET": "transcripts"}
+    for name, value in everything.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.delenv(variable)
+    clients = AwsClients(s3=object(), s3vectors=object(), bedrock_runtime=object())  # never called
+    for build in (mcp.build_runtime, distill.build_runtime):
+        with pytest.raises(ConfigError, match=rf"required in the AWS deployment: {variable}$"):
+            build(clients=clients)
+
+
+def test_the_deployed_memory_is_built_by_the_one_composition_root(
+    episodic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.aws.bedrock_distiller import BedrockDistiller
+    from episodic.aws.clients import AwsClients
+    from episodic.aws.pipeline import S3FailureLedger
+    from episodic.aws.s3vectors_store import S3VectorsStore
+    from episodic.aws.titan_embedder import TitanEmbedder
+
+    for name, value in {
+        "EPISODIC_VECTOR_BUCKET": "vectors",
+        "EPISODIC_TRANSCRIPTS_BUCKET": "transcripts",
+        "EPISODIC_EMBEDDER": "titan",
+        "EPISODIC_DISTILLER": "bedrock",
+    }.items():
+        monkeypatch.setenv(name, value)
+    clients = AwsClients(s3=object(), s3vectors=object(), bedrock_runtime=object())
+    memory = mcp.build_runtime(clients=clients).memory
+    assert isinstance(memory.store, S3VectorsStore) and memory.store.client is clients.s3vectors
+    assert isinstance(memory.embedder, TitanEmbedder) and isinstance(memory.distiller, BedrockDistiller)
+    assert isinstance(memory.ledger, S3FailureLedger) and memory.ledger.bucket == "transcripts"
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")  # the settings choose, not the deployment's wiring
+    assert mcp.build_runtime(clients=clients).memory.embedder.id.startswith("hashing")

@@ -9,7 +9,6 @@ import pytest
 from conftest import Synth, synth
 
 from stacks.config import ContextError, StackConfig
-from stacks.constructs import functions
 
 # CDK always writes DependsOn for a role's default policy beside the GetAtt of the role: redundant, harmless
 CFN_LINT_IGNORED = {"W3005"}
@@ -92,14 +91,3 @@ def test_context_strings_from_the_cli_are_coerced_and_checked() -> None:
     ):
         with pytest.raises(ContextError):
             StackConfig.from_context(cdk.App(context=bad).node)
-
-
-def test_unbuilt_assets_fail_with_the_command_to_build_them(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    import aws_cdk as cdk
-
-    monkeypatch.setattr(functions, "BUILD_DIR", tmp_path / "missing")
-    stack = cdk.Stack(cdk.App(), "S")
-    with pytest.raises(functions.MissingAssetError, match=r"build_lambda_assets\.py"):
-        functions.lambda_code(stack, StackConfig(bundle=True), "mcp")

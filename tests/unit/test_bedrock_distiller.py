@@ -8,7 +8,7 @@ import boto3
 import pytest
 from botocore.stub import ANY, Stubber
 from episodic.aws.bedrock_distiller import TOOL_NAME, BedrockDistiller, strict_tool_schema, tool_config
-from episodic.aws.prompts import DISTILL_SYSTEM_PROMPT, survey_message
+from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, survey_message
 from episodic.errors import ConfigError, DistillError, RetryableDistillError
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, Event, Outcome, SessionSource, ToolCall, Trajectory

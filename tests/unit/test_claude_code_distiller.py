@@ -15,15 +15,11 @@ from pathlib import Path
 import pytest
 from distill_builders import bash, edit, prompt, say, trajectory
 from episodic.backends import build_memory
-from episodic.distill.claude_code import (
-    ClaudeCodeDistiller,
-    distill_many,
-    estimate_claude_code_time,
-)
+from episodic.distill.claude_code import ClaudeCodeDistiller, estimate_claude_code_time
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder
 from episodic.errors import ConfigError, DistillError, RetryableDistillError
-from episodic.ingest import index_sessions
+from episodic.ingest import distill_many, index_sessions
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, DistillerInfo, Outcome, Trajectory
 from episodic.ports import Distiller, DistillResult

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from episodic.aws.pipeline import TranscriptObject, distill_transcript, parse_transcript_key
 from episodic.backends import build_memory
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder
-from episodic.ingest import index_sessions, store_card
+from episodic.ingest import index_sessions, ingest_one, store_card
 from episodic.models import Card, DistillerInfo, Trajectory
 from episodic.ports import Distiller, DistillResult
 from episodic.service import Memory
@@ -68,3 +69,59 @@ def test_an_agent_written_card_is_kept_and_failures_are_recorded_for_a_retry() -
     assert all("model exploded" in reason for _, reason in report.failed)
     assert failing.ledger is not None and len(failing.ledger.failures("local")) == 5
     assert memory.store.count("local") == 6  # nothing was lost or half-indexed
+
+
+class AgentWritesMeanwhile(Distiller):
+    """A slow distiller during whose call the agent records its own card for the same session (the race)."""
+
+    info = DistillerInfo(kind="bedrock", model="m")
+
+    def __init__(self) -> None:
+        self.memory: Memory | None = None
+
+    def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        assert self.memory is not None
+        card = Card(problem="the agent's own card", outcome="unverified")
+        store_card(
+            self.memory, "acme", card, session_id=trajectory.session_id, distiller=DistillerInfo(kind="self")
+        )
+        return HeuristicDistiller().distill(trajectory, survey)
+
+
+def _s3_session(name: str = "home-dev-webshop") -> TranscriptObject:
+    path = next((DEMO / name).glob("*.jsonl"))
+    where = parse_transcript_key(f"transcripts/acme/{path.name}", "transcripts/")
+    assert where is not None
+    return TranscriptObject(bucket="bucket", where=where, files={path.name: path.read_bytes()})
+
+
+@pytest.mark.usefixtures("episodic_home")
+def test_ingest_one_keeps_a_card_the_agent_wrote_while_distilling() -> None:
+    racing = AgentWritesMeanwhile()
+    memory = racing.memory = memory_with(racing)
+    loaded = memory.source.load(next(iter(memory.source.discover([str(DEMO / "home-dev-webshop")]))))
+    outcome = ingest_one(memory, "acme", loaded)
+    assert outcome.status == "kept_better"
+    record = memory.store.get("acme", outcome.session_id or "")
+    assert record is not None and record.card.problem == "the agent's own card"
+
+
+@pytest.mark.usefixtures("episodic_home")
+def test_the_aws_path_applies_the_same_kept_better_rule() -> None:
+    racing = AgentWritesMeanwhile()
+    memory = racing.memory = memory_with(racing)
+    outcome = distill_transcript(_s3_session(), memory=memory, s3_client=None)  # nothing to archive
+    assert (outcome.status, outcome.archive_key) == ("kept_better", None)
+
+
+@pytest.mark.usefixtures("episodic_home")
+def test_the_aws_path_records_any_failure_with_its_s3_location_and_reraises() -> None:
+    memory = memory_with(Failing())  # RuntimeError, not an EpisodicError: recorded all the same
+    transcript = _s3_session()
+    with pytest.raises(RuntimeError, match="model exploded"):
+        distill_transcript(transcript, memory=memory, s3_client=None)
+    assert memory.ledger is not None
+    (failure,) = memory.ledger.failures("acme")
+    assert failure.path == f"s3://bucket/{transcript.where.main_key}"
+    assert failure.session_key == transcript.where.session_key
+    assert failure.reason == "internal error: RuntimeError: model exploded"

@@ -48,7 +48,7 @@ def test_rendering_and_keyword_weights_come_from_the_environment(
     assert settings.rendering_weights == {"struct": 2.0, "reflect": 1.0} and settings.keyword_weight == 0.0
     from episodic.backends import build_store
 
-    store, _ = build_store(settings)
+    store = build_store(settings)
     assert store.rendering_weights == {"struct": 2.0, "reflect": 1.0} and store.keyword_weight == 0.0  # type: ignore[attr-defined]
     for bad in ("struct:-1", "summary:1", "struct", "struct:0,semantic:0"):
         monkeypatch.setenv("EPISODIC_RENDERING_WEIGHTS", bad)

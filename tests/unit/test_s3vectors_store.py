@@ -188,7 +188,8 @@ def test_top_k_is_capped_at_the_service_limit(store: S3VectorsStore, fake: FakeS
     put(store, record("s1"), unit(1))
     store.query("acme", unit(1), "q", 3, SearchFilters(), MANIFEST, 0.0)
     store.query("acme", unit(1), "q", 40, SearchFilters(), MANIFEST, 0.0)
-    assert [q["topK"] for q in queries(fake)] == [18, 100]
+    # always the service's maximum: the pool the vector half is standardised over (store.base.Candidates)
+    assert [q["topK"] for q in queries(fake)] == [100, 100]
 
 
 def test_query_on_an_empty_index_returns_nothing(store: S3VectorsStore, fake: FakeS3VectorsClient) -> None:
@@ -241,14 +242,16 @@ def test_keyword_only_hit_gets_its_true_cosine(store: S3VectorsStore) -> None:
     target = record("target", problem="Kafka consumer rebalance loop")
     target_vector = near(-query, 5, 0.3)
     put(store, target, target_vector)
-    hits = store.query("acme", query, "kafka consumer rebalance loop", 5, SearchFilters(), MANIFEST, -1.0)
+    # k covers every session: under the core's fusion (the same on both stores) a keyword-only hit ranks
+    # below twelve sessions that all three rendering rankings found
+    hits = store.query("acme", query, "kafka consumer rebalance loop", 13, SearchFilters(), MANIFEST, -1.0)
     by_id = {h.record.session_id: h for h in hits}
     assert "target" in by_id
     expected = max(float(v.vector @ query) for v in vectors(target.card, target_vector))
     assert by_id["target"].similarity == pytest.approx(expected, abs=1e-4)
     assert by_id["target"].keyword_rank == 1
     # and the threshold still applies to it
-    strict = store.query("acme", query, "kafka consumer rebalance loop", 5, SearchFilters(), MANIFEST, 0.5)
+    strict = store.query("acme", query, "kafka consumer rebalance loop", 13, SearchFilters(), MANIFEST, 0.5)
     assert "target" not in {h.record.session_id for h in strict}
 
 
@@ -422,13 +425,14 @@ def test_request_shapes_for_put_query_get(real_client: Any) -> None:
             },
             expected_params={
                 **NAMES,
-                "topK": 18,
+                "topK": 100,
                 "queryVector": {"float32": ANY},
                 "filter": {
                     "$and": [
                         {"tenant": {"$eq": "acme"}},
                         {"outcome": {"$eq": "verified"}},
                         {"project": {"$eq": "shop"}},
+                        {"rendering": {"$in": ["semantic", "struct"]}},  # the voting renderings only
                     ]
                 },
                 "returnMetadata": True,
@@ -437,12 +441,23 @@ def test_request_shapes_for_put_query_get(real_client: Any) -> None:
                 "returnScores": True,
             },
         )
-        hits = store.query("acme", base, "build fails", 3, SearchFilters(project="shop"), MANIFEST, 0.3)
-        assert (
-            len(hits) == 1
-            and hits[0].similarity == pytest.approx(0.9)
-            and hits[0].score == pytest.approx(0.03)
+        # the semantic cosine the service did not return comes from the stored vector
+        semantic = unit(99)  # its cosine with the query is below the struct one (0.9)
+        assert float(semantic @ base) < 0.9
+        stub.add_response(
+            "get_vectors",
+            {"vectors": [{"key": "acme#s1#semantic", "data": {"float32": [float(x) for x in semantic]}}]},
+            expected_params={
+                **NAMES,
+                "keys": ["acme#s1#semantic"],
+                "returnData": True,
+                "returnMetadata": False,
+            },
         )
+        hits = store.query("acme", base, "build fails", 3, SearchFilters(project="shop"), MANIFEST, 0.3)
+        # the core's fusion ranks (the same rule as the SQLite store), not the service's fused score 0.03:
+        # a pool of one session has no spread (z = 0) and no keyword score
+        assert len(hits) == 1 and hits[0].similarity == pytest.approx(0.9) and hits[0].score == 0.0
 
         stub.add_response(
             "get_vectors",

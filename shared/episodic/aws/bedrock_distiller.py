@@ -14,8 +14,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from episodic.aws._calls import RetriesExhausted, error_code, error_message, with_backoff
-from episodic.aws.prompts import DISTILL_SYSTEM_PROMPT, repair_message, survey_message
 from episodic.distill.checks import enforce_card, parse_card_payload
+from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, repair_message, survey_message
 from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Trajectory
 from episodic.ports import Distiller, DistillResult

@@ -5,6 +5,7 @@ Stdlib-only at import time, so the authorizer Lambda's cold start stays light.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from episodic.errors import ConfigError
@@ -28,3 +29,25 @@ def aws_session(settings: Settings, profile: str | None = None) -> Any:
 
 def aws_client(settings: Settings, service: str, profile: str | None = None) -> Any:
     return aws_session(settings, profile).client(service)
+
+
+@dataclass
+class AwsClients:
+    """The boto3 clients the AWS adapters use: given (tests pass moto/stubbed ones) or created from the
+    settings on first use, never at import time."""
+
+    settings: Settings | None = None
+    s3: Any = None
+    s3vectors: Any = None
+    bedrock_runtime: Any = None
+    secretsmanager: Any = None
+
+    def get(self, service: str) -> Any:
+        attribute = service.replace("-", "_")
+        client = getattr(self, attribute)
+        if client is None:
+            if self.settings is None:
+                raise ConfigError(f"no {service} client was given and no settings to create one from")
+            client = aws_client(self.settings, service)
+            setattr(self, attribute, client)
+        return client

@@ -12,17 +12,15 @@ import json
 import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from episodic.auth import validate_tenant
 from episodic.aws._calls import error_code
-from episodic.errors import ConfigError, EpisodicError, InvalidArgumentError
-from episodic.models import CardRecord, NotEpisode
+from episodic.errors import EpisodicError, InvalidArgumentError
+from episodic.models import CardRecord, NotEpisode, Trajectory
 from episodic.ports import IngestFailure, IngestLedger
 from episodic.service import Memory
-from episodic.settings import Settings
 
 MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024  # a Lambda has 512 MB-10 GB of /tmp; refuse absurd objects early
 DEFAULT_CARDS_PREFIX = "cards/"
@@ -158,44 +156,67 @@ def fetch_transcript(s3_client: Any, bucket: str, key: str, *, prefix: str) -> T
     return TranscriptObject(bucket=bucket, where=where, files=files)
 
 
-def distill_transcript(
-    transcript: TranscriptObject, *, memory: Memory, s3_client: Any, cards_prefix: str = DEFAULT_CARDS_PREFIX
-) -> DistillOutcome:
-    """Parse, distill and index one session; archive its card. Raises EpisodicError (after recording the
-    failure with its reason in the ledger) when no card can be produced."""
-    # the write path only (the MCP Lambda never loads it)
-    from episodic.ingest import existing_card_verdict, ingest_trajectory
+def load_transcript(transcript: TranscriptObject, memory: Memory) -> Trajectory | NotEpisode | None:
+    """Parse an S3 session with the core's own discovery and loader; None when it holds no session file.
 
-    tenant, key = transcript.tenant_id, transcript.where.main_key
+    The bytes go through a temporary folder because discovery (subagent grouping, internal-agent files)
+    and loading are defined over files; the loaded session then names its S3 objects, not the folder."""
+    where = transcript.where
     with tempfile.TemporaryDirectory(prefix="episodic-") as tmp:
         root = Path(tmp)
         for relative, data in transcript.files.items():
             target = root / relative
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
-        main_path = root / f"{transcript.where.session_key}.jsonl"
+        main_path = root / f"{where.session_key}.jsonl"
         sources = [s for s in memory.source.discover([str(root)]) if Path(s.main_path) == main_path]
         if not sources:
-            return DistillOutcome("skipped", tenant, key, reason="not a session transcript")
+            return None
         loaded = memory.source.load(sources[0])
-    if isinstance(loaded, NotEpisode):
-        return DistillOutcome("skipped", tenant, key, session_id=loaded.session_id, reason=loaded.reason)
 
-    verdict = existing_card_verdict(memory, memory.store.get(tenant, loaded.session_id), loaded)
-    if verdict is not None:
-        return DistillOutcome(verdict, tenant, key, session_id=loaded.session_id)
+    def s3_uri(path: str) -> str:
+        return f"s3://{transcript.bucket}/{where.main_key[: -len(where.session_key + '.jsonl')]}" + (
+            Path(path).relative_to(root).as_posix()
+        )
 
-    memory.store.ensure_manifest(memory.manifest)
-    try:
-        record = ingest_trajectory(memory, loaded, tenant)
-    except EpisodicError as exc:
-        _record_failure(memory, transcript, loaded.source_sha256, f"{type(exc).__name__}: {exc}")
-        raise
-    archive_key = _archive(s3_client, transcript.bucket, record, cards_prefix)
-    if memory.ledger is not None:
-        memory.ledger.clear_failure(tenant, transcript.where.session_key)
+    source = loaded.source.model_copy(
+        update={
+            "main_path": s3_uri(loaded.source.main_path),
+            "subagent_paths": [s3_uri(p) for p in loaded.source.subagent_paths],
+            "skipped_agent_paths": [s3_uri(p) for p in loaded.source.skipped_agent_paths],
+        }
+    )
+    return loaded.model_copy(update={"source": source})
+
+
+def distill_transcript(
+    transcript: TranscriptObject, *, memory: Memory, s3_client: Any, cards_prefix: str = DEFAULT_CARDS_PREFIX
+) -> DistillOutcome:
+    """Parse, distill and index one session (`ingest.ingest_one`, the same rules as a local run); archive
+    its card. When no card can be produced the failure is recorded by the core and its error re-raised, so
+    that SQS retries the message and finally moves it to the dead-letter queue."""
+    # the write path only (the MCP Lambda never loads it)
+    from episodic.ingest import ingest_one
+
+    tenant, key = transcript.tenant_id, transcript.where.main_key
+    loaded = load_transcript(transcript, memory)
+    if loaded is None:
+        return DistillOutcome("skipped", tenant, key, reason="not a session transcript")
+    outcome = ingest_one(memory, tenant, loaded)
+    if outcome.status == "failed":
+        raise outcome.error or EpisodicError(outcome.reason)
+    if outcome.status != "indexed" or outcome.record is None:
+        return DistillOutcome(
+            outcome.status, tenant, key, session_id=outcome.session_id, reason=outcome.reason
+        )
+    archive_key = _archive(s3_client, transcript.bucket, outcome.record, cards_prefix)
     return DistillOutcome(
-        "indexed", tenant, key, session_id=record.session_id, record=record, archive_key=archive_key
+        "indexed",
+        tenant,
+        key,
+        session_id=outcome.session_id,
+        record=outcome.record,
+        archive_key=archive_key,
     )
 
 
@@ -220,21 +241,6 @@ def _archive(s3_client: Any, bucket: str, record: CardRecord, prefix: str) -> st
 
     # the bucket's default encryption (SSE-KMS with the stack's key) applies; no key id needed here
     return archive_card(s3_client, bucket, record, prefix)
-
-
-def _record_failure(memory: Memory, transcript: TranscriptObject, sha: str, reason: str) -> None:
-    if memory.ledger is None:
-        return
-    memory.ledger.record_failure(
-        IngestFailure(
-            tenant_id=transcript.tenant_id,
-            session_key=transcript.where.session_key,
-            path=f"s3://{transcript.bucket}/{transcript.where.main_key}",
-            source_sha256=sha,
-            reason=reason,
-            last_attempt_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        )
-    )
 
 
 class S3FailureLedger(IngestLedger):
@@ -267,60 +273,3 @@ class S3FailureLedger(IngestLedger):
             data = json.loads(self.client.get_object(Bucket=self.bucket, Key=key)["Body"].read())
             found.append(IngestFailure(**data))
         return found
-
-
-@dataclass
-class AwsClients:
-    """The boto3 clients the AWS faces use; created on first use, never at import time."""
-
-    s3: Any = None
-    s3vectors: Any = None
-    bedrock_runtime: Any = None
-    secretsmanager: Any = None
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> AwsClients:
-        from episodic.aws.clients import aws_session
-
-        session = aws_session(settings)
-        return cls(
-            s3=session.client("s3"),
-            s3vectors=session.client("s3vectors"),
-            bedrock_runtime=session.client("bedrock-runtime"),
-            secretsmanager=session.client("secretsmanager"),
-        )
-
-
-def build_aws_memory(
-    settings: Settings,
-    clients: AwsClients,
-    *,
-    failures_prefix: str = DEFAULT_FAILURES_PREFIX,
-    embedder: Any = None,
-    distiller: Any = None,
-    store: Any = None,
-) -> Memory:
-    """The Lambda's Memory: Bedrock distiller, Titan embedder, S3 Vectors store, S3 failure ledger
-    (each replaceable, for tests). Never imports the local MiniLM embedder."""
-    from episodic.aws.bedrock_distiller import BedrockDistiller
-    from episodic.aws.s3vectors_store import S3VectorsStore
-    from episodic.aws.titan_embedder import TitanEmbedder
-    from episodic.parse.claude_code import ClaudeCodeSource
-    from episodic.scrub import Scrubber
-
-    if store is None and not settings.vector_bucket:
-        raise ConfigError("EPISODIC_VECTOR_BUCKET is required in the AWS deployment")
-    if not settings.transcripts_bucket:
-        raise ConfigError("EPISODIC_TRANSCRIPTS_BUCKET is required in the AWS deployment")
-    return Memory(
-        settings=settings,
-        # roots=[]: a Lambda never scans a home folder; it parses the files it is handed
-        source=ClaudeCodeSource(
-            Scrubber.from_settings(settings), roots=[], tool_output_chars=settings.tool_output_chars
-        ),
-        distiller=distiller or BedrockDistiller(clients.bedrock_runtime, settings.bedrock_model_id),
-        embedder=embedder
-        or TitanEmbedder(clients.bedrock_runtime, settings.titan_model_id, settings.titan_dimension),
-        store=store or S3VectorsStore(clients.s3vectors, str(settings.vector_bucket), settings.vector_index),
-        ledger=S3FailureLedger(clients.s3, settings.transcripts_bucket, failures_prefix),
-    )

@@ -16,8 +16,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from episodic.errors import InvalidArgumentError, TenantError
-from episodic.models import CardRecord
+from episodic.errors import InvalidArgumentError
+from episodic.models import CardRecord, check_tenant
 
 KEY_SEPARATOR = "#"
 MANIFEST_KEY = "__manifest__"
@@ -34,12 +34,6 @@ MAX_TAG_CHARS = 64
 def json_size(value: Any) -> int:
     """Bytes of compact UTF-8 JSON: how we (and the fake) measure metadata against the service limits."""
     return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
-
-
-def check_tenant(tenant_id: str | None) -> str:
-    if not tenant_id or not tenant_id.strip():
-        raise TenantError("every store call needs a tenant")
-    return tenant_id
 
 
 def _check_part(name: str, value: str) -> str:

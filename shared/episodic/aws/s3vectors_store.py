@@ -1,15 +1,19 @@
 """VectorStore over Amazon S3 Vectors (layout and limits in `s3vectors_metadata`).
 
-Hybrid search (queryVector + queryTexts on the `text` key, RRF-fused by the service) is used when the
-index is ENHANCED with full-text search configured on `text` (read once from GetIndex) or when the
-constructor says so; otherwise vector-only. The similarity threshold always applies to cosine
-similarity (1 − cosine distance); a keyword-only hit's similarity is computed from its stored vector.
+Data access only: the contract's rules (tenant, renderings, vectors, parity, fusion, threshold and
+keyword rescue) are `store.base.RuleEnforcingStore`'s, the same as the SQLite store's. Hybrid search
+(queryVector + queryTexts on the `text` key) is used when the index is ENHANCED with full-text search on
+`text` (read once from GetIndex) or when the constructor says so; otherwise vector-only. The service's
+answer is taken apart into one vector ranking per rendering and the BM25 ranking, which the core fuses
+(the service's own RRF score is not used, so both stores rank by one rule); a keyword-only hit's
+similarity is computed from its stored vector.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import Any
 
@@ -21,14 +25,20 @@ from episodic.aws.s3vectors_metadata import (
     RECORD_KEY,
     TEXT_KEY,
     build_filter,
-    check_tenant,
     vector_key,
     vector_metadata,
 )
-from episodic.errors import ConfigError, InvalidArgumentError, ParityError, RetryableDistillError
-from episodic.models import RENDERINGS, CardRecord, IndexManifest, SearchFilters, SearchHit
-from episodic.ports import StoredVector, VectorStore
+from episodic.errors import ConfigError, ParityError, RetryableDistillError
+from episodic.models import (
+    DEFAULT_KEYWORD_WEIGHT,
+    DEFAULT_RENDERING_WEIGHTS,
+    RENDERINGS,
+    CardRecord,
+    IndexManifest,
+    SearchFilters,
+)
 from episodic.render import keyword_text
+from episodic.store.base import Candidates, RuleEnforcingStore
 
 PUT_BATCH = 500
 GET_BATCH = 100
@@ -39,31 +49,7 @@ THROTTLE_CODES = frozenset(
 )
 
 
-def _manifests_match(a: IndexManifest, b: IndexManifest) -> bool:
-    return (a.embedder_id, a.dimension, sorted(a.renderings), a.card_schema_version) == (
-        b.embedder_id,
-        b.dimension,
-        sorted(b.renderings),
-        b.card_schema_version,
-    )
-
-
-class InvalidVectorError(InvalidArgumentError, ValueError):
-    """A zero, NaN or Inf vector: refused before it reaches the service."""
-
-
-def _unit_vector(vector: np.ndarray, dimension: int, what: str) -> list[float]:
-    array = np.asarray(vector, dtype=np.float32).reshape(-1)
-    if array.shape[0] != dimension:
-        raise ParityError(f"{what} has dimension {array.shape[0]}, the index holds {dimension}-d vectors")
-    if not np.all(np.isfinite(array)):
-        raise InvalidVectorError(f"{what} contains NaN or Inf")
-    if not np.any(array):
-        raise InvalidVectorError(f"{what} is all zeros (cosine is undefined; S3 Vectors rejects it)")
-    return [float(x) for x in array]
-
-
-class S3VectorsStore(VectorStore):
+class S3VectorsStore(RuleEnforcingStore):
     def __init__(
         self,
         client: Any,
@@ -74,10 +60,16 @@ class S3VectorsStore(VectorStore):
         max_attempts: int = 5,
         base_delay: float = 0.2,
         sleep: Callable[[float], None] = time.sleep,
+        keyword_weight: float = DEFAULT_KEYWORD_WEIGHT,
+        rendering_weights: Mapping[str, float] | None = None,
     ) -> None:
         self.client = client
+        self.keyword_weight = keyword_weight
+        self.rendering_weights = dict(
+            DEFAULT_RENDERING_WEIGHTS if rendering_weights is None else rendering_weights
+        )
         self.vector_bucket = vector_bucket
-        self.index_name = index_name
+        self._index_name = index_name
         self._hybrid = hybrid
         self._index_dimension: int | None = None
         self._manifest: IndexManifest | None = None
@@ -91,7 +83,7 @@ class S3VectorsStore(VectorStore):
         method = getattr(self.client, operation)
         try:
             result: dict[str, Any] = with_backoff(
-                lambda: method(vectorBucketName=self.vector_bucket, indexName=self.index_name, **kwargs),
+                lambda: method(vectorBucketName=self.vector_bucket, indexName=self._index_name, **kwargs),
                 retry_codes=THROTTLE_CODES,
                 attempts=self.max_attempts,
                 base_delay=self.base_delay,
@@ -104,12 +96,16 @@ class S3VectorsStore(VectorStore):
             code = error_code(exc)
             if code == "NotFoundException":
                 raise ConfigError(
-                    f"S3 Vectors index {self.vector_bucket}/{self.index_name} not found "
+                    f"S3 Vectors index {self.index_name} not found "
                     f"({error_message(exc)}): deploy the stack or set EPISODIC_VECTOR_BUCKET/EPISODIC_VECTOR_INDEX"
                 ) from exc
             if code == "AccessDeniedException":
                 raise ConfigError(f"S3 Vectors {operation} denied: {error_message(exc)}") from exc
             raise
+
+    @property
+    def index_name(self) -> str:
+        return f"{self.vector_bucket}/{self._index_name}"
 
     def _describe_index(self) -> None:
         index = self._call("get_index").get("index", {})
@@ -157,15 +153,26 @@ class S3VectorsStore(VectorStore):
                     self._manifest = IndexManifest.model_validate_json(raw)
         return self._manifest
 
-    def ensure_manifest(self, manifest: IndexManifest) -> None:
+    def _record_manifest(self, manifest: IndexManifest) -> IndexManifest:
         stored = self.manifest()
-        if stored is not None and not _manifests_match(stored, manifest):
-            raise ParityError(
-                f"index {self.index_name} was built with embedder {stored.embedder_id} ({stored.dimension}-d, "
-                f"renderings {stored.renderings}, card schema v{stored.card_schema_version}); this run uses "
-                f"{manifest.embedder_id} ({manifest.dimension}-d, renderings {manifest.renderings}, "
-                f"card schema v{manifest.card_schema_version}). Re-index into a new index or switch back."
-            )
+        if stored is not None:
+            return stored
+        self._check_index(manifest)  # before the first write: the index must hold this dimension
+        dummy = np.zeros(manifest.dimension, dtype=np.float32)
+        dummy[0] = 1.0  # never all-zero: cosine indexes reject it
+        self._put(
+            [
+                {
+                    "key": MANIFEST_KEY,
+                    "data": {"float32": [float(x) for x in dummy]},
+                    "metadata": {"kind": "manifest", RECORD_KEY: manifest.model_dump_json()},
+                }
+            ]
+        )
+        self._manifest = manifest
+        return manifest
+
+    def _check_index(self, manifest: IndexManifest) -> None:
         if self._index_dimension is None:
             self._describe_index()
         if self._index_dimension and self._index_dimension != manifest.dimension:
@@ -173,19 +180,6 @@ class S3VectorsStore(VectorStore):
                 f"index {self.index_name} holds {self._index_dimension}-d vectors, "
                 f"embedder {manifest.embedder_id} makes {manifest.dimension}-d ones"
             )
-        if stored is None:
-            dummy = np.zeros(manifest.dimension, dtype=np.float32)
-            dummy[0] = 1.0  # never all-zero: cosine indexes reject it
-            self._put(
-                [
-                    {
-                        "key": MANIFEST_KEY,
-                        "data": {"float32": [float(x) for x in dummy]},
-                        "metadata": {"kind": "manifest", RECORD_KEY: manifest.model_dump_json()},
-                    }
-                ]
-            )
-            self._manifest = manifest
 
     def _renderings(self) -> list[str]:
         stored = self.manifest()
@@ -193,33 +187,21 @@ class S3VectorsStore(VectorStore):
 
     # ------------------------------------------------------------ writes
 
-    def upsert(self, record: CardRecord, vectors: Sequence[StoredVector], manifest: IndexManifest) -> None:
-        check_tenant(record.tenant_id)
-        self.ensure_manifest(manifest)
-        seen = [v.rendering for v in vectors]
-        if len(set(seen)) != len(seen):
-            raise InvalidArgumentError(f"duplicate renderings in one upsert: {seen}")
-        unknown = [r for r in seen if r not in manifest.renderings]
-        if unknown:
-            raise ParityError(f"renderings {unknown} are not in the index manifest {manifest.renderings}")
-        if not vectors:
-            raise InvalidArgumentError("an upsert needs at least one rendering vector")
+    def _write(self, record: CardRecord, vectors: list[tuple[str, np.ndarray]]) -> None:
         if record.indexed_at is None:
             record = record.model_copy(update={"indexed_at": datetime.now(UTC)})
-        primary = next(r for r in manifest.renderings if r in seen)
+        seen = [rendering for rendering, _ in vectors]
+        stored = self.manifest()
+        order = list(stored.renderings) if stored else list(RENDERINGS)
+        primary = next(r for r in order if r in seen)  # carries the keyword text: BM25 ranks a session once
         text = keyword_text(record.card)
         entries = []
-        for stored_vector in vectors:
-            key = vector_key(record.tenant_id, record.session_id, stored_vector.rendering)
+        for rendering, vector in vectors:
             entries.append(
                 {
-                    "key": key,
-                    "data": {
-                        "float32": _unit_vector(stored_vector.vector, manifest.dimension, f"vector {key}")
-                    },
-                    "metadata": vector_metadata(
-                        record, stored_vector.rendering, text if stored_vector.rendering == primary else None
-                    ),
+                    "key": vector_key(record.tenant_id, record.session_id, rendering),
+                    "data": {"float32": [float(x) for x in vector]},
+                    "metadata": vector_metadata(record, rendering, text if rendering == primary else None),
                 }
             )
         self._put(entries)  # PutVectors overwrites existing keys: the session's card is replaced
@@ -270,26 +252,27 @@ class S3VectorsStore(VectorStore):
             if not token:
                 return
 
-    def query(
+    @contextmanager
+    def _snapshot(self) -> Iterator[dict[int, dict[str, Any]]]:
+        yield {}  # the sessions this query found, by key: what `_resolve` reads
+
+    def _candidates(
         self,
+        handle: dict[int, dict[str, Any]],
         tenant_id: str,
-        query_vector: np.ndarray,
+        query: np.ndarray,
         query_text: str,
         k: int,
         filters: SearchFilters,
-        manifest: IndexManifest,
-        min_similarity: float,
-    ) -> list[SearchHit]:
-        check_tenant(tenant_id)
-        if k < 1:
-            raise InvalidArgumentError(f"k must be at least 1, got {k}")
-        stored = self.manifest()
-        if stored is None:
-            return []  # nothing was ever indexed here
-        self.ensure_manifest(manifest)
-        vector = _unit_vector(query_vector, manifest.dimension, "query vector")
+        stored: IndexManifest,
+    ) -> Candidates:
+        names, weights = self.voting(stored.renderings, filters)
+        if not names:
+            return Candidates()
+        vector = [float(x) for x in query]
         request: dict[str, Any] = {
-            "topK": min(MAX_TOP_K, k * len(stored.renderings) * 2),
+            # the pool the vector half is standardised over: as large as the service allows
+            "topK": MAX_TOP_K,
             "queryVector": {"float32": vector},
             "filter": build_filter(
                 tenant_id,
@@ -297,7 +280,7 @@ class S3VectorsStore(VectorStore):
                 project=filters.project,
                 tags=list(filters.tags),
                 since=filters.since,
-                renderings=list(filters.renderings),
+                renderings=names,
             ),
             "returnMetadata": True,
             "returnDistance": True,
@@ -307,76 +290,88 @@ class S3VectorsStore(VectorStore):
             request["queryTexts"] = [{"text": text, "metadataKey": TEXT_KEY}]
             request["returnScores"] = True
         hits = self._call("query_vectors", **request).get("vectors", [])
-        return self._rank(hits, np.asarray(vector, dtype=np.float32), tenant_id, k, min_similarity)
+        sessions = self._group(hits, tenant_id, handle)
+        self._fill_missing(sessions, names, query)
+        keys = list(sessions)
+        cosines = np.full((len(names), len(keys)), -np.inf, dtype=np.float32)
+        for column, key in enumerate(keys):
+            for row, name in enumerate(names):
+                cosine = sessions[key]["by_rendering"].get(name)
+                if cosine is not None:
+                    cosines[row, column] = cosine
+        scored = [(column, sessions[key]["bm25"]) for column, key in enumerate(keys) if sessions[key]["bm25"]]
+        keyword = sorted(scored, key=lambda pair: (-pair[1], pair[0]))
+        return Candidates(keys=keys, cosines=cosines, renderings=names, weights=weights, keyword=keyword)
 
-    def _rank(
-        self, hits: list[dict[str, Any]], query: np.ndarray, tenant_id: str, k: int, min_similarity: float
-    ) -> list[SearchHit]:
-        """Group per-rendering hits by session: best similarity, best fused score, keyword rank."""
-        sessions: dict[str, dict[str, Any]] = {}
-        for position, hit in enumerate(hits):
+    @staticmethod
+    def _group(
+        hits: list[dict[str, Any]], tenant_id: str, sessions: dict[int, dict[str, Any]]
+    ) -> dict[int, dict[str, Any]]:
+        """Per-rendering hits grouped by session: similarity per rendering, best one, best BM25 score."""
+        keys: dict[str, int] = {}
+        for hit in hits:
             meta = hit.get("metadata") or {}
             if meta.get("tenant") != tenant_id or RECORD_KEY not in meta:
                 continue  # defence in depth: the filter already scoped the tenant
             scores = hit.get("scores") or {}
             distance = scores.get("vectorDistance", hit.get("distance"))
-            similarity = None if distance is None else 1.0 - float(distance)
-            fused = scores.get("fused")
             bm25 = max((float(s.get("score", 0.0)) for s in scores.get("bm25Scores", []) or []), default=None)
+            session = str(meta.get("session_id"))
+            key = keys.setdefault(session, len(keys))
             entry = sessions.setdefault(
-                str(meta.get("session_id")),
+                key,
                 {
                     "meta": meta,
                     "similarity": None,
                     "rendering": None,
-                    "fused": None,
                     "bm25": None,
                     "keys": [],
-                    "position": position,
+                    "by_rendering": {},
                 },
             )
             entry["keys"].append(hit["key"])
-            if similarity is not None and (entry["similarity"] is None or similarity > entry["similarity"]):
-                entry["similarity"], entry["rendering"] = similarity, meta.get("rendering")
-            if fused is not None:
-                entry["fused"] = max(float(fused), entry["fused"] or 0.0)
+            if distance is not None:
+                similarity = 1.0 - float(distance)
+                entry["by_rendering"][str(meta.get("rendering"))] = similarity
+                if entry["similarity"] is None or similarity > entry["similarity"]:
+                    entry["similarity"], entry["rendering"] = similarity, meta.get("rendering")
             if bm25 is not None:
                 entry["bm25"] = max(bm25, entry["bm25"] or 0.0)
-        self._fill_keyword_only(sessions, query)
-        by_bm25 = sorted((s for s in sessions.values() if s["bm25"]), key=lambda s: -s["bm25"])
-        for rank, entry in enumerate(by_bm25, start=1):
-            entry["keyword_rank"] = rank
-        results = []
-        for entry in sessions.values():
-            similarity = entry["similarity"]
-            if similarity is None or similarity < min_similarity:
-                continue  # silence beats noise
-            results.append(
-                SearchHit(
-                    record=CardRecord.model_validate_json(entry["meta"][RECORD_KEY]),
-                    score=entry["fused"] if entry["fused"] is not None else similarity,
-                    similarity=similarity,
-                    rendering=entry["rendering"],
-                    keyword_rank=entry.get("keyword_rank"),
-                )
-            )
-        results.sort(key=lambda h: (-h.score, -h.similarity))
-        return results[:k]
+        return sessions
 
-    def _fill_keyword_only(self, sessions: dict[str, dict[str, Any]], query: np.ndarray) -> None:
-        """A keyword-only hybrid hit has no vector distance: compute its cosine from the stored vector."""
-        missing = [e for e in sessions.values() if e["similarity"] is None]
-        keys = [key for e in missing for key in e["keys"]]
-        if not keys:
+    def _resolve(
+        self, handle: dict[int, dict[str, Any]], tenant_id: str, keys: Sequence[int], query: np.ndarray
+    ) -> dict[int, tuple[CardRecord, str | None]]:
+        return {
+            key: (CardRecord.model_validate_json(handle[key]["meta"][RECORD_KEY]), handle[key]["rendering"])
+            for key in keys
+        }
+
+    def _fill_missing(
+        self, sessions: dict[int, dict[str, Any]], names: Sequence[str], query: np.ndarray
+    ) -> None:
+        """A pool session the service returned for one rendering only (or for its keywords only) gets the
+        cosines of its other voting renderings from the stored vectors, so every session is blended alike."""
+        wanted: dict[str, tuple[int, str]] = {}
+        for key, entry in sessions.items():
+            if not entry["keys"]:
+                continue
+            base = entry["keys"][0].rsplit("#", 1)[0]
+            for name in names:
+                if name not in entry["by_rendering"]:
+                    wanted[f"{base}#{name}"] = (key, name)
+        if not wanted:
             return
-        by_key = {v["key"]: v for v in self._get(keys, data=True, metadata=False)}
-        for entry in missing:
-            for key in entry["keys"]:
-                data = (by_key.get(key, {}).get("data") or {}).get("float32")
-                if not data:
-                    continue
-                stored = np.asarray(data, dtype=np.float32)
-                norm = float(np.linalg.norm(stored) * np.linalg.norm(query))
-                similarity = float(stored @ query) / norm if norm else 0.0
-                if entry["similarity"] is None or similarity > entry["similarity"]:
-                    entry["similarity"], entry["rendering"] = similarity, key.rsplit("#", 1)[-1]
+        unit = query / max(float(np.linalg.norm(query)), 1e-12)
+        for found in self._get(list(wanted), data=True, metadata=False):
+            data = (found.get("data") or {}).get("float32")
+            if not data or found.get("key") not in wanted:
+                continue
+            key, name = wanted[found["key"]]
+            stored = np.asarray(data, dtype=np.float32)
+            norm = float(np.linalg.norm(stored))
+            cosine = float(stored @ unit) / norm if norm else 0.0
+            entry = sessions[key]
+            entry["by_rendering"][name] = cosine
+            if entry["similarity"] is None or cosine > entry["similarity"]:
+                entry["similarity"], entry["rendering"] = cosine, name

@@ -7,38 +7,27 @@ once a `min_refresh_seconds`), so a token added a moment ago works without waiti
 
 from __future__ import annotations
 
-import hmac
-import json
 import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from episodic.auth import READ, SCOPES, Authenticator, Principal, token_hash
+from episodic.auth import (
+    Authenticator,
+    Principal,
+    find_token,
+    match_token,
+    parse_token_document,
+    token_principals,
+)
 from episodic.aws._calls import error_code, error_message
-from episodic.errors import AuthError, ConfigError
+from episodic.errors import ConfigError
 
 
 def parse_token_secret(raw: str) -> list[tuple[str, Principal]]:
-    """(sha256, principal) pairs from the secret string; a malformed secret is a ConfigError."""
-    try:
-        data = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ConfigError(f"token secret is not valid JSON: {exc.msg}") from exc
-    tokens = data.get("tokens") if isinstance(data, dict) else None
-    if not isinstance(tokens, list):
-        raise ConfigError('token secret must look like {"tokens": [{"sha256": …, "tenant": …, "scope": …}]}')
-    entries = []
-    for position, entry in enumerate(tokens):
-        if not isinstance(entry, dict):
-            raise ConfigError(f"token secret entry {position} is not an object")
-        digest, tenant, scope = entry.get("sha256"), entry.get("tenant"), entry.get("scope", READ)
-        if not isinstance(digest, str) or len(digest) != 64 or not isinstance(tenant, str) or not tenant:
-            raise ConfigError(f"token secret entry {position} needs a 64-hex 'sha256' and a 'tenant'")
-        if scope not in SCOPES:
-            raise ConfigError(f"token secret entry {position} has unknown scope {scope!r}")
-        entries.append((digest.lower(), Principal(tenant_id=tenant, scopes=SCOPES[scope])))
-    return entries
+    """(sha256, principal) pairs from the secret string (the core's token-document rule); a malformed
+    secret is a ConfigError."""
+    return token_principals(parse_token_document(raw, "token secret", ConfigError))
 
 
 class SecretsManagerAuthenticator(Authenticator):
@@ -83,21 +72,7 @@ class SecretsManagerAuthenticator(Authenticator):
             assert self._entries is not None
             return self._entries
 
-    @staticmethod
-    def _match(presented: str, entries: list[tuple[str, Principal]]) -> Principal | None:
-        found: Principal | None = None
-        for digest, principal in entries:  # no early exit: timing does not reveal which entry matched
-            if hmac.compare_digest(presented, digest):
-                found = principal
-        return found
-
     def authenticate(self, token: str | None) -> Principal:
-        if not token:
-            raise AuthError("missing bearer token")
-        presented = token_hash(token)
-        principal = self._match(presented, self._current())
-        if principal is None:
-            principal = self._match(presented, self._current(force=True))
-        if principal is None:
-            raise AuthError("unknown or revoked token")
-        return principal
+        if token and find_token(token, self._current()) is None:
+            self._current(force=True)  # a token added a moment ago: one early refresh
+        return match_token(token, self._current())

@@ -184,9 +184,11 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def stats_cmd(as_json: bool) -> None:
         """Cards per tenant, outcome and distiller; failures waiting for a retry; the index manifest."""
-        from episodic.backends import build_store
+        from episodic.backends import build_ledger, build_store
 
-        store, ledger = build_store(_settings({}))
+        settings = _settings({})
+        store = build_store(settings)
+        ledger = build_ledger(settings, store)
         by: dict[str, Counter[str]] = {"tenant": Counter(), "outcome": Counter(), "distiller": Counter()}
         for record in store.iter_records(None):
             by["tenant"][record.tenant_id] += 1

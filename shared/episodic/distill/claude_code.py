@@ -18,15 +18,14 @@ import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from episodic.aws.prompts import DISTILL_SYSTEM_PROMPT, survey_message
 from episodic.distill.checks import enforce_card, parse_card_payload
+from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, survey_message
 from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, DistillerInfo, DistillUsage, Trajectory
@@ -151,7 +150,7 @@ class ClaudeCodeDistiller(Distiller):
         self.binary = binary
         self.model = model
         self.timeout_seconds = timeout_seconds
-        self.concurrency = concurrency  # ingest distills in parallel when > 1 (see distill_many)
+        self.concurrency = concurrency  # ingest distills in parallel when > 1 (episodic.ingest.distill_many)
         self.workdir = workdir  # an empty folder: no project's CLAUDE.md or auto-memory is near the run
         self.runner = runner
         self.info = DistillerInfo(kind="claude-code", model=model)
@@ -273,47 +272,7 @@ class ClaudeCodeDistiller(Distiller):
         return DistillResult(card=card, usage=usage, notes=notes)
 
 
-# ---------------------------------------------------------------- concurrency and planning
-
-Item = TypeVar("Item")
-
-
-def distill_many(
-    distiller: Distiller,
-    items: Iterable[Item],
-    concurrency: int,
-    job: Callable[[Distiller, Item], DistillResult] | None = None,
-) -> Iterator[tuple[Item, DistillResult | BaseException]]:
-    """Distill items with at most `concurrency` calls in flight; yields (item, result or exception) as each
-    finishes. Items are pulled lazily. `job` defaults to `distiller.distill(*item)` for (trajectory, survey)
-    pairs. The caller stores results in its own thread (stores need not be thread-safe)."""
-    run: Callable[[Distiller, Any], DistillResult] = job or (lambda d, item: d.distill(*item))
-    if concurrency <= 1:
-        for item in items:
-            try:
-                yield item, run(distiller, item)
-            except Exception as exc:  # handed to the caller, which records it
-                yield item, exc
-        return
-    pending: dict[Future[DistillResult], Item] = {}
-    source = iter(items)
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="distill") as pool:
-        exhausted = False
-        while True:
-            while not exhausted and len(pending) < concurrency:
-                try:
-                    item = next(source)
-                except StopIteration:
-                    exhausted = True
-                    break
-                pending[pool.submit(run, distiller, item)] = item
-            if not pending:
-                return
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                item = pending.pop(future)
-                error = future.exception()
-                yield item, (error if error is not None else future.result())
+# ---------------------------------------------------------------- planning
 
 
 def estimate_claude_code_time(

@@ -2,3 +2,7 @@
 
 Kept import-light: `episodic.mcp.protocol` is what the AWS Lambda loads.
 """
+
+SERVER_NAME = (
+    "episodic"  # the MCP server's name in client configs; Claude Code names its tools mcp__<name>__*
+)

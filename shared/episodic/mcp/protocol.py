@@ -18,7 +18,7 @@ from urllib.parse import urlsplit
 from episodic import __version__ as _package_version
 from episodic.auth import READ, WRITE, Authenticator, Principal
 from episodic.errors import AuthError, ScopeError
-from episodic.mcp.tools import SERVER_INSTRUCTIONS, ToolRegistry, UnknownToolError
+from episodic.mcp.registry import SERVER_INSTRUCTIONS, ToolRegistry, UnknownToolError
 from episodic.models import LOCAL_TENANT
 
 log = logging.getLogger(__name__)

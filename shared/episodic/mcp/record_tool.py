@@ -18,7 +18,7 @@ from episodic.auth import READ, WRITE, Principal
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.errors import InvalidArgumentError, InvalidCardError
 from episodic.ingest import store_card
-from episodic.mcp.tools import Tool, ToolOutput
+from episodic.mcp.registry import Tool, ToolOutput
 from episodic.models import Card, CardRecord, DistillerInfo, NotEpisode, Trajectory
 from episodic.parse.discovery import default_roots
 from episodic.scrub import Scrubber

@@ -24,6 +24,7 @@ import numpy as np
 from episodic.models import DEFAULT_KEYWORD_WEIGHT, DEFAULT_RENDERING_WEIGHTS
 
 KEYWORD_RESCUE_FACTOR = 0.5
+CANDIDATES = 50  # vector candidates before fusion: far more than k (<= 5), few enough to stay fast
 __all__ = ["DEFAULT_KEYWORD_WEIGHT", "DEFAULT_RENDERING_WEIGHTS"]  # re-exported for stores
 MAX_QUERY_TERMS = 32  # a pasted log must not become a 5,000-term OR
 # Terms in more than half of the cards get no weight from FTS5's bm25 (its idf,
@@ -151,3 +152,43 @@ def fuse(
         fused.append(Fused(key, score, sim, rendering, kw))
     fused.sort(key=lambda f: (-f.score, -f.similarity, f.key))
     return fused[:k]
+
+
+def top_indices(scores: np.ndarray, pool: np.ndarray, depth: int) -> list[int]:
+    """The `depth` best pool positions with a finite score, best first (stable on ties)."""
+    pool = pool[np.isfinite(scores[pool])]
+    if len(pool) > depth:
+        pool = pool[np.argpartition(-scores[pool], depth - 1)[:depth]]
+    return [int(i) for i in pool[np.argsort(-scores[pool], kind="stable")]]
+
+
+def rank_pool(
+    cosines: np.ndarray,
+    weights: np.ndarray,
+    renderings: Sequence[str],
+    keyword: Sequence[tuple[int, float]],
+    *,
+    k: int,
+    depth: int,
+    min_similarity: float,
+    keyword_weight: float,
+) -> list[Fused]:
+    """The one ranking rule of every store over a candidate pool (positions 0..N-1, see store.base).
+
+    The blended cosine is standardised over the pool; the `depth` best by it and every keyword hit are
+    fused (module docstring); each hit's similarity is its best cosine, with that rendering."""
+    if not cosines.size:
+        return []
+    blended = blend(cosines, weights)
+    pool = np.flatnonzero(np.isfinite(blended))
+    standardised_all = standardise(blended, pool)
+    best = cosines.max(axis=0)
+    candidates = set(top_indices(blended, pool, depth)).union(i for i, _ in keyword)
+    return fuse(
+        {i: float(standardised_all[i]) for i in candidates},
+        keyword,
+        {i: (float(best[i]), renderings[int(np.argmax(cosines[:, i]))]) for i in candidates},
+        k=k,
+        min_similarity=min_similarity,
+        keyword_weight=keyword_weight,
+    )

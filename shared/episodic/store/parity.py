@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from episodic.errors import ParityError, TenantError
-from episodic.models import IndexManifest
+from episodic.errors import ParityError
+from episodic.models import IndexManifest, check_tenant
 
 
 def describe(manifest: IndexManifest) -> str:
@@ -49,14 +49,5 @@ def check_parity(stored: IndexManifest, requested: IndexManifest, index_name: st
     )
 
 
-def check_vector(vector_dimension: int, manifest: IndexManifest, what: str) -> None:
-    if vector_dimension != manifest.dimension:
-        raise ParityError(
-            f"{what} has {vector_dimension} dimensions but the index holds {describe(manifest)} vectors"
-        )
-
-
 def require_tenant(tenant_id: str | None) -> str:
-    if tenant_id is None or not str(tenant_id).strip():
-        raise TenantError("every store call needs a tenant id (none was given)")
-    return str(tenant_id)
+    return check_tenant(tenant_id)

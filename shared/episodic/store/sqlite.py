@@ -19,38 +19,28 @@ from pathlib import Path
 
 import numpy as np
 
-from episodic.errors import ParityError
 from episodic.models import (
     CardRecord,
     IndexManifest,
     SearchFilters,
-    SearchHit,
 )
-from episodic.ports import IngestFailure, IngestLedger, StoredVector, VectorStore
+from episodic.ports import IngestFailure, IngestLedger
 from episodic.render import keyword_text
 from episodic.store import hybrid
+from episodic.store.base import Candidates, RuleEnforcingStore
 from episodic.store.keywords import TenantKeywords, fold
 from episodic.store.matrix import TenantMatrix, normalise_tags, timestamp
-from episodic.store.parity import check_parity, check_vector, require_tenant
+from episodic.store.parity import require_tenant
 from episodic.store.schema import migrate
 
-CANDIDATES = 50  # per half, before fusion: far more than k (<= 5), few enough to stay fast
 _PAGE = 500
-
-
-def _top(scores: np.ndarray, allowed: np.ndarray, depth: int) -> list[int]:
-    """The `depth` best of the allowed sessions that have a score (not -inf), best first."""
-    allowed = allowed[np.isfinite(scores[allowed])]
-    if len(allowed) > depth:
-        allowed = allowed[np.argpartition(-scores[allowed], depth - 1)[:depth]]
-    return [int(i) for i in allowed[np.argsort(-scores[allowed], kind="stable")]]
 
 
 def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class SQLiteStore(VectorStore, IngestLedger):
+class SQLiteStore(RuleEnforcingStore, IngestLedger):
     def __init__(
         self,
         path: Path | str,
@@ -118,27 +108,28 @@ class SQLiteStore(VectorStore, IngestLedger):
                 )
         return self._manifest
 
-    def _ensure_manifest(self, conn: sqlite3.Connection, manifest: IndexManifest) -> None:
-        stored = self._read_manifest(conn)
-        if stored is None:
-            conn.execute(
-                "INSERT OR IGNORE INTO manifest (id, embedder_id, dimension, renderings, card_schema_version, "
-                "created_at) VALUES (1, ?, ?, ?, ?, ?)",
-                (
-                    manifest.embedder_id,
-                    manifest.dimension,
-                    json.dumps(manifest.renderings),
-                    manifest.card_schema_version,
-                    _now(),
-                ),
-            )
-            stored = self._read_manifest(conn)
-        assert stored is not None
-        check_parity(stored, manifest, str(self.path), "write to")
+    @property
+    def index_name(self) -> str:
+        return str(self.path)
 
-    def ensure_manifest(self, manifest: IndexManifest) -> None:
+    def _record_manifest(self, manifest: IndexManifest) -> IndexManifest:
         with self._transaction(write=True) as conn:
-            self._ensure_manifest(conn, manifest)
+            stored = self._read_manifest(conn)
+            if stored is None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO manifest (id, embedder_id, dimension, renderings, "
+                    "card_schema_version, created_at) VALUES (1, ?, ?, ?, ?, ?)",
+                    (
+                        manifest.embedder_id,
+                        manifest.dimension,
+                        json.dumps(manifest.renderings),
+                        manifest.card_schema_version,
+                        _now(),
+                    ),
+                )
+                stored = self._read_manifest(conn)
+        assert stored is not None
+        return stored
 
     def manifest(self) -> IndexManifest | None:
         with self._lock:
@@ -146,11 +137,9 @@ class SQLiteStore(VectorStore, IngestLedger):
 
     # ------------------------------------------------------------------ writes
 
-    def upsert(self, record: CardRecord, vectors: Sequence[StoredVector], manifest: IndexManifest) -> None:
-        tenant = require_tenant(record.tenant_id)
-        if not record.session_id:
-            raise ValueError("a card record needs a session id")
-        blobs = self._vector_rows(vectors, manifest)
+    def _write(self, record: CardRecord, vectors: list[tuple[str, np.ndarray]]) -> None:
+        tenant = record.tenant_id
+        blobs = [(rendering, vector.tobytes()) for rendering, vector in vectors]
         if record.indexed_at is None:
             record = record.model_copy(update={"indexed_at": datetime.now(UTC)})
         card = record.card
@@ -167,7 +156,6 @@ class SQLiteStore(VectorStore, IngestLedger):
             record.indexed_at.isoformat() if record.indexed_at else _now(),
         )
         with self._transaction(write=True) as conn:
-            self._ensure_manifest(conn, manifest)
             row = conn.execute(
                 "SELECT rowid FROM cards WHERE tenant_id = ? AND session_id = ?", (tenant, record.session_id)
             ).fetchone()
@@ -197,28 +185,6 @@ class SQLiteStore(VectorStore, IngestLedger):
                 [(rowid, rendering, blob) for rendering, blob in blobs],
             )
             self._bump(conn, tenant)
-
-    @staticmethod
-    def _vector_rows(vectors: Sequence[StoredVector], manifest: IndexManifest) -> list[tuple[str, bytes]]:
-        if not vectors:
-            raise ValueError("a card needs at least one rendering vector")
-        rows: list[tuple[str, bytes]] = []
-        seen: set[str] = set()
-        for stored in vectors:
-            if stored.rendering not in manifest.renderings:
-                raise ParityError(
-                    f"rendering {stored.rendering!r} is not one of the index's renderings {manifest.renderings}"
-                )
-            if stored.rendering in seen:
-                raise ValueError(f"rendering {stored.rendering!r} given twice")
-            seen.add(stored.rendering)
-            vector = np.asarray(stored.vector, dtype=np.float32).reshape(-1)
-            check_vector(vector.shape[0], manifest, f"the {stored.rendering} vector")
-            norm = float(np.linalg.norm(vector))
-            if not np.isfinite(norm) or norm == 0.0:
-                raise ValueError(f"the {stored.rendering} vector is all-zero or not finite")
-            rows.append((stored.rendering, (vector / norm).astype(np.float32).tobytes()))
-        return rows
 
     def _bump(self, conn: sqlite3.Connection, tenant: str) -> None:
         conn.execute(
@@ -329,79 +295,50 @@ class SQLiteStore(VectorStore, IngestLedger):
         order = found[np.lexsort((matrix.rowids[found], -scores[found]))][:limit]
         return [(int(matrix.rowids[i]), float(scores[i])) for i in order]
 
-    def query(
+    @contextmanager
+    def _snapshot(self) -> Iterator[dict[str, object]]:
+        with self._transaction(write=False) as conn:  # one snapshot for both halves and the records
+            yield {"conn": conn}
+
+    def _candidates(
         self,
+        handle: dict[str, object],
         tenant_id: str,
-        query_vector: np.ndarray,
+        query: np.ndarray,
         query_text: str,
         k: int,
         filters: SearchFilters,
-        manifest: IndexManifest,
-        min_similarity: float,
-    ) -> list[SearchHit]:
-        tenant = require_tenant(tenant_id)
-        if k < 1:
-            raise ValueError(f"k must be at least 1, got {k}")
-        query = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        check_vector(query.shape[0], manifest, "the query vector")
-        norm = float(np.linalg.norm(query))
-        if not np.isfinite(norm) or norm == 0.0:
-            raise ValueError("the query vector is all-zero or not finite")
-        query = query / norm
-        with self._transaction(write=False) as conn:  # one snapshot for both halves
-            stored = self._read_manifest(conn)
-            if stored is None:
-                return []  # nothing was ever indexed
-            check_parity(stored, manifest, str(self.path), "query")
-            matrix = self._matrix(conn, tenant, stored.dimension)
-            if not len(matrix):
-                return []
-            depth = max(CANDIDATES, k)  # an evaluation may ask for every session
-            keyword_rows = self._keyword_ranked(conn, tenant, query_text, filters, depth)
-            names = [r for r in matrix.renderings if not filters.renderings or r in filters.renderings]
-            if not names:
-                return []  # the configured query rendering is not in this index
-            # renderings asked for by name vote equally; otherwise the configured weights (only voters scored)
-            weights = hybrid.rendering_weights(names, {} if filters.renderings else self.rendering_weights)
-            names = [r for r, w in zip(names, weights, strict=True) if w > 0]
-            weights = weights[weights > 0]
-            per_rendering = matrix.per_rendering(query, names)
-            best = per_rendering.max(axis=0)  # the best cosine over the voting renderings
-            blended = hybrid.blend(per_rendering, weights)
-            allowed = np.flatnonzero(matrix.allowed(filters))
-            standardised = hybrid.standardise(blended, allowed)
-            keyword = [(matrix.index_of[r], score) for r, score in keyword_rows if r in matrix.index_of]
-            candidates = set(_top(blended, allowed, depth)).union(key for key, _ in keyword)
-            fused = hybrid.fuse(
-                {i: float(standardised[i]) for i in candidates},
-                keyword,
-                {i: (float(best[i]), None) for i in candidates},
-                k=k,
-                min_similarity=min_similarity,
-                keyword_weight=self.keyword_weight,
-            )
-            if not fused:
-                return []
-            rowids = [int(matrix.rowids[f.key]) for f in fused]
-            marks = ",".join("?" * len(rowids))
-            records = dict(
-                conn.execute(f"SELECT rowid, record FROM cards WHERE rowid IN ({marks})", rowids).fetchall()
-            )
-        hits: list[SearchHit] = []
-        for f, rowid in zip(fused, rowids, strict=True):
-            record = CardRecord.model_validate_json(records[rowid])
-            if record.tenant_id != tenant:  # defence in depth: never hand out another tenant's card
-                continue
-            hits.append(
-                SearchHit(
-                    record=record,
-                    score=f.score,
-                    similarity=f.similarity,
-                    rendering=names[int(np.argmax(per_rendering[:, f.key]))],
-                    keyword_rank=f.keyword_rank,
-                )
-            )
-        return hits
+        stored: IndexManifest,
+    ) -> Candidates:
+        conn = handle["conn"]
+        assert isinstance(conn, sqlite3.Connection)
+        matrix = handle["matrix"] = self._matrix(conn, tenant_id, stored.dimension)
+        names, weights = self.voting(matrix.renderings, filters)
+        if not len(matrix) or not names:
+            return Candidates()
+        # the pool is every session the filters admit: the vector half is standardised over all of them
+        pool = np.flatnonzero(matrix.allowed(filters))
+        position = np.full(len(matrix), -1, dtype=np.int64)
+        position[pool] = np.arange(len(pool))
+        depth = max(hybrid.CANDIDATES, k)  # an evaluation may ask for every session
+        keyword = [
+            (int(position[matrix.index_of[rowid]]), score)
+            for rowid, score in self._keyword_ranked(conn, tenant_id, query_text, filters, depth)
+        ]
+        cosines = matrix.per_rendering(query, names)[:, pool]  # only the voting renderings are scored
+        return Candidates(
+            keys=[int(i) for i in pool], cosines=cosines, renderings=names, weights=weights, keyword=keyword
+        )
+
+    def _resolve(
+        self, handle: dict[str, object], tenant_id: str, keys: Sequence[int], query: np.ndarray
+    ) -> dict[int, tuple[CardRecord, str | None]]:
+        conn, matrix = handle["conn"], handle["matrix"]
+        assert isinstance(conn, sqlite3.Connection) and isinstance(matrix, TenantMatrix)
+        rowids = {int(matrix.rowids[key]): key for key in keys}
+        marks = ",".join("?" * len(rowids))
+        rows = conn.execute(f"SELECT rowid, record FROM cards WHERE rowid IN ({marks})", list(rowids))
+        return {rowids[rowid]: (CardRecord.model_validate_json(raw), None) for rowid, raw in rows.fetchall()}
 
     # ------------------------------------------------------------------ ingest ledger
 

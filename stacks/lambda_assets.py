@@ -1,0 +1,205 @@
+"""How a Lambda asset folder is built (no Docker, no network): the core's Lambda dependencies installed from a
+local wheelhouse, the `episodic` package, and the thin handler. Used by CDK local bundling during synth,
+by `scripts/build_lambda_assets.py` and by the asset test, so all three build the same folder.
+
+The wheelhouse is filled once, while the network is there (`scripts/install --deploy` or `--dev`);
+synth and tests then install from it offline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform as host
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+WHEELHOUSE_ROOT = REPO_ROOT / "build" / "wheelhouse"
+DEPENDENCIES_ROOT = REPO_ROOT / "build" / "lambda-dependencies"
+FUNCTIONS = ("distill", "mcp", "authorizer")
+# the core's runtime dependencies on the Lambda path (pyproject's list minus the local embedder's and the CLI's)
+REQUIREMENTS = (
+    "pydantic>=2.10",
+    "pydantic-settings>=2.6",
+    "numpy>=1.26",
+    "jsonschema>=4.23",
+    "aws-lambda-powertools[tracer]>=3.37",
+)
+# the Python runtime ships boto3 and its dependencies; aws-xray-sdk pulls them in again
+PROVIDED_BY_RUNTIME = (
+    "boto3",
+    "botocore",
+    "s3transfer",
+    "jmespath",
+    "urllib3",
+    "dateutil",
+    "python_dateutil",
+    "six",
+)
+NEVER_SHIP = ("tokenizers", "safetensors")
+_SKIPPED_PARTS = ("__pycache__",)
+_SKIPPED_SUFFIXES = (".pyc",)
+
+
+class MissingWheelsError(RuntimeError):
+    """The wheelhouse a build needs is empty: it is filled at install time, while the network is there."""
+
+
+@dataclass(frozen=True)
+class Platform:
+    """Whom the wheels are for: the Lambda runtime (arm64, CPython 3.13) or this interpreter (for tests)."""
+
+    tag: str
+    pip_args: tuple[str, ...]
+
+    @property
+    def wheelhouse(self) -> Path:
+        return WHEELHOUSE_ROOT / self.tag
+
+
+LAMBDA = Platform(
+    "lambda-arm64-cp313",
+    (
+        "--platform",
+        "manylinux2014_aarch64",
+        "--python-version",
+        "3.13",
+        "--implementation",
+        "cp",
+    ),
+)
+
+
+def this_interpreter() -> Platform:
+    """Wheels this Python can import: the asset test imports every handler from a folder built for it."""
+    return Platform(f"host-cp{sys.version_info.major}{sys.version_info.minor}-{host.machine().lower()}", ())
+
+
+def _pip(*args: str) -> None:
+    subprocess.run([sys.executable, "-m", "pip", "--disable-pip-version-check", *args], check=True)
+
+
+def fill_wheelhouse(platform: Platform) -> Path:
+    """Download the Lambda dependencies' wheels (network; install time only). Idempotent."""
+    platform.wheelhouse.mkdir(parents=True, exist_ok=True)
+    _pip(
+        "download",
+        "--quiet",
+        "--only-binary=:all:",
+        "--dest",
+        str(platform.wheelhouse),
+        *platform.pip_args,
+        *REQUIREMENTS,
+    )
+    return platform.wheelhouse
+
+
+def _wheels(platform: Platform) -> list[str]:
+    wheels = sorted(p.name for p in platform.wheelhouse.glob("*.whl")) if platform.wheelhouse.is_dir() else []
+    if not wheels:
+        raise MissingWheelsError(
+            f"no wheels in {platform.wheelhouse}: run `./scripts/install --deploy` once (it downloads the "
+            "Lambda's dependencies for linux/arm64; synth then bundles offline, without Docker), "
+            "or synth without assets: `npx cdk synth -c bundle=false`."
+        )
+    return wheels
+
+
+def code_files(name: str) -> Iterator[tuple[str, Path]]:
+    """(path inside the asset, source file) for the core package and the function's handler."""
+    roots = (
+        (REPO_ROOT / "shared" / "episodic", "episodic"),
+        (REPO_ROOT / "lambdas" / name, f"lambdas/{name}"),
+    )
+    yield "lambdas/__init__.py", REPO_ROOT / "lambdas" / "__init__.py"
+    for root, inside in roots:
+        if not root.is_dir():
+            raise FileNotFoundError(f"{root} is missing: cannot build the {name} Lambda asset")
+        for path in sorted(root.rglob("*")):
+            relative = path.relative_to(root)
+            if (
+                path.is_file()
+                and not any(part in _SKIPPED_PARTS or part.endswith(".egg-info") for part in relative.parts)
+                and not path.name.endswith(_SKIPPED_SUFFIXES)
+            ):
+                yield f"{inside}/{relative.as_posix()}", path
+
+
+def _dependencies_hash(platform: Platform) -> str:
+    digest = hashlib.sha256()
+    for part in (platform.tag, *platform.pip_args, *REQUIREMENTS, *PROVIDED_BY_RUNTIME, *NEVER_SHIP):
+        digest.update(part.encode() + b"\0")
+    for wheel in _wheels(platform):
+        digest.update(wheel.encode() + b"\0")
+    return digest.hexdigest()
+
+
+def content_hash(name: str, platform: Platform = LAMBDA) -> str:
+    """What the asset is made of: its code files' bytes and its dependency set. Unchanged hash, no rebuild."""
+    digest = hashlib.sha256(_dependencies_hash(platform).encode())
+    for inside, path in code_files(name):
+        digest.update(inside.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def _prune(target: Path) -> None:
+    for child in list(target.iterdir()):
+        top = child.name.lower().split("-")[0].removesuffix(".py")
+        if top in PROVIDED_BY_RUNTIME or top in NEVER_SHIP:
+            shutil.rmtree(child) if child.is_dir() else child.unlink()
+    for tests in target.glob("numpy/**/tests"):
+        shutil.rmtree(tests, ignore_errors=True)
+    for cache in target.rglob("__pycache__"):
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def dependencies(platform: Platform) -> Path:
+    """The installed dependency tree for `platform`, built once per wheel set from the wheelhouse, offline."""
+    target = DEPENDENCIES_ROOT / f"{platform.tag}-{_dependencies_hash(platform)[:16]}"
+    if target.is_dir():
+        return target
+    DEPENDENCIES_ROOT.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=DEPENDENCIES_ROOT, prefix=".building-") as tmp:
+        staging = Path(tmp) / "site"
+        _pip(
+            "install",
+            "--quiet",
+            "--no-index",
+            "--find-links",
+            str(platform.wheelhouse),
+            "--only-binary=:all:",
+            "--target",
+            str(staging),
+            *platform.pip_args,
+            *REQUIREMENTS,
+        )
+        _prune(staging)
+        try:
+            os.replace(staging, target)  # atomic: a half-built tree is never reused
+        except OSError:
+            if not target.is_dir():  # another synth built the same tree first; otherwise a real error
+                raise
+    return target
+
+
+def build_asset(name: str, output_dir: Path, platform: Platform = LAMBDA) -> Path:
+    """Fill `output_dir` with what the `name` Lambda runs: dependencies, `episodic/`, `lambdas/<name>/`."""
+    if name not in FUNCTIONS:
+        raise ValueError(f"unknown function {name!r}: one of {FUNCTIONS}")
+    output_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(dependencies(platform), output_dir, dirs_exist_ok=True)
+    for inside, path in code_files(name):
+        target = output_dir / inside
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(path, target)
+    return output_dir
+
+
+def size_of(path: Path) -> int:
+    return sum(f.stat().st_size for f in path.rglob("*") if f.is_file())

@@ -1,0 +1,139 @@
+"""The Lambda assets as synth bundles them: built offline from the wheelhouse, every handler importable from
+its own folder alone (plus the boto3 the Lambda runtime provides), unchanged trees never rebuilt."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import synth
+
+from stacks import lambda_assets
+from stacks.constructs import functions
+
+# what the Lambda Python runtime provides beside the standard library
+RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
+
+IMPORT_ONLY_FROM_ASSET = """
+import json, sys
+asset, runtime = sys.argv[1], sys.argv[2]
+sys.path[:0] = [asset, runtime]
+import importlib
+module = importlib.import_module(sys.argv[3])
+assert callable(module.handler)
+outside = sorted(
+    name for name, m in sys.modules.items()
+    if getattr(m, "__file__", None) and "site-packages" in m.__file__
+)
+print(json.dumps({"handler": module.handler.__module__, "outside": outside}))
+"""
+
+
+def _runtime_folder(tmp_path: Path) -> Path:
+    """boto3 and its dependencies only, linked from this venv: what the Lambda runtime adds to sys.path."""
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    for name in RUNTIME_PACKAGES:
+        module = __import__(name)
+        source = Path(module.__file__ or "")
+        source = source.parent if source.name == "__init__.py" else source
+        (folder / source.name).symlink_to(source)
+    return folder
+
+
+@pytest.mark.parametrize("name", lambda_assets.FUNCTIONS)
+def test_every_handler_imports_from_its_built_asset_alone(name: str, tmp_path: Path) -> None:
+    # the same build the synth bundler runs, for this interpreter's wheels so that it can be imported here
+    asset = lambda_assets.build_asset(name, tmp_path / name, lambda_assets.this_interpreter())
+    assert not (asset / "boto3").exists()  # the runtime's own copy is used
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-I",  # no PYTHONPATH, no user site, not this checkout
+            "-S",  # no site-packages: only the asset, the runtime's boto3 and the standard library
+            "-c",
+            IMPORT_ONLY_FROM_ASSET,
+            str(asset),
+            str(_runtime_folder(tmp_path)),
+            f"lambdas.{name}.handler",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report == {"handler": f"lambdas.{name}.handler", "outside": []}
+
+
+def test_synth_bundles_every_asset_for_the_lambda_runtime_and_reuses_unchanged_ones(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls: list[str] = []
+    build = lambda_assets.build_asset
+
+    def counting_build(name: str, output_dir: Path, platform: lambda_assets.Platform) -> Path:
+        calls.append(name)
+        return build(name, output_dir, platform)
+
+    monkeypatch.setattr(lambda_assets, "build_asset", counting_build)
+    first = synth(tmp_path, nag=False, bundle=True)
+    assert sorted(calls) == sorted(lambda_assets.FUNCTIONS)
+    assets = json.loads((tmp_path / f"{first.stack.artifact_id}.assets.json").read_text())["files"]
+    folders = [
+        tmp_path / a["source"]["path"] for a in assets.values() if a["source"].get("packaging") == "zip"
+    ]
+    handlers = sorted(p.name for f in folders for p in (f / "lambdas").iterdir() if p.is_dir())
+    assert handlers == sorted(lambda_assets.FUNCTIONS)
+    for folder in folders:
+        assert (folder / "episodic" / "ingest.py").is_file()
+        assert list((folder / "numpy").rglob("*cpython-313-aarch64-linux-gnu.so"))  # arm64 / 3.13 wheels
+        assert not (folder / "boto3").exists() and not (folder / "tokenizers").exists()
+
+    second = synth(tmp_path, nag=False, bundle=True)
+    assert sorted(calls) == sorted(lambda_assets.FUNCTIONS)  # nothing rebuilt
+    assert second.resources("AWS::Lambda::Function") == first.resources("AWS::Lambda::Function")
+
+
+def test_the_content_hash_changes_with_any_code_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    before = {name: lambda_assets.content_hash(name) for name in lambda_assets.FUNCTIONS}
+    assert len(set(before.values())) == len(before)  # each function is its own asset
+    copy = tmp_path / "repo"
+    shutil.copytree(lambda_assets.REPO_ROOT / "shared" / "episodic", copy / "shared" / "episodic")
+    shutil.copytree(lambda_assets.REPO_ROOT / "lambdas", copy / "lambdas")
+    monkeypatch.setattr(lambda_assets, "REPO_ROOT", copy)
+    assert {name: lambda_assets.content_hash(name) for name in lambda_assets.FUNCTIONS} == before
+    (copy / "shared" / "episodic" / "__pycache__").mkdir(exist_ok=True)
+    (copy / "shared" / "episodic" / "__pycache__" / "x.pyc").write_bytes(b"bytecode is not content")
+    assert lambda_assets.content_hash("mcp") == before["mcp"]
+    with (copy / "shared" / "episodic" / "ingest.py").open("a") as changed:
+        changed.write("\n# changed\n")
+    assert lambda_assets.content_hash("mcp") != before["mcp"]
+
+
+def test_a_missing_handler_file_fails_the_build(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    copy = tmp_path / "repo"
+    shutil.copytree(lambda_assets.REPO_ROOT / "shared" / "episodic", copy / "shared" / "episodic")
+    (copy / "lambdas").mkdir()
+    (copy / "lambdas" / "__init__.py").write_text("")
+    monkeypatch.setattr(lambda_assets, "REPO_ROOT", copy)
+    with pytest.raises(FileNotFoundError, match=r"lambdas/mcp is missing"):
+        lambda_assets.content_hash("mcp")
+
+
+def test_bundling_without_wheels_names_the_install_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import aws_cdk as cdk
+
+    from stacks.config import StackConfig
+
+    monkeypatch.setattr(lambda_assets, "WHEELHOUSE_ROOT", tmp_path / "missing")
+    stack = cdk.Stack(cdk.App(), "S")
+    with pytest.raises(lambda_assets.MissingWheelsError, match=r"scripts/install --deploy"):
+        functions.lambda_code(stack, StackConfig(bundle=True), "mcp")
