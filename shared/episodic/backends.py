@@ -19,7 +19,10 @@ def build_source(settings: Settings) -> TranscriptSource:
     from episodic.parse.discovery import default_roots
 
     return ClaudeCodeSource(
-        build_scrubber(settings), roots=default_roots(settings), tool_output_chars=settings.tool_output_chars
+        build_scrubber(settings),
+        roots=default_roots(settings),
+        tool_output_chars=settings.tool_output_chars,
+        max_file_bytes=settings.max_transcript_bytes,
     )
 
 
@@ -65,7 +68,9 @@ def build_store(settings: Settings) -> tuple[VectorStore, IngestLedger | None]:
         return store, None
     from episodic.store.sqlite import SQLiteStore
 
-    settings.home.mkdir(parents=True, exist_ok=True)
+    from episodic.private_home import secure_home
+
+    secure_home(settings.home, settings.db_path)
     sqlite_store = SQLiteStore(settings.db_path)
     return sqlite_store, sqlite_store
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -204,11 +205,11 @@ def _store_outcome(
     outcome: DistillResult | BaseException,
 ) -> None:
     """Store a distilled card, or record why there is none (retried next run, never lost)."""
-    existing = memory.store.get(tenant_id, trajectory.session_id)
-    if existing is not None and distiller_rank(existing.distiller) > distiller_rank(memory.distiller.info):
-        report.kept_better += 1  # e.g. the agent wrote its own card while this one was being distilled
-        return
     try:
+        existing = memory.store.get(tenant_id, trajectory.session_id)
+        if existing is not None and distiller_rank(existing.distiller) > distiller_rank(memory.distiller.info):
+            report.kept_better += 1  # e.g. the agent wrote its own card while this one was being distilled
+            return
         if isinstance(outcome, BaseException):
             raise outcome
         store_distilled(memory, tenant_id, trajectory, outcome)
@@ -222,7 +223,8 @@ def _store_outcome(
             str(exc) if isinstance(exc, EpisodicError) else f"internal error: {type(exc).__name__}: {exc}"
         )
         report.failed.append((trajectory.source.main_path, reason))
-        _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
+        with contextlib.suppress(Exception):  # the ledger may refuse what the store refused
+            _record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
         return
     report.indexed += 1
     if existing is not None:
@@ -239,19 +241,29 @@ def _pending(
     progress: ProgressFn | None,
 ) -> Iterator[tuple[Trajectory, str]]:
     """Parse sessions lazily (in the caller's thread); yield (trajectory, survey) for those needing a card."""
-    for source in found:
+    claimed: set[str] = set()  # session ids already taken this run (two files, one sessionId)
+    # the largest file claims a session id first (a copy is usually the shorter one): runs settle
+    for source in sorted(found, key=lambda s: -s.total_bytes):
         report.source_bytes += source.total_bytes
-        try:
+        wanted: tuple[Trajectory, str] | None = None
+        try:  # everything about one file (parse, the store lookup, the survey) fails for that file alone
             loaded = memory.source.load(source)
-        except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
-            report.failed.append((source.main_path, f"parse error: {exc}"))
-            _record_failure(memory, tenant_id, source, "", f"parse error: {exc}")
-        else:
             report.stats.merge(loaded.stats)
             if isinstance(loaded, NotEpisode):
                 report.skipped[loaded.reason] += 1
-            elif _needs_card(memory, loaded, tenant_id, report):
-                yield loaded, survey_for(memory, loaded)
-                continue  # its progress tick comes when its card is stored
+            elif loaded.session_id in claimed:  # one session, one card: the other file is skipped
+                report.skipped["duplicate-session-id"] += 1
+            else:
+                claimed.add(loaded.session_id)
+                if _needs_card(memory, loaded, tenant_id, report):
+                    wanted = (loaded, survey_for(memory, loaded))
+        except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
+            reason = f"parse error: {type(exc).__name__}: {str(exc)[:300]}"
+            report.failed.append((source.main_path, reason))
+            with contextlib.suppress(Exception):  # the ledger may refuse what the store refused
+                _record_failure(memory, tenant_id, source, "", reason)
+        if wanted is not None:
+            yield wanted
+            continue  # its progress tick comes when its card is stored
         if progress:
             progress(source)
