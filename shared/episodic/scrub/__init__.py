@@ -24,6 +24,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from episodic.errors import ConfigError
+from episodic.scrub.companions import (
+    QUERY_LITERALS,
+    aws_secret_near,
+    base64_literals,
+    base64_run,
+    decode_around,
+    url_query_secret,
+)
 from episodic.scrub.finder import LiteralFinder
 from episodic.scrub.rules import (
     AUTHORIZATION_LITERALS,
@@ -53,6 +61,13 @@ PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _KEYWORD = -1  # handler slot marker: keyword rules need the trigger length and a name cursor
 
 
+def _BASE64(text: str, start: int) -> Span | None:  # noqa: N802 - a marker: the Scrubber decodes and recurses
+    return None
+
+
+MAX_BASE64_DEPTH = 2  # base64 of base64 of a secret; deeper nesting is not looked into
+
+
 def placeholder(kind: str) -> str:
     return f"[REDACTED:{kind}]"
 
@@ -72,9 +87,15 @@ def _build_triggers() -> tuple[list[str], list[Handler | None]]:
     ):
         literals.append(literal)
         handlers.append(handler)
+    for literal in QUERY_LITERALS:
+        literals.append(literal)
+        handlers.append(url_query_secret)
     for literal in KEYWORD_LITERALS:
         literals.append(literal)
         handlers.append(None)
+    for literal in base64_literals():
+        literals.append(literal)
+        handlers.append(_BASE64)
     return literals, handlers
 
 
@@ -100,6 +121,7 @@ class Scrubber:
         literals, self._handlers = _build_triggers()
         self._keyword_rejects = _next_char_rejects(literals)
         self.internal_errors = 0  # texts dropped whole because a rule failed (tests keep this at 0)
+        self._base64_depth = 0
         self._finder = LiteralFinder(literals, force_fallback=not accelerated)
 
     @classmethod
@@ -195,11 +217,37 @@ class Scrubber:
                 span = handler(text, start)
                 if span is not None:
                     token_done = span[1]
+                    if span[2] == "aws-access-key":  # its secret often sits beside it with no name
+                        spans.extend(aws_secret_near(text, span[0], span[1]))
+            elif handler is _BASE64:
+                if start < token_done:
+                    continue
+                span = self._base64_secret(text, start, _end)
+                if span is not None:
+                    token_done = span[1]
             else:
                 span = handler(text, start)
             if span is not None:
                 spans.append(span)
         return spans
+
+    def _base64_secret(self, text: str, start: int, end: int) -> Span | None:
+        """The whole base64 run around a hit when its decoded text holds a secret the rules find."""
+        if self._base64_depth >= MAX_BASE64_DEPTH:
+            return None
+        run_start, run_end = base64_run(text, start, end)
+        decoded = decode_around(text, run_start, run_end, start)
+        if decoded is None:
+            return None
+        self._base64_depth += 1
+        try:
+            found = self._spans(decoded)
+        finally:
+            self._base64_depth -= 1
+        if not found:
+            return None
+        best = min(found, key=lambda span: span[3])
+        return run_start, run_end, best[2], best[3]
 
     @staticmethod
     def _apply(text: str, spans: list[Span], counts: dict[str, int]) -> str:

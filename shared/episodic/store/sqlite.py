@@ -2,7 +2,7 @@
 
 Safe for one writer and many readers across processes (WAL, busy_timeout): the MCP server reads while
 `index` writes. Vector search is exact cosine over an in-memory float32 matrix per tenant, rebuilt when
-that tenant's write generation moves, ranked once per rendering; the keyword half is FTS5 bm25 over
+that tenant's write generation moves, ranked once per rendering; the keyword half is BM25 (FTS5 finds, tenant statistics rank: `tenant_bm25`) over
 `render.keyword_text(card)`; the rankings are fused by reciprocal-rank fusion (see
 `episodic.store.hybrid` for the weights and the threshold rule).
 """
@@ -29,7 +29,7 @@ from episodic.models import (
 )
 from episodic.ports import IngestFailure, IngestLedger, StoredVector, VectorStore
 from episodic.render import keyword_text
-from episodic.store import hybrid
+from episodic.store import hybrid, tenant_bm25
 from episodic.store.matrix import TenantMatrix, normalise_tags, timestamp
 from episodic.store.parity import check_parity, check_vector, require_tenant
 from episodic.store.schema import migrate
@@ -71,6 +71,7 @@ class SQLiteStore(VectorStore, IngestLedger):
         self.schema_version = migrate(self._conn, self.path)
         self._manifest: IndexManifest | None = None
         self._matrices: dict[str, TenantMatrix] = {}
+        self._lengths: dict[str, tenant_bm25.TenantLengths] = {}
 
     def close(self) -> None:
         with self._lock:
@@ -295,16 +296,20 @@ class SQLiteStore(VectorStore, IngestLedger):
         terms = hybrid.query_terms(text)
         if not terms:
             return []
-        doc_counts: dict[str, int] = {}
+        present = []
         for term in terms:  # one indexed lookup per term (fts5vocab does not plan IN lists)
             row = conn.execute("SELECT doc FROM cards_vocab WHERE term = ?", (term,)).fetchone()
-            doc_counts[term] = int(row[0]) if row else 0
-        total = int(conn.execute("SELECT COUNT(*) FROM cards").fetchone()[0])
-        match = hybrid.fts_match(hybrid.selective_terms(terms, doc_counts, total))
+            if row and int(row[0]):  # in some card of some tenant: worth counting in this tenant's
+                present.append(term)
+        # every statistic below is this tenant's own: no other tenant's writes can move its ranking
+        doc_counts = tenant_bm25.tenant_doc_counts(conn, tenant, present)
+        lengths = self._tenant_lengths(conn, tenant)
+        selected = hybrid.selective_terms(terms, doc_counts, lengths.docs)
+        match = hybrid.fts_match(selected)
         if match is None:
             return []
         sql = [
-            "SELECT c.rowid FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
+            "SELECT c.rowid, f.body FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
             "WHERE cards_fts MATCH ? AND f.tenant_id = ? AND c.tenant_id = ?"
         ]
         params: list[object] = [match, tenant, tenant]
@@ -322,9 +327,16 @@ class SQLiteStore(VectorStore, IngestLedger):
             marks = ",".join("?" * len(wanted))
             sql.append(f"AND EXISTS (SELECT 1 FROM json_each(c.tags) WHERE json_each.value IN ({marks}))")
             params.extend(wanted)
-        sql.append("ORDER BY bm25(cards_fts) LIMIT ?")
-        params.append(limit)
-        return [int(r[0]) for r in conn.execute(" ".join(sql), params)]
+        candidates = [(int(r[0]), str(r[1])) for r in conn.execute(" ".join(sql), params)]
+        return tenant_bm25.rank(candidates, selected, doc_counts, lengths, limit)
+
+    def _tenant_lengths(self, conn: sqlite3.Connection, tenant: str) -> tenant_bm25.TenantLengths:
+        row = conn.execute("SELECT generation FROM generations WHERE tenant_id = ?", (tenant,)).fetchone()
+        generation = int(row[0]) if row else 0
+        cached = self._lengths.get(tenant)
+        if cached is None or cached.generation != generation:
+            cached = self._lengths[tenant] = tenant_bm25.tenant_lengths(conn, tenant, generation)
+        return cached
 
     def query(
         self,
