@@ -151,9 +151,14 @@ def build_endpoint(settings: Settings, memory: Memory | None = None) -> McpEndpo
     from episodic.mcp.tools import default_registry
 
     if memory is None:
+        from dataclasses import replace
+
         from episodic.backends import build_memory
+        from episodic.embed.coalesce import CoalescingEmbedder
 
         memory = build_memory(settings)
+        # concurrent searches share one embedding pass (same vectors; no wait when alone)
+        memory = replace(memory, embedder=CoalescingEmbedder(memory.embedder))
     return McpEndpoint(
         default_registry(memory),
         authenticator=LocalTokenStore(settings.tokens_path),
