@@ -128,7 +128,9 @@ def _client(
 
 def _queries(client: int, count: int) -> list[str]:
     rng = random.Random(client)
-    return [f"{rng.choice(SYMPTOMS)} {rng.choice(QUALIFIERS)} (client {client} try {i})" for i in range(count)]
+    return [
+        f"{rng.choice(SYMPTOMS)} {rng.choice(QUALIFIERS)} (client {client} try {i})" for i in range(count)
+    ]
 
 
 def bench(url: str, token: str, clients: int, requests: int, max_seconds: float) -> dict[str, Any]:
@@ -137,7 +139,9 @@ def bench(url: str, token: str, clients: int, requests: int, max_seconds: float)
     errors: list[str] = []
     deadline = time.monotonic() + max_seconds
     threads = [
-        threading.Thread(target=_client, args=(url, token, _queries(c, requests), deadline, latencies, errors))
+        threading.Thread(
+            target=_client, args=(url, token, _queries(c, requests), deadline, latencies, errors)
+        )
         for c in range(clients)
     ]
     started = time.perf_counter()
@@ -164,7 +168,9 @@ def bench(url: str, token: str, clients: int, requests: int, max_seconds: float)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--requests", type=int, default=50, help="searches per client")
     parser.add_argument("--embedder", default="minilm", choices=["minilm", "hashing"])

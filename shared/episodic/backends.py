@@ -66,9 +66,8 @@ def build_store(settings: Settings) -> tuple[VectorStore, IngestLedger | None]:
             aws_client(settings, "s3vectors"), settings.vector_bucket, settings.vector_index
         )
         return store, None
-    from episodic.store.sqlite import SQLiteStore
-
     from episodic.private_home import secure_home
+    from episodic.store.sqlite import SQLiteStore
 
     secure_home(settings.home, settings.db_path)
     sqlite_store = SQLiteStore(settings.db_path)

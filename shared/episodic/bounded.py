@@ -91,9 +91,7 @@ def json_depth_ok(value: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
     return True
 
 
-def loads(
-    text: str | bytes, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH
-) -> Any:
+def loads(text: str | bytes, max_bytes: int = MAX_JSON_BYTES, max_depth: int = MAX_JSON_DEPTH) -> Any:
     """json.loads bounded in size and depth; ValueError (json.JSONDecodeError is one) for anything bad."""
     if len(text) > max_bytes:
         raise ValueError(f"JSON text of {len(text)} bytes is over the {max_bytes}-byte limit")

@@ -207,7 +207,9 @@ def _store_outcome(
     """Store a distilled card, or record why there is none (retried next run, never lost)."""
     try:
         existing = memory.store.get(tenant_id, trajectory.session_id)
-        if existing is not None and distiller_rank(existing.distiller) > distiller_rank(memory.distiller.info):
+        if existing is not None and distiller_rank(existing.distiller) > distiller_rank(
+            memory.distiller.info
+        ):
             report.kept_better += 1  # e.g. the agent wrote its own card while this one was being distilled
             return
         if isinstance(outcome, BaseException):

@@ -24,9 +24,13 @@ def _tighten(path: Path, wanted: int) -> None:
         try:
             os.chmod(path, wanted)
         except OSError as exc:
-            log.warning("note: %s is readable by other users (%o) and could not be tightened: %s", path, current, exc)
+            log.warning(
+                "note: %s is readable by other users (%o) and could not be tightened: %s", path, current, exc
+            )
             return
-        log.warning("note: tightened %s from %o to %o (it holds your indexed sessions)", path, current, wanted)
+        log.warning(
+            "note: tightened %s from %o to %o (it holds your indexed sessions)", path, current, wanted
+        )
 
 
 def secure_home(home: Path, db_path: Path) -> None:

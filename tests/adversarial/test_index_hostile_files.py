@@ -34,7 +34,9 @@ def test_a_lone_surrogate_session_id_is_isolated(tmp_path: Path, hostile_dir: Pa
     line = '{"type":"user","sessionId":"\\ud800x","message":{"role":"user","content":"x"}}\n'
     (hostile_dir / "a.jsonl").write_text(line)
     (hostile_dir / "b.jsonl").write_text(
-        line.replace('"content":"x"', '"content":"the build fails with a missing header file after the upgrade"')
+        line.replace(
+            '"content":"x"', '"content":"the build fails with a missing header file after the upgrade"'
+        )
         + session_lines("\\ud800y", "ignored").replace('"\\\\ud800y"', '"\\ud800y"')
     )
     first = index_json(tmp_path / "home", hostile_dir)

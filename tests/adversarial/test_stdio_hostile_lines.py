@@ -18,7 +18,10 @@ HOSTILE_LINES = {
         b'"arguments":{"query":"docker build \\udc80 fails with permission denied"}}}\n'
     ),
     "invalid utf-8": b'{"jsonrpc":"2.0","id":5,"method":"\xff\xfe"}\n',
-    "deep params": b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"a":' + b"[" * 500 + b"]" * 500 + b"}}\n",
+    "deep params": b'{"jsonrpc":"2.0","id":6,"method":"ping","params":{"a":'
+    + b"[" * 500
+    + b"]" * 500
+    + b"}}\n",
     "a 3 MB line": b'{"jsonrpc":"2.0","id":7,"method":"ping","params":{"x":"' + b"a" * 3_000_000 + b'"}}\n',
     "float k": (
         b'{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"search_traces",'

@@ -31,7 +31,13 @@ QUERIES = [
 
 def _episodes(tenant: str, cards: list[tuple[str, str]]) -> list[tuple[str, str, str, str, Any]]:
     return [
-        (tenant, sid, "etl", "2026-01-05", _card(problem, "the lock was held by the backup", Outcome.VERIFIED, ["etl"]))
+        (
+            tenant,
+            sid,
+            "etl",
+            "2026-01-05",
+            _card(problem, "the lock was held by the backup", Outcome.VERIFIED, ["etl"]),
+        )
         for sid, problem in cards
     ]
 
@@ -48,7 +54,11 @@ def served(tmp_path: Path) -> Iterator[tuple[str, str, Memory]]:
 
 def _search(url: str, token: str, query: str) -> list[tuple[str, float, float]]:
     args = {"query": query, "k": 5, "include_unverified": True}
-    status, _, body = post(url, rpc("tools/call", {"name": "search_traces", "arguments": args}), {"Authorization": f"Bearer {token}"})
+    status, _, body = post(
+        url,
+        rpc("tools/call", {"name": "search_traces", "arguments": args}),
+        {"Authorization": f"Bearer {token}"},
+    )
     assert status == 200, body
     results = json.loads(body)["result"]["structuredContent"]["results"]
     return [(r["session_id"], r["score"], r["similarity"]) for r in results]
@@ -59,7 +69,9 @@ def test_another_tenants_writes_never_move_this_tenants_results(served: tuple[st
     before = {q: _search(url, token, q) for q in QUERIES}
     assert before[QUERIES[0]] and before[QUERIES[0]][0][0] == "b-1", before
     # tenant a writes 25 cards full of b's query words: "export", "snapshot", "locked" become common
-    a_cards = [(f"a-{i}", f"export snapshot locked export job number {i} on the warehouse") for i in range(25)]
+    a_cards = [
+        (f"a-{i}", f"export snapshot locked export job number {i} on the warehouse") for i in range(25)
+    ]
     populate(memory, _episodes("a", a_cards))
     after = {q: _search(url, token, q) for q in QUERIES}
     assert after == before

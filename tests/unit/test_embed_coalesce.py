@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Sequence
 
 import numpy as np
@@ -35,6 +36,9 @@ def test_concurrent_queries_share_batches_and_keep_their_vectors() -> None:
     threads = [threading.Thread(target=ask, args=(i,)) for i in range(len(texts))]
     for thread in threads:
         thread.start()
+    deadline = time.monotonic() + 10
+    while len(coalescing._queue) < len(texts) - 1 and time.monotonic() < deadline:
+        time.sleep(0.01)  # every caller but the running one waits in the queue
     inner.gate.set()
     for thread in threads:
         thread.join(10)
@@ -42,7 +46,7 @@ def test_concurrent_queries_share_batches_and_keep_their_vectors() -> None:
     for i in range(len(texts)):
         assert results[i].shape == (1, 64)
         np.testing.assert_allclose(results[i][0], expected[i])
-    assert sum(inner.calls) == len(texts) and len(inner.calls) < len(texts)  # some were batched
+    assert inner.calls == [1, len(texts) - 1]  # the first ran alone, the rest shared one batch
     assert coalescing.id == inner.id and coalescing.dimension == inner.dimension
 
 

@@ -119,9 +119,21 @@ PLANTED: list[tuple[str, str, str]] = [
         "AKIAIOSFODNN7EXAMPLQ," + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ,us-east-1",
         "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ",
     ),
-    ("secret", "GET /maps/api?key=" + "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a HTTP/1.1", "4f9a8b7c6d5e4f3a2b1c"),
-    ("secret", "o.tar?X-Amz-Expires=300&X-Amz-Signature=" + "3b1c5f0e2d4a6b8c9e0f1a2b3c4d5e6f", "3b1c5f0e2d4a"),
-    ("gitlab-token", "echo " + "R0lUTEFCX1RPS0VOPWdscGF0LVh5N0twMkxtOVFyNFN0NlV2OFd6" + " | base64 -d", "R0lUTEFCX1RPS0VO"),
+    (
+        "secret",
+        "GET /maps/api?key=" + "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a HTTP/1.1",
+        "4f9a8b7c6d5e4f3a2b1c",
+    ),
+    (
+        "secret",
+        "o.tar?X-Amz-Expires=300&X-Amz-Signature=" + "3b1c5f0e2d4a6b8c9e0f1a2b3c4d5e6f",
+        "3b1c5f0e2d4a",
+    ),
+    (
+        "gitlab-token",
+        "echo " + "R0lUTEFCX1RPS0VOPWdscGF0LVh5N0twMkxtOVFyNFN0NlV2OFd6" + " | base64 -d",
+        "R0lUTEFCX1RPS0VO",
+    ),
 ]
 
 # Ordinary code and text that must come back exactly as it went in.

@@ -66,9 +66,8 @@ def run_index(
     settings: Settings, paths: Sequence[str] | None, tenant: str, as_json: bool, memory: Memory | None = None
 ) -> Any:
     from episodic.backends import build_memory
-    from episodic.ingest import index_sessions
-
     from episodic.index_lock import index_lock
+    from episodic.ingest import index_sessions
 
     def waiting() -> None:
         click.echo("another `episodic index` is running on this home; waiting for it to finish", err=True)

@@ -21,8 +21,7 @@ MAX_BODY_BYTES = 1_000_000  # a JSON-RPC request to this server is small; refuse
 READ_TIMEOUT_SECONDS = 10.0  # a client silent this long mid-request (or idle on keep-alive) is dropped
 MAX_CONNECTIONS = 64  # one thread each; beyond this a new connection gets a 503 and is closed
 _BUSY = (
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\n"
-    b"Connection: close\r\n\r\n"
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
 )
 
 
@@ -124,7 +123,9 @@ def make_server(
 class BackgroundServer:
     """Serve in a thread (tests, benchmarks): `with BackgroundServer(endpoint) as srv: srv.url`."""
 
-    def __init__(self, endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 0, **limits: float) -> None:
+    def __init__(
+        self, endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 0, **limits: float
+    ) -> None:
         self.httpd = make_server(endpoint, host, port, **limits)  # type: ignore[arg-type]
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="mcp-http", daemon=True)
 

@@ -65,7 +65,6 @@ def run_stdio(server: McpServer, principal: Principal, stdin: TextIO, stdout: Te
             stdout.flush()
 
 
-
 def serve_stdio(settings: Settings, memory: Memory | None = None) -> None:
     from episodic.backends import build_memory
     from episodic.mcp.tools import default_registry

@@ -61,7 +61,7 @@ PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _KEYWORD = -1  # handler slot marker: keyword rules need the trigger length and a name cursor
 
 
-def _BASE64(text: str, start: int) -> Span | None:  # noqa: N802 - a marker: the Scrubber decodes and recurses
+def _BASE64(text: str, start: int) -> Span | None:
     return None
 
 

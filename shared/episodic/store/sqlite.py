@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Container, Iterator, Sequence
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
@@ -291,25 +291,42 @@ class SQLiteStore(VectorStore, IngestLedger):
         return matrix
 
     def _keyword_ranked(
-        self, conn: sqlite3.Connection, tenant: str, text: str, filters: SearchFilters, limit: int
+        self,
+        conn: sqlite3.Connection,
+        tenant: str,
+        text: str,
+        filters: SearchFilters,
+        limit: int,
+        tenant_rowids: Container[int] | None = None,
+        tenant_cards: int | None = None,
     ) -> list[int]:
         terms = hybrid.query_terms(text)
         if not terms:
             return []
-        present = []
+        if tenant_rowids is None or tenant_cards is None:  # no matrix at hand: the tenant's rows
+            rows = conn.execute("SELECT rowid FROM cards WHERE tenant_id = ?", (tenant,))
+            tenant_rowids = {int(r[0]) for r in rows}
+            tenant_cards = len(tenant_rowids)
+        doc_counts: dict[str, int] = {}
         for term in terms:  # one indexed lookup per term (fts5vocab does not plan IN lists)
             row = conn.execute("SELECT doc FROM cards_vocab WHERE term = ?", (term,)).fetchone()
-            if row and int(row[0]):  # in some card of some tenant: worth counting in this tenant's
-                present.append(term)
-        # every statistic below is this tenant's own: no other tenant's writes can move its ranking
-        doc_counts = tenant_bm25.tenant_doc_counts(conn, tenant, present)
-        lengths = self._tenant_lengths(conn, tenant)
-        selected = hybrid.selective_terms(terms, doc_counts, lengths.docs)
+            doc_counts[term] = int(row[0]) if row else 0
+        total = int(conn.execute("SELECT COUNT(*) FROM cards").fetchone()[0])
+        # FTS5's statistics cover every tenant: exact for a tenant alone in the index; otherwise every
+        # statistic is recounted over this tenant's cards, so no other tenant's writes move its ranking
+        alone = total == tenant_cards
+        lengths = None
+        if not alone:
+            present = [t for t in terms if doc_counts[t]]
+            doc_counts = tenant_bm25.tenant_doc_counts(conn, present, tenant_rowids)
+            lengths = self._tenant_lengths(conn, tenant)
+            total = lengths.docs
+        selected = hybrid.selective_terms(terms, doc_counts, total)
         match = hybrid.fts_match(selected)
         if match is None:
             return []
         sql = [
-            "SELECT c.rowid, f.body FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
+            f"SELECT c.rowid{'' if alone else ', f.body'} FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
             "WHERE cards_fts MATCH ? AND f.tenant_id = ? AND c.tenant_id = ?"
         ]
         params: list[object] = [match, tenant, tenant]
@@ -327,6 +344,10 @@ class SQLiteStore(VectorStore, IngestLedger):
             marks = ",".join("?" * len(wanted))
             sql.append(f"AND EXISTS (SELECT 1 FROM json_each(c.tags) WHERE json_each.value IN ({marks}))")
             params.extend(wanted)
+        if lengths is None:
+            sql.append("ORDER BY bm25(cards_fts) LIMIT ?")
+            params.append(limit)
+            return [int(r[0]) for r in conn.execute(" ".join(sql), params)]
         candidates = [(int(r[0]), str(r[1])) for r in conn.execute(" ".join(sql), params)]
         return tenant_bm25.rank(candidates, selected, doc_counts, lengths, limit)
 
@@ -366,7 +387,9 @@ class SQLiteStore(VectorStore, IngestLedger):
             if not len(matrix):
                 return []
             depth = max(CANDIDATES, k)  # an evaluation may ask for every session
-            keyword_rowids = self._keyword_ranked(conn, tenant, query_text, filters, depth)
+            keyword_rowids = self._keyword_ranked(
+                conn, tenant, query_text, filters, depth, matrix.index_of, len(matrix)
+            )
             per_rendering = matrix.per_rendering(query)
             if filters.renderings:  # the configured query rendering(s) only
                 chosen = [i for i, name in enumerate(matrix.renderings) if name in filters.renderings]

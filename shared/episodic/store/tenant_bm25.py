@@ -13,7 +13,7 @@ import re
 import sqlite3
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Container, Iterable, Sequence
 from dataclasses import dataclass
 
 K1, B = 1.2, 0.75
@@ -48,13 +48,18 @@ def tenant_lengths(conn: sqlite3.Connection, tenant: str, generation: int) -> Te
     return TenantLengths(generation, docs, total / docs if docs else 0.0)
 
 
-def tenant_doc_counts(conn: sqlite3.Connection, tenant: str, terms: Iterable[str]) -> dict[str, int]:
-    """How many of the tenant's cards hold each term (terms are letters and digits: safe to quote)."""
+def tenant_doc_counts(
+    conn: sqlite3.Connection, terms: Iterable[str], tenant_rowids: Container[int]
+) -> dict[str, int]:
+    """How many of the tenant's cards hold each term: the term's doclist (rowids only, no row reads)
+    intersected with the tenant's rowids (terms are letters and digits: safe to quote)."""
     return {
-        term: int(
-            conn.execute(
-                "SELECT COUNT(*) FROM cards_fts WHERE cards_fts MATCH ? AND tenant_id = ?", (f'"{term}"', tenant)
-            ).fetchone()[0]
+        term: sum(
+            1
+            for (rowid,) in conn.execute(
+                "SELECT rowid FROM cards_fts WHERE cards_fts MATCH ?", (f'"{term}"',)
+            )
+            if rowid in tenant_rowids
         )
         for term in terms
     }
