@@ -326,8 +326,14 @@ class SQLiteStore(VectorStore, IngestLedger):
         if match is None:
             return []
         sql = [
-            f"SELECT c.rowid{'' if alone else ', f.body'} FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
-            "WHERE cards_fts MATCH ? AND f.tenant_id = ? AND c.tenant_id = ?"
+            # without ORDER BY bm25 the planner may loop over cards and probe FTS per row: CROSS JOIN
+            # keeps the FTS match as the outer loop (0.6 s -> ms at 10,000 cards)
+            (
+                "SELECT c.rowid FROM cards_fts f JOIN cards c ON c.rowid = f.rowid "
+                if alone
+                else "SELECT c.rowid FROM cards_fts f CROSS JOIN cards c ON c.rowid = f.rowid "
+            )
+            + "WHERE cards_fts MATCH ? AND f.tenant_id = ? AND c.tenant_id = ?"
         ]
         params: list[object] = [match, tenant, tenant]
         if not filters.include_unverified:
@@ -348,8 +354,8 @@ class SQLiteStore(VectorStore, IngestLedger):
             sql.append("ORDER BY bm25(cards_fts) LIMIT ?")
             params.append(limit)
             return [int(r[0]) for r in conn.execute(" ".join(sql), params)]
-        candidates = [(int(r[0]), str(r[1])) for r in conn.execute(" ".join(sql), params)]
-        return tenant_bm25.rank(candidates, selected, doc_counts, lengths, limit)
+        candidates = [int(r[0]) for r in conn.execute(" ".join(sql), params)]
+        return tenant_bm25.rank(conn, candidates, selected, doc_counts, lengths, limit)
 
     def _tenant_lengths(self, conn: sqlite3.Connection, tenant: str) -> tenant_bm25.TenantLengths:
         row = conn.execute("SELECT generation FROM generations WHERE tenant_id = ?", (tenant,)).fetchone()
