@@ -8,7 +8,7 @@ then reports p50/p95 of
     hashing vectors, so the store is queried with the hashing vector of the same text: the latency is
     the same as for a MiniLM-built index of this size, and embedding parity stays intact.)
 
-    python scripts/bench_search.py [--cards 10000] [--queries 200] [--no-minilm]
+    python scripts/bench_search.py [--cards 10000] [--queries 200] [--no-minilm] [--other-tenant 1000]
 """
 
 from __future__ import annotations
@@ -164,6 +164,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--k", type=int, default=3)
     parser.add_argument("--no-minilm", action="store_true", help="skip the MiniLM serving-path measurement")
+    parser.add_argument(
+        "--other-tenant",
+        type=int,
+        default=0,
+        help="also index this many cards for a second tenant (the keyword half then ranks on the "
+        "searched tenant's own statistics)",
+    )
     args = parser.parse_args()
     rng = random.Random(7)
     embedder = HashingEmbedder(384)
@@ -174,10 +181,11 @@ def main() -> None:
         store = SQLiteStore(Path(tmp) / "index.sqlite3")
         started = time.perf_counter()
         base = datetime(2025, 1, 1, tzinfo=UTC)
-        for i in range(args.cards):
+        for i in range(args.cards + args.other_tenant):
             card = make_card(rng)
             record = CardRecord(
                 card=card,
+                tenant_id="local" if i < args.cards else "other",
                 session_id=f"session-{i:06d}",
                 project=rng.choice(["api", "web", "infra", "data"]),
                 started_at=base + timedelta(hours=i),

@@ -28,7 +28,10 @@ def build_source(settings: Settings) -> TranscriptSource:
     # a Lambda never scans a home folder: it parses the files it is handed
     roots = [] if isinstance(settings, DeployedSettings) else default_roots(settings)
     return ClaudeCodeSource(
-        build_scrubber(settings), roots=roots, tool_output_chars=settings.tool_output_chars
+        build_scrubber(settings),
+        roots=roots,
+        tool_output_chars=settings.tool_output_chars,
+        max_file_bytes=settings.max_transcript_bytes,
     )
 
 
@@ -78,7 +81,9 @@ def build_store(settings: Settings, clients: AwsClients | None = None) -> Vector
             keyword_weight=settings.keyword_weight,
             rendering_weights=settings.rendering_weights,
         )
-    settings.home.mkdir(parents=True, exist_ok=True)
+    from episodic.private_home import secure_home
+
+    secure_home(settings.home, settings.db_path)  # 700 / 600 before SQLite creates the file
     return sqlite_store_at(settings, settings.db_path)
 
 

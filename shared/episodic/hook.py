@@ -2,7 +2,8 @@
 
 Never blocks: every failure path (server down or slow, bad stdin, bad answer, missing config, nothing
 similar) exits 0 within the budget, prints nothing and appends one line to <home>/logs/hook.log.
-Stdlib only (plus the stdlib-only `episodic.envsource` and `episodic.marker`): it runs on every prompt.
+Stdlib only (plus the stdlib-only `episodic.envsource`, `episodic.bounded` and `episodic.marker`): it runs
+on every prompt. One deadline (process start + budget) bounds stdin, connect, send, read and output.
 """
 
 from __future__ import annotations
@@ -14,10 +15,13 @@ import sys
 import time
 from typing import Any, TextIO
 
-from episodic import envsource
-from episodic.marker import wrap_injected
+from episodic import bounded, envsource
+from episodic.marker import escape_markers, wrap_injected
 
-STARTED = time.monotonic()
+STARTED = time.monotonic()  # moved back to the process's own start by entry(): the budget is wall time
+EXIT_MARGIN_SECONDS = 0.05  # logging and exit after the deadline
+MAX_STARTUP_SECONDS = 0.5
+MAX_STDIN_BYTES = 4_000_000
 PROTOCOL_VERSION = "2025-11-25"
 MIN_PROMPT_CHARS = 20
 MIN_PROMPT_WORDS = 4
@@ -78,15 +82,41 @@ def _number(name: str, default: float) -> float:
     return value if value > 0 else default
 
 
+def _process_age() -> float:
+    """Seconds since this process started (interpreter start-up counts against the budget)."""
+    try:
+        with open("/proc/self/stat", "rb") as handle:
+            fields = handle.read().rsplit(b")", 1)[1].split()
+        with open("/proc/uptime", "rb") as handle:
+            uptime = float(handle.read().split()[0])
+        age = uptime - int(fields[19]) / os.sysconf("SC_CLK_TCK")  # field 22: starttime in ticks
+    except Exception:  # not Linux: a typical start-up
+        age = 0.08
+    return min(max(age, 0.0), MAX_STARTUP_SECONDS)
+
+
+def deadline() -> float:
+    """The one monotonic deadline for everything: stdin, connect, send, read, formatting."""
+    return STARTED + _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS) - EXIT_MARGIN_SECONDS
+
+
+def _read_stdin(stdin: TextIO) -> str:
+    raw = getattr(stdin, "buffer", None)
+    if raw is None:
+        return stdin.read(MAX_STDIN_BYTES)
+    # bytes, decoded leniently: invalid UTF-8 in a prompt must not lose the whole prompt
+    return bounded.clean_text(raw.read(MAX_STDIN_BYTES).decode("utf-8", "replace"))
+
+
 def read_prompt(stdin: TextIO) -> str:
     try:
-        payload = json.loads(stdin.read() or "null")
+        payload = bounded.loads(_read_stdin(stdin) or "null", max_bytes=MAX_STDIN_BYTES)
     except (ValueError, UnicodeDecodeError) as exc:
         raise HookSkip(f"skip: bad stdin ({type(exc).__name__})") from exc
     prompt = payload.get("prompt") if isinstance(payload, dict) else None
     if not isinstance(prompt, str):
         raise HookSkip("skip: bad stdin (no prompt string)")
-    prompt = prompt.strip()
+    prompt = bounded.clean_text(prompt).strip()  # a `\ud800` escape: the server refuses lone surrogates
     if prompt.startswith("/"):
         raise HookSkip("skip: slash command")
     if len(prompt) < MIN_PROMPT_CHARS or len(prompt.split()) < MIN_PROMPT_WORDS:
@@ -138,9 +168,22 @@ def _post_plain(
     request = ("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + payload
     chunks: list[bytes] = []
     received = 0
-    with socket.create_connection((host, port), timeout=timeout) as sock:
+    ends = time.monotonic() + timeout
+
+    def left() -> float:  # every socket step gets only what is left of the one deadline
+        remaining = ends - time.monotonic()
+        if remaining <= 0:
+            raise TimeoutError("hook deadline")
+        return remaining
+
+    with socket.create_connection((host, port), timeout=left()) as sock:
+        sock.settimeout(left())
         sock.sendall(request)
-        while data := sock.recv(65536):
+        while True:
+            sock.settimeout(left())
+            data = sock.recv(65536)
+            if not data:
+                break
             chunks.append(data)
             received += len(data)
             if received > MAX_RESPONSE_BYTES:
@@ -281,18 +324,17 @@ def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:
     inner_budget = max_chars - len(wrap_injected(""))
     overhead = len(HEADER) + 2 * len(hits)
     per_card = min(max((inner_budget - overhead) // max(len(hits), 1), 200), MAX_CARD_CHARS)
-    inner = "\n\n".join([HEADER, *(format_episode(h, per_card) for h in hits)])
+    inner = escape_markers("\n\n".join([HEADER, *(format_episode(h, per_card) for h in hits)]))
     return wrap_injected(_cut(inner, inner_budget))
 
 
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
-    budget = _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS)
     max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
     prompt = read_prompt(stdin)
     url, token = endpoint()
     # leave a margin for formatting and exit inside the budget
-    remaining = budget - (time.monotonic() - STARTED) - 0.1
+    remaining = deadline() - time.monotonic() - 0.05
     if remaining <= 0.05:
         raise HookSkip("fail: budget spent before the request")
     hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
@@ -323,10 +365,9 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         except BaseException as exc:  # fail open on anything
             outcome.append(("", f"fail: unexpected {type(exc).__name__}: {exc}"))
 
-    budget = _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS)
     worker = threading.Thread(target=work, name="hook", daemon=True)
     worker.start()
-    worker.join(max(budget - (time.monotonic() - STARTED), 0.05))
+    worker.join(max(deadline() - time.monotonic(), 0.0))  # stdin never closed, a stalled server: cut here
     if worker.is_alive() or not outcome:
         _log("fail: timed out (budget exceeded)")
         return 0
@@ -343,8 +384,10 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
 
 def entry() -> None:
     """Process entry (`python -m episodic.hook`, `episodic hook user-prompt-submit`)."""
+    global STARTED
     code = 0
     try:
+        STARTED = time.monotonic() - _process_age()
         code = main()
         sys.stdout.flush()
     except BaseException:  # fail open: never a traceback on stderr, never a non-zero exit

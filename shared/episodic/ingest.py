@@ -7,6 +7,7 @@ to many sessions with distillation scheduled by `distill_many`.
 
 from __future__ import annotations
 
+import contextlib
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
@@ -210,17 +211,21 @@ def settle(
     memory: Memory, tenant_id: str, trajectory: Trajectory, distilled: DistillResult | BaseException
 ) -> SessionOutcome:
     """Store a distilled card, or record why there is none (retried next run, never lost)."""
-    existing = memory.store.get(tenant_id, trajectory.session_id)
-    if existing is not None and distiller_rank(existing.distiller) > distiller_rank(memory.distiller.info):
-        # e.g. the agent wrote its own card while this one was being distilled
-        return SessionOutcome("kept_better", trajectory.session_id)
-    try:
+    existing: CardRecord | None = None
+    try:  # the store lookup too: one session's bad id must not stop the run
+        existing = memory.store.get(tenant_id, trajectory.session_id)
+        if existing is not None and distiller_rank(existing.distiller) > distiller_rank(
+            memory.distiller.info
+        ):
+            # e.g. the agent wrote its own card while this one was being distilled
+            return SessionOutcome("kept_better", trajectory.session_id)
         if isinstance(distilled, BaseException):
             raise distilled
         record = store_distilled(memory, tenant_id, trajectory, distilled)
     except Exception as exc:  # recorded with its reason and retried next run, never lost
         reason = failure_reason(exc)
-        record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
+        with contextlib.suppress(Exception):  # the ledger may refuse what the store refused
+            record_failure(memory, tenant_id, trajectory.source, trajectory.source_sha256, reason)
         return SessionOutcome("failed", trajectory.session_id, reason=reason, error=exc)
     if memory.ledger is not None:
         memory.ledger.clear_failure(tenant_id, trajectory.source.session_key)
@@ -275,23 +280,33 @@ def _pending(
     progress: ProgressFn | None,
 ) -> Iterator[tuple[Trajectory, str]]:
     """Parse sessions lazily (in the caller's thread); yield (trajectory, survey) for those needing a card."""
-    for source in found:
+    claimed: set[str] = set()  # session ids already taken this run (two files, one sessionId)
+    # the largest file claims a session id first (a copy is usually the shorter one): runs settle
+    for source in sorted(found, key=lambda s: -s.total_bytes):
         report.source_bytes += source.total_bytes
-        try:
+        wanted: tuple[Trajectory, str] | None = None
+        try:  # everything about one file (parse, the store lookup, the survey) fails for that file alone
             loaded = memory.source.load(source)
-        except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
-            report.failed.append((source.main_path, f"parse error: {exc}"))
-            record_failure(memory, tenant_id, source, "", f"parse error: {exc}")
-        else:
             report.stats.merge(loaded.stats)
             if isinstance(loaded, NotEpisode):
                 report.skipped[loaded.reason] += 1
+            elif loaded.session_id in claimed:  # one session, one card: the other file is skipped
+                report.skipped["duplicate-session-id"] += 1
             else:
+                claimed.add(loaded.session_id)
                 kept = card_verdict(memory, loaded, tenant_id)
                 if kept is None:
-                    yield loaded, survey_for(memory, loaded)
-                    continue  # its progress tick comes when its card is stored
-                report.count(kept, source.main_path)
+                    wanted = (loaded, survey_for(memory, loaded))
+                else:
+                    report.count(kept, source.main_path)
+        except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
+            reason = f"parse error: {type(exc).__name__}: {str(exc)[:300]}"
+            report.failed.append((source.main_path, reason))
+            with contextlib.suppress(Exception):  # the ledger may refuse what the store refused
+                record_failure(memory, tenant_id, source, "", reason)
+        if wanted is not None:
+            yield wanted
+            continue  # its progress tick comes when its card is stored
         if progress:
             progress(source)
 

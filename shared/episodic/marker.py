@@ -13,8 +13,16 @@ INJECTED_RE = re.compile(re.escape(INJECTED_OPEN) + r".*?(?:" + re.escape(INJECT
 DISTILLER_MARKER = "[episodic-distiller-run: this conversation distills a past session into a memory card]"
 
 
+_MARKER_TAG_RE = re.compile(r"<(\s*/?\s*)(episodic-memory-context)", re.I)
+
+
+def escape_markers(text: str) -> str:
+    """Content (e.g. an agent-written card) can never open or close the injected block itself."""
+    return _MARKER_TAG_RE.sub(r"&lt;\1\2", text)
+
+
 def wrap_injected(text: str) -> str:
-    return f"{INJECTED_OPEN}\n{text}\n{INJECTED_CLOSE}"
+    return f"{INJECTED_OPEN}\n{escape_markers(text)}\n{INJECTED_CLOSE}"
 
 
 def strip_injected(text: str) -> tuple[str, int]:

@@ -51,6 +51,7 @@ class Settings(BaseSettings):
     # parsing, survey, scrubbing
     survey_token_budget: int = 6000
     tool_output_chars: int = 4000  # each tool output is cut head+tail to this many characters
+    max_transcript_bytes: int = 512 * 1024 * 1024  # a larger file (or any non-regular file) is skipped
     scrub_patterns: list[str] = Field(default_factory=list)  # extra regexes, redacted as [REDACTED:custom]
 
     # search
@@ -66,6 +67,9 @@ class Settings(BaseSettings):
     hook_budget_seconds: float = 1.5
     hook_max_chars: int = 4000
     allowed_origins: list[str] = Field(default_factory=list)
+    allowed_hosts: list[str] = Field(default_factory=list)  # Host names beside localhost (a proxy's)
+    serve_read_timeout_seconds: float = 10.0  # a connection silent this long is closed
+    serve_max_connections: int = 64  # concurrent connections (one thread each); more get a 503
 
     # AWS
     aws_region: str | None = None
@@ -92,7 +96,7 @@ class Settings(BaseSettings):
     # harvest
     quiet_minutes: float = 15.0
 
-    @field_validator("renderings", "scrub_patterns", "allowed_origins", mode="before")
+    @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:
         if isinstance(value, str):

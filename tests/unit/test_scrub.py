@@ -113,6 +113,27 @@ PLANTED: list[tuple[str, str, str]] = [
     ("secret", "GITHUB_TOKEN=" + "7f3e9a1b2c4d6e8f0a1b", "7f3e9a1b2c4d6e8f0a1b"),
     ("secret", "mytool --token " + "Qm9vX2Zvb19iYXIxMjM0", "Qm9vX2Zvb19iYXIxMjM0"),
     ("secret", "https://api.example.com/v1?access_token=" + "e72a9f0c4b1d83a6&page=2", "e72a9f0c4b1d83a6"),
+    # issue 14: no name beside the secret
+    (
+        "aws-secret-key",
+        "AKIAIOSFODNN7EXAMPLQ," + "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ,us-east-1",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEZ",
+    ),
+    (
+        "secret",
+        "GET /maps/api?key=" + "4f9a8b7c6d5e4f3a2b1c0d9e8f7a6b5c4d3e2f1a HTTP/1.1",
+        "4f9a8b7c6d5e4f3a2b1c",
+    ),
+    (
+        "secret",
+        "o.tar?X-Amz-Expires=300&X-Amz-Signature=" + "3b1c5f0e2d4a6b8c9e0f1a2b3c4d5e6f",
+        "3b1c5f0e2d4a",
+    ),
+    (
+        "gitlab-token",
+        "echo " + "R0lUTEFCX1RPS0VOPWdscGF0LVh5N0twMkxtOVFyNFN0NlV2OFd6" + " | base64 -d",
+        "R0lUTEFCX1RPS0VO",
+    ),
 ]
 
 # Ordinary code and text that must come back exactly as it went in.
@@ -152,6 +173,9 @@ UNCHANGED: list[str] = [
     "keyboard shortcuts: Key.ENTER, primary_key=True, sort_key: created_at, cache_key = f(x)",
     '\\"secret: \\"+highEntropySecret), 0o644)',
     "AWS_SESSION_TOKEN=AQoDYXdzEJr...<truncated>...EXAMPLETOKEN",
+    "sorted(items, key=lambda item: item.created_2024_0117) and inspect.signature=sig_v2_1234567890abcdef",
+    "https://example.com/search?key=value&sig=short and ?key=your-api-key-goes-here-please",
+    "commit 3f786850e387550fdab836ed7e6dc881de23001b touched aws_access_key_id handling",
 ]
 
 

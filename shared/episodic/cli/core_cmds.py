@@ -66,12 +66,17 @@ def run_index(
     settings: Settings, paths: Sequence[str] | None, tenant: str, as_json: bool, memory: Memory | None = None
 ) -> Any:
     from episodic.backends import build_memory
+    from episodic.index_lock import index_lock
     from episodic.ingest import index_sessions
 
+    def waiting() -> None:
+        click.echo("another `episodic index` is running on this home; waiting for it to finish", err=True)
+
     memory = memory or build_memory(settings)
-    sources = list(memory.source.discover(paths))
-    with _progress(len(sources), "indexing", enabled=not as_json) as advance:
-        return index_sessions(memory, paths, tenant, progress=advance, sources=sources)
+    with index_lock(settings.home, on_wait=waiting):  # discovery after the lock: a waiter redoes nothing
+        sources = list(memory.source.discover(paths))
+        with _progress(len(sources), "indexing", enabled=not as_json) as advance:
+            return index_sessions(memory, paths, tenant, progress=advance, sources=sources)
 
 
 def _print_hits(hits: list[Any]) -> None:

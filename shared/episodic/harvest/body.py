@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from episodic import bounded
 from episodic.models import SessionSource
 
 _SPOOL_MAX_MEMORY = 16 * 1024 * 1024  # bodies larger than this are built on disk
@@ -54,13 +55,13 @@ def read_source_files(source: SessionSource) -> tuple[list[tuple[Path, bytes, bo
     exactly as `ClaudeCodeSource.load` leaves it out of `source_sha256`.
     """
     main = Path(source.main_path)
-    main_bytes = main.read_bytes()
+    main_bytes = bounded.read_regular(main)  # regular files only (NotReadable is an OSError)
     digest = hashlib.sha256(main_bytes)
     files = [(main, main_bytes, False)]
     for raw in source.subagent_paths:
         path = Path(raw)
         try:
-            data = path.read_bytes()
+            data = bounded.read_regular(path)
         except OSError:
             continue
         digest.update(data)

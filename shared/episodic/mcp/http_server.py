@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import logging
+import socket
 import sys
 import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
-from episodic.mcp.protocol import Headers, HttpRequest, McpEndpoint
+from episodic.mcp.protocol import LOCAL_HOSTS, Headers, HttpRequest, McpEndpoint
 from episodic.settings import Settings
 
 if TYPE_CHECKING:
@@ -17,6 +18,11 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1_000_000  # a JSON-RPC request to this server is small; refuse anything absurd
+READ_TIMEOUT_SECONDS = 10.0  # a client silent this long mid-request (or idle on keep-alive) is dropped
+MAX_CONNECTIONS = 64  # one thread each; beyond this a new connection gets a 503 and is closed
+_BUSY = (
+    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
+)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -57,6 +63,32 @@ class _Handler(BaseHTTPRequestHandler):
 class McpHttpServer(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    request_queue_size = 128
+
+    def __init__(self, *args: object, max_connections: int = MAX_CONNECTIONS, **kwargs: object) -> None:
+        self._slots = threading.BoundedSemaphore(max_connections)
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
+        if not self._slots.acquire(blocking=False):  # full: answer at once, never queue a thread
+            try:
+                request.settimeout(1.0)
+                request.sendall(_BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)  # type: ignore[arg-type]
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
+        try:
+            super().process_request_thread(request, client_address)  # type: ignore[arg-type]
+        finally:
+            self._slots.release()
 
     def handle_error(self, request: object, client_address: object) -> None:
         exc = sys.exc_info()[1]
@@ -72,17 +104,29 @@ class McpHttpServer(ThreadingHTTPServer):
         return f"http://{host_text}:{port}/mcp"
 
 
-def make_server(endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 8765) -> McpHttpServer:
+def make_server(
+    endpoint: McpEndpoint,
+    host: str = "127.0.0.1",
+    port: int = 8765,
+    *,
+    read_timeout: float = READ_TIMEOUT_SECONDS,
+    max_connections: int = MAX_CONNECTIONS,
+) -> McpHttpServer:
     """Bind (port 0 = an ephemeral port) without serving yet."""
-    handler = type("McpHandler", (_Handler,), {"endpoint": endpoint})
-    return McpHttpServer((host, port), handler)
+    # StreamRequestHandler applies `timeout` to every read of the connection's socket
+    handler = type("McpHandler", (_Handler,), {"endpoint": endpoint, "timeout": read_timeout})
+    if endpoint.allowed_hosts is None and host in LOCAL_HOSTS:
+        endpoint.allowed_hosts = LOCAL_HOSTS  # DNS rebinding: a loopback server answers loopback names only
+    return McpHttpServer((host, port), handler, max_connections=max_connections)
 
 
 class BackgroundServer:
     """Serve in a thread (tests, benchmarks): `with BackgroundServer(endpoint) as srv: srv.url`."""
 
-    def __init__(self, endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.httpd = make_server(endpoint, host, port)
+    def __init__(
+        self, endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 0, **limits: float
+    ) -> None:
+        self.httpd = make_server(endpoint, host, port, **limits)  # type: ignore[arg-type]
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="mcp-http", daemon=True)
 
     @property
@@ -108,13 +152,19 @@ def build_endpoint(settings: Settings, memory: Memory | None = None) -> McpEndpo
     from episodic.mcp.tools import default_registry
 
     if memory is None:
+        from dataclasses import replace
+
         from episodic.backends import build_memory
+        from episodic.embed.coalesce import CoalescingEmbedder
 
         memory = build_memory(settings)
+        # concurrent searches share one embedding pass (same vectors; no wait when alone)
+        memory = replace(memory, embedder=CoalescingEmbedder(memory.embedder))
     return McpEndpoint(
         default_registry(memory),
         authenticator=LocalTokenStore(settings.tokens_path),
         allowed_origins=settings.allowed_origins,
+        allowed_hosts=LOCAL_HOSTS | set(settings.allowed_hosts) if settings.allowed_hosts else None,
     )
 
 
@@ -126,7 +176,13 @@ def serve(
 ) -> None:
     """Serve until interrupted (Ctrl-C); the memory is built once, before the first request."""
     endpoint = build_endpoint(settings)
-    httpd = make_server(endpoint, host or settings.host, settings.port if port is None else port)
+    httpd = make_server(
+        endpoint,
+        host or settings.host,
+        settings.port if port is None else port,
+        read_timeout=settings.serve_read_timeout_seconds,
+        max_connections=settings.serve_max_connections,
+    )
     if on_ready:
         on_ready(httpd)
     try:

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
 from episodic import __version__ as _package_version
+from episodic import bounded
 from episodic.auth import READ, WRITE, Authenticator, Principal
 from episodic.errors import AuthError, ScopeError
 from episodic.mcp.registry import SERVER_INSTRUCTIONS, ToolRegistry, UnknownToolError
@@ -105,11 +107,17 @@ def _error(msg_id: Any, code: int, message: str, data: Any = None) -> dict[str, 
 def _json_response(status: int, payload: Any, extra: Mapping[str, str] | None = None) -> HttpResponse:
     headers = {"Content-Type": "application/json", "Cache-Control": "no-store"}
     headers.update(extra or {})
-    return HttpResponse(status, headers, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+    return HttpResponse(status, headers, bounded.dumps(payload).encode("utf-8"))
 
 
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+def valid_id(value: Any) -> bool:
+    """A string or integer id (a string with a lone surrogate could not be echoed as UTF-8)."""
+    if isinstance(value, str):
+        return bounded.lone_surrogate_path(value) is None
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+_valid_id = valid_id
 
 
 class JsonRpcFault(Exception):
@@ -141,6 +149,12 @@ class McpServer:
             return _error(
                 msg_id if _valid_id(msg_id) else None, INVALID_REQUEST, "not a JSON-RPC 2.0 message"
             )
+        if bounded.lone_surrogate_path(message["method"]) is not None:
+            return _error(
+                msg_id if _valid_id(msg_id) else None,
+                INVALID_REQUEST,
+                "the method name is not valid Unicode (a lone surrogate)",
+            )
         if not is_request:
             return None  # notifications (initialized, cancelled, …) need no answer
         if not _valid_id(msg_id):
@@ -148,6 +162,9 @@ class McpServer:
         params = message.get("params") or {}
         if not isinstance(params, dict):
             return _error(msg_id, INVALID_PARAMS, "params must be an object")
+        bad_text = bounded.lone_surrogate_path(params, "params")
+        if bad_text is not None:  # e.g. undecodable bytes the client escaped: refuse, never guess
+            return _error(msg_id, INVALID_PARAMS, f"{bad_text} is not valid Unicode (a lone surrogate)")
         try:
             result = self._dispatch(message["method"], params, principal)
         except JsonRpcFault as fault:
@@ -188,6 +205,15 @@ class McpServer:
         raise JsonRpcFault(METHOD_NOT_FOUND, f"method not found: {method}")
 
 
+# an Origin is scheme://host[:port] and nothing else; `\\`, `@`, paths or userinfo are refused, since
+# browsers and urlsplit disagree on where the host of `http://evil.com\\@localhost` is
+_ORIGIN_RE = re.compile(r"(https?)://(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::([0-9]{1,5}))?/?")
+
+
+def _host_name(host: str) -> str:
+    return host[1:-1] if host.startswith("[") and host.endswith("]") else host.lower()
+
+
 def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     """No Origin (non-browser clients) or a localhost origin or a configured one (DNS-rebinding guard)."""
     if origin is None:
@@ -195,11 +221,17 @@ def origin_allowed(origin: str | None, allowed: Iterable[str]) -> bool:
     origin = origin.strip()
     if origin.rstrip("/") in {a.rstrip("/") for a in allowed}:
         return True
-    try:
-        parts = urlsplit(origin)
-    except ValueError:
-        return False
-    return parts.scheme in ("http", "https") and (parts.hostname or "") in LOCAL_HOSTS
+    match = _ORIGIN_RE.fullmatch(origin)
+    return match is not None and _host_name(match.group(2)) in LOCAL_HOSTS
+
+
+_HOST_RE = re.compile(r"(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(?::[0-9]{1,5})?")
+
+
+def host_allowed(host: str | None, allowed: Iterable[str]) -> bool:
+    """The Host header names one of the allowed host names (DNS rebinding sends the attacker's name)."""
+    match = _HOST_RE.fullmatch((host or "").strip())
+    return match is not None and _host_name(match.group(1)) in {h.lower() for h in allowed}
 
 
 def _bearer(headers: Mapping[str, str]) -> tuple[str | None, bool]:
@@ -225,6 +257,7 @@ class McpEndpoint:
         require_auth: bool = True,
         path: str | None = MCP_PATH,
         local_principal: Principal | None = None,
+        allowed_hosts: Iterable[str] | None = None,
     ) -> None:
         if require_auth and authenticator is None:
             raise ValueError("require_auth needs an authenticator")
@@ -234,6 +267,8 @@ class McpEndpoint:
         self.require_auth = require_auth
         self.path = path
         self.local_principal = local_principal or Principal(LOCAL_TENANT, frozenset({READ, WRITE}))
+        # None: any Host (behind API Gateway); the local server passes its loopback names
+        self.allowed_hosts = None if allowed_hosts is None else frozenset(allowed_hosts)
 
     def handle_jsonrpc(self, message: Any, principal: Principal) -> dict[str, Any] | None:
         return self.server.handle_jsonrpc(message, principal)
@@ -274,6 +309,8 @@ class McpEndpoint:
             return _json_response(404, {"error": f"not found; the MCP endpoint is {self.path}"})
         if not origin_allowed(req.headers.get("origin"), self.allowed_origins):
             return _json_response(403, _error(None, FORBIDDEN, "Origin not allowed"))
+        if self.allowed_hosts is not None and not host_allowed(req.headers.get("host"), self.allowed_hosts):
+            return _json_response(403, _error(None, FORBIDDEN, "Host not allowed (DNS rebinding guard)"))
         principal = self._authenticate(req)
         if isinstance(principal, HttpResponse):
             return principal
@@ -285,9 +322,9 @@ class McpEndpoint:
         if content_type != "application/json":
             return _json_response(415, _error(None, INVALID_REQUEST, "Content-Type must be application/json"))
         try:
-            message = json.loads(req.body.decode("utf-8"))
-        except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-            return _json_response(400, _error(None, PARSE_ERROR, f"parse error: {exc}"))
+            message = bounded.loads(req.body.decode("utf-8"), max_bytes=max(len(req.body), 1))
+        except ValueError as exc:  # bad UTF-8 or syntax, too deep, or an integer too long for int()
+            return _json_response(400, _error(None, PARSE_ERROR, f"parse error: {str(exc)[:200]}"))
         if isinstance(message, list):
             return _json_response(400, _error(None, INVALID_REQUEST, "JSON-RPC batches are not supported"))
         msg_id = message.get("id") if isinstance(message, dict) else None
@@ -302,6 +339,6 @@ class McpEndpoint:
             return HttpResponse(202, {}, b"")
         if "error" in answer:
             code = answer["error"]["code"]
-            status = {INVALID_REQUEST: 400, FORBIDDEN: 403}.get(code, 200)
+            status = {INVALID_REQUEST: 400, PARSE_ERROR: 400, FORBIDDEN: 403}.get(code, 200)
             return _json_response(status, answer)
         return _json_response(200, answer)

@@ -2,7 +2,8 @@
 
 The card is validated like any LLM card (schema, no code/paths/stack traces). Its `verified` must be backed
 by evidence in the session's own transcript, found on this machine by session id; when the transcript
-cannot be found (e.g. a remote server), `verified` becomes `unverified` and the result says so. It replaces
+cannot be found (e.g. a remote server), or the caller is not the tenant whose transcripts are on this machine
+(the settings' `tenant`), `verified` becomes `unverified` and the result says so. It replaces
 whatever card the session had (a heuristic or LLM card), which later `episodic index` runs keep.
 """
 
@@ -19,7 +20,7 @@ from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.errors import InvalidArgumentError, InvalidCardError
 from episodic.ingest import store_card
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.models import Card, CardRecord, DistillerInfo, NotEpisode, Trajectory
+from episodic.models import Card, CardRecord, DistillerInfo, NotEpisode, Outcome, Trajectory
 from episodic.parse.discovery import default_roots
 from episodic.scrub import Scrubber
 
@@ -71,6 +72,12 @@ def find_trajectory(memory: Memory, session_id: str) -> Trajectory | None:
     return None
 
 
+def _transcript_is_tenants(memory: Memory, tenant_id: str, existing: CardRecord | None) -> bool:
+    """This machine's transcripts are read for its own tenant (settings.tenant), or for a tenant that
+    already indexed this session from a transcript; another tenant's card never borrows their metadata."""
+    return tenant_id == memory.settings.tenant or bool(existing is not None and existing.source_sha256)
+
+
 def record_agent_card(
     memory: Memory, tenant_id: str, session_id: str, payload: dict[str, Any]
 ) -> RecordOutcome:
@@ -84,12 +91,20 @@ def record_agent_card(
     # secrets never leave: the agent saw them in its session; the card must not carry them
     scrubbed, redacted = Scrubber.from_settings(memory.settings).scrub_obj_counted(payload)
     card = parse_card_payload(scrubbed)
-    trajectory = find_trajectory(memory, session_id)
+    existing = memory.store.get(tenant_id, session_id)
+    own_transcript = _transcript_is_tenants(memory, tenant_id, existing)
+    trajectory = find_trajectory(memory, session_id) if own_transcript else None
     claimed = card.outcome
     card, notes = enforce_card(card, trajectory)
     if trajectory is None:
+        where = (
+            "transcript was not found where this server runs"
+            if own_transcript
+            else "transcript was not found for this tenant (transcripts here are read only for the server's own "
+            "tenant or a session this tenant indexed)"
+        )
         notes = [
-            "the session's transcript was not found where this server runs, so no evidence could be checked"
+            f"the session's {where}, so no evidence could be checked"
             + (
                 " and the outcome was downgraded verified -> unverified"
                 if claimed is not card.outcome
@@ -100,7 +115,6 @@ def record_agent_card(
         notes.append(
             f"{sum(redacted.values())} secret(s) redacted from the card ({', '.join(sorted(redacted))})"
         )
-    existing = memory.store.get(tenant_id, session_id)
     record = store_card(
         memory,
         tenant_id,
@@ -168,7 +182,10 @@ DESCRIPTION = (
 
 
 def _card_fields(args: dict[str, Any]) -> dict[str, Any]:
-    return {name: value for name, value in args.items() if name in Card.model_fields}
+    """The card's fields; those the input schema lets the agent omit take the model's defaults."""
+    defaults = Card(problem="-", outcome=Outcome.INFORMATIONAL).model_dump(mode="json")
+    fields = {name: value for name, value in args.items() if name in Card.model_fields}
+    return {**{n: v for n, v in defaults.items() if n not in ("problem", "outcome")}, **fields}
 
 
 def record_tool(memory: Memory) -> Tool:

@@ -223,7 +223,10 @@ def read_tools(memory: Memory) -> list[Tool]:
             tags=list(args.get("tags") or []),
             since=_parse_since(args["since"]) if args.get("since") else None,
         )
-        hits = search_traces(memory, principal.tenant_id, args["query"], k=args.get("k"), filters=filters)
+        k = args.get("k")  # JSON Schema's "integer" admits 3.0: the core wants an int
+        hits = search_traces(
+            memory, principal.tenant_id, args["query"], k=None if k is None else int(k), filters=filters
+        )
         if not hits:
             scope = "" if include_unverified else " (verified episodes only)"
             hint = "" if include_unverified else ", or with include_unverified=true"

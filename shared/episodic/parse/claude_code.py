@@ -7,6 +7,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+from episodic import bounded
 from episodic.models import NotEpisode, ParseStats, SessionSource, Trajectory
 from episodic.parse.builder import EntryReader, RawEvent, RawSession
 from episodic.parse.classify import not_episode_reason
@@ -22,9 +23,14 @@ class ClaudeCodeSource(TranscriptSource):
     """Finds Claude Code sessions (subagents folded into parents) and loads them as scrubbed trajectories."""
 
     def __init__(
-        self, scrubber: TextScrubber, roots: Sequence[str | Path] | None = None, tool_output_chars: int = 4000
+        self,
+        scrubber: TextScrubber,
+        roots: Sequence[str | Path] | None = None,
+        tool_output_chars: int = 4000,
+        max_file_bytes: int = bounded.DEFAULT_MAX_FILE_BYTES,
     ) -> None:
         self.scrubber = scrubber
+        self.max_file_bytes = max_file_bytes
         self.roots = [Path(r).expanduser() for r in roots] if roots is not None else None
         self.tool_output_chars = tool_output_chars
 
@@ -58,8 +64,10 @@ class ClaudeCodeSource(TranscriptSource):
 
     def _load(self, source: SessionSource) -> Trajectory | NotEpisode:
         stats = ParseStats()
-        try:
-            main_bytes = Path(source.main_path).read_bytes()
+        try:  # regular files under the cap only: a FIFO or /dev/zero named *.jsonl is skipped, not read
+            main_bytes = bounded.read_regular(source.main_path, self.max_file_bytes)
+        except bounded.NotReadable as exc:
+            return NotEpisode(source=source, reason=exc.reason, stats=stats)
         except OSError as exc:
             stats.skipped_entry_types[f"unreadable: {type(exc).__name__}"] = 1
             return NotEpisode(source=source, reason="unreadable", stats=stats)
@@ -67,7 +75,7 @@ class ClaudeCodeSource(TranscriptSource):
         agent_files: list[tuple[str, bytes]] = []
         for path in source.subagent_paths:
             try:
-                data = Path(path).read_bytes()
+                data = bounded.read_regular(path, self.max_file_bytes)
             except OSError:
                 stats.skipped_entry_types["unreadable-subagent"] = (
                     stats.skipped_entry_types.get("unreadable-subagent", 0) + 1

@@ -6,13 +6,13 @@ Only the first bytes of each file are read (the `sessionId`, the `agentId`, the 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from episodic import bounded
 from episodic.models import SessionSource
 from episodic.settings import Settings
 
@@ -135,18 +135,24 @@ def _companions(path: Path) -> list[Path]:
 def read_head(path: Path) -> FileHead | None:
     """The session and agent ids from the first bytes; None when the file cannot be read."""
     try:
-        stat = path.stat()
-        with path.open("rb") as handle:
-            head = handle.read(_HEAD_BYTES)
+        return _read_head(path)
+    except Exception:  # one odd file (a FIFO, a device, a hostile first line) never stops discovery
+        return FileHead(path=path)
+
+
+def _read_head(path: Path) -> FileHead:
+    try:
+        mtime = path.stat().st_mtime
+        head, size = bounded.read_head(path, _HEAD_BYTES)  # regular files only: a FIFO never blocks
     except OSError:
         return FileHead(path=path)
-    info = FileHead(path=path, size=stat.st_size, mtime=stat.st_mtime)
+    info = FileHead(path=path, size=size, mtime=mtime)
     first_line = head.split(b"\n", 1)[0]
     first: object = None
-    with contextlib.suppress(json.JSONDecodeError, UnicodeDecodeError):
-        first = json.loads(first_line)
+    with contextlib.suppress(ValueError, UnicodeDecodeError):  # incl. too deep (100,000 "[")
+        first = bounded.loads(first_line, max_bytes=_HEAD_BYTES)
     if isinstance(first, dict) and isinstance(first.get("sessionId"), str):
-        info.session_id = first["sessionId"]
+        info.session_id = bounded.clean_text(first["sessionId"])
         agent = first.get("agentId")
         info.agent_id = agent if isinstance(agent, str) else None
     else:
@@ -172,8 +178,8 @@ def _opens_with_internal(head: bytes) -> bool:
     """An internal agent's own prompt leads its first user texts (not a quote deep inside real work)."""
     for raw in head.split(b"\n")[:6]:
         try:
-            entry = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
+            entry = bounded.loads(raw, max_bytes=_HEAD_BYTES)
+        except (ValueError, UnicodeDecodeError):
             continue
         for text in _user_texts(entry):
             if text.lstrip().startswith(INTERNAL_AGENT_TEXTS) or INTERNAL_AGENT_TEXTS[0] in text[-4000:]:

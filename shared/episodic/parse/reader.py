@@ -7,9 +7,11 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from episodic import bounded
 from episodic.models import ParseStats
 
 _decoder = json.JSONDecoder()
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
 
 # Entry types dropped without parsing when the envelope says so (progress is 44-70 % of 2.1.x lines).
 # Nested JSON strings are escaped, so these exact bytes only appear as the line's own structure.
@@ -105,7 +107,9 @@ def iter_entries(data: bytes, stats: ParseStats) -> Iterator[dict[str, Any]]:
             continue
         try:
             values = _decode_objects(line)
-        except (json.JSONDecodeError, RecursionError):
+            if _SURROGATE_ESCAPE.search(line):  # `\ud800` alone decodes to a str no store can encode
+                values = [bounded.clean_obj(v) for v in values]
+        except (ValueError, RecursionError):  # bad syntax, 100,000 "[", an int too long for int()
             if index == last and not ends_with_newline:
                 stats.truncated_last_line = True  # a live file being written, or cut short
             else:

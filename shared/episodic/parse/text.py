@@ -46,12 +46,22 @@ def cut_middle(text: str, limit: int) -> str:
     return f"{text[:head_end]}\n[… {removed} chars cut …]\n{text[tail_start:]}"
 
 
+_ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\Z")
+_LEADING_TOKEN = re.compile(r"[A-Za-z0-9/+=_.~-]{4,}")
+_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
+
+
 @dataclass
 class ScrubCounter:
-    """Scrubs text with the injected scrubber and adds up how many secrets of each kind it redacted."""
+    """Scrubs text with the injected scrubber and adds up how many secrets of each kind it redacted.
+
+    Texts come in session order: when one ends right on a redacted secret and the next starts with a
+    token glued to it, that token is the secret's rest (a key split across two messages) and goes too.
+    """
 
     scrubber: TextScrubber
     counts: dict[str, int] = field(default_factory=dict)
+    _carry: str | None = None
 
     def __call__(self, text: str, limit: int = 0, key: str | None = None) -> str:
         if not text:
@@ -62,7 +72,19 @@ class ScrubCounter:
         clean, found = self.scrubber.scrub_counted(text, key=key)
         for kind, n in found.items():
             self.counts[kind] = self.counts.get(kind, 0) + n
+        carried, self._carry = self._carry, None
+        if carried:
+            clean = self._redact_rest(clean, carried)
+        ending = _ENDS_REDACTED.search(clean)
+        self._carry = ending.group(1) if ending else None
         return clean
+
+    def _redact_rest(self, clean: str, kind: str) -> str:
+        match = _LEADING_TOKEN.match(clean)
+        if match is None or _PLAIN_WORD.fullmatch(match.group()) or clean.startswith("[REDACTED:"):
+            return clean
+        self.counts[kind] = self.counts.get(kind, 0) + 1
+        return f"[REDACTED:{kind}]" + clean[match.end() :]
 
 
 # ------------------------------------------------------------------ user text noise

@@ -1,0 +1,137 @@
+"""Rules for secrets with no name beside them (issue 14): a bare AWS secret key next to its access key
+id, credential-named URL query parameters (`?key=`, `&sig=`, `X-Amz-Signature=`), and base64 blobs that
+decode to a secret (found by the base64 forms of secret prefixes, at each of the three byte alignments).
+
+Each stays specific: a 40-character run counts only within reach of an `AKIA…` id and with mixed case and
+digits (never a git SHA); a query value only after `?` or `&` and with entropy; a blob only when its
+decoded text holds a secret the other rules find.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+
+from episodic.scrub.rules import RANK_CONTEXT, RANK_TOKEN, Span
+from episodic.scrub.values import is_placeholder, shannon_entropy
+
+# ---------------------------------------------------------------- AWS secret beside its key id
+
+AWS_PAIR_REACH = 200  # characters either side of the access key id (`aws configure`, a CSV row, JSON)
+_AWS_SECRET_RUN = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+
+
+def _aws_secret_shape(value: str) -> bool:
+    return (
+        any(c.isupper() for c in value)
+        and any(c.islower() for c in value)
+        and any(c.isdigit() for c in value)
+        and shannon_entropy(value) >= 3.5
+    )
+
+
+def aws_secret_near(text: str, key_start: int, key_end: int) -> list[Span]:
+    """Bare 40-character secrets within reach of an access key id found at [key_start, key_end)."""
+    begin = max(0, key_start - AWS_PAIR_REACH)
+    stop = min(len(text), key_end + AWS_PAIR_REACH)
+    spans: list[Span] = []
+    for match in _AWS_SECRET_RUN.finditer(text, begin, stop):
+        if match.end() == stop and stop < len(text) and text[stop] in _B64_CHARS:
+            continue  # cut by the window: part of a longer run
+        if _aws_secret_shape(match.group()) and not is_placeholder(match.group()):
+            spans.append((match.start(), match.end(), "aws-secret-key", RANK_TOKEN))
+    return spans
+
+
+# ---------------------------------------------------------------- credential-named URL parameters
+
+QUERY_LITERALS = ("key=", "sig=", "Signature=", "signature=")
+_PARAM_NAME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+_QUERY_VALUE = re.compile(r"[A-Za-z0-9%._~+/=-]{16,2048}")
+
+
+def url_query_secret(text: str, start: int) -> Span | None:
+    """`?key=<40 hex>`, `&sig=…`, `X-Amz-Signature=<hex>`: the value goes; `start` is at the literal."""
+    at = start
+    floor = max(0, start - 64)
+    while at > floor and text[at - 1] in _PARAM_NAME_CHARS:
+        at -= 1
+    if at == 0 or text[at - 1] not in "?&;":
+        return None  # `sorted(key=…)`, `inspect.signature=`: not a URL parameter
+    value_start = text.index("=", start) + 1
+    match = _QUERY_VALUE.match(text, value_start)
+    if match is None:
+        return None
+    value = match.group()
+    if is_placeholder(value) or not any(c.isdigit() for c in value) or shannon_entropy(value) < 3.0:
+        return None
+    return match.start(), match.end(), "secret", RANK_CONTEXT
+
+
+# ---------------------------------------------------------------- base64 of a secret
+
+# Prefixes a secret assignment or token starts with once decoded (five bytes or more, so the encoded
+# literal has six characters or more and random base64 almost never holds it).
+_BASE64_SECRET_PREFIXES = (
+    b"TOKEN=", b"TOKEN:", b"SECRET", b"PASSWORD", b"_KEY=", b"token=", b"secret", b"password",
+    b"glpat-", b"github_pat_", b"sk-ant-", b"sk-proj-", b"xoxb-", b"xoxp-", b"-----BEGIN",
+    b"AKIA", b"ghp_", b"gho_",
+)  # fmt: skip
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=-_")
+BASE64_MAX_RUN = 64 * 1024  # a longer run (an image, a bundle) is decoded only around the hit
+_DECODE_REACH = 1024
+
+
+def _fixed_chars(prefix: bytes, offset: int, encode: object) -> str:
+    """The base64 characters that depend only on `prefix` when it starts `offset` bytes into a group."""
+    encoded = encode(b"\0" * offset + prefix).decode()  # type: ignore[operator]
+    first = -(-8 * offset // 6)
+    last = 8 * (offset + len(prefix)) // 6
+    return str(encoded[first:last])
+
+
+def base64_literals() -> list[str]:
+    found: list[str] = []
+    for prefix in _BASE64_SECRET_PREFIXES:
+        for offset in range(3):
+            for encode in (base64.b64encode, base64.urlsafe_b64encode):
+                literal = _fixed_chars(prefix, offset, encode)
+                if len(literal) >= 5 and literal not in found:
+                    found.append(literal)
+    return found
+
+
+def base64_run(text: str, start: int, end: int) -> tuple[int, int]:
+    """The base64 run around a hit [start, end), at most BASE64_MAX_RUN characters each way."""
+    run_start = start
+    floor = max(0, start - BASE64_MAX_RUN)
+    while run_start > floor and text[run_start - 1] in _B64_CHARS:
+        run_start -= 1
+    run_end = end
+    ceiling = min(len(text), end + BASE64_MAX_RUN)
+    while run_end < ceiling and text[run_end] in _B64_CHARS:
+        run_end += 1
+    return run_start, run_end
+
+
+def decode_around(text: str, run_start: int, run_end: int, hit: int) -> str | None:
+    """The decoded text near the hit (every alignment tried), or None when it is not text."""
+    begin = max(run_start, hit - _DECODE_REACH)
+    begin -= (begin - run_start) % 4  # whole groups from the run's start
+    chunk = text[begin : min(run_end, hit + _DECODE_REACH)].rstrip("=")
+    for shift in range(4):
+        piece = chunk[shift:]
+        piece = piece[: len(piece) - len(piece) % 4]
+        if len(piece) < 8:
+            continue
+        for decode in (base64.b64decode, base64.urlsafe_b64decode):
+            try:
+                raw = decode(piece)
+            except (binascii.Error, ValueError):
+                continue
+            decoded = raw.decode("utf-8", "replace")
+            printable = sum(c.isprintable() or c in "\n\r\t" for c in decoded)
+            if printable >= 0.9 * len(decoded):
+                return decoded
+    return None
