@@ -21,12 +21,10 @@ def build_scrubber(settings: Settings) -> Scrubber:
 
 
 def build_source(settings: Settings) -> TranscriptSource:
-    from episodic.parse.claude_code import ClaudeCodeSource
-    from episodic.parse.discovery import default_roots
+    """Every agent's sessions (Claude Code, Codex CLI, Gemini CLI), each from its own default roots."""
+    from episodic.parse.agents import AllAgentsSource
 
-    return ClaudeCodeSource(
-        build_scrubber(settings), roots=default_roots(settings), tool_output_chars=settings.tool_output_chars
-    )
+    return AllAgentsSource.from_settings(settings, build_scrubber(settings))
 
 
 def build_embedder(settings: Settings) -> Embedder:

@@ -11,6 +11,7 @@ from typing import Literal
 from episodic.distill.claude_code import distill_many
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.models import (
+    DEFAULT_AGENT,
     Card,
     CardRecord,
     DistillerInfo,
@@ -46,6 +47,7 @@ class IndexReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (session file, reason)
     stats: ParseStats = field(default_factory=ParseStats)
     source_bytes: int = 0
+    agents: Counter[str] = field(default_factory=Counter)  # found sessions by the agent that wrote them
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -59,6 +61,7 @@ class IndexReport:
             "malformed_lines": self.stats.malformed_lines,
             "secrets_redacted": dict(self.stats.secrets_redacted),
             "source_bytes": self.source_bytes,
+            "agents": dict(self.agents),
         }
 
 
@@ -89,6 +92,7 @@ def store_card(
         session_id=session_id,
         tenant_id=tenant_id,
         project=trajectory.project if trajectory else "",
+        agent=trajectory.agent if trajectory else DEFAULT_AGENT,
         cwd=trajectory.cwd if trajectory else "",
         git_branch=trajectory.git_branch if trajectory else "",
         started_at=trajectory.started_at if trajectory else None,
@@ -176,6 +180,7 @@ def index_sessions(
     report = IndexReport()
     found = list(sources) if sources is not None else list(memory.source.discover(paths))
     report.found = len(found)
+    report.agents.update(source.agent for source in found)
     pending = _pending(memory, found, tenant_id, report, progress)
     # distiller.concurrency > 1 (e.g. Claude Code): calls run in parallel; stores stay in this thread
     for (trajectory, _survey), outcome in distill_many(

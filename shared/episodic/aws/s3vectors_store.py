@@ -298,6 +298,7 @@ class S3VectorsStore(VectorStore):
                 tags=list(filters.tags),
                 since=filters.since,
                 renderings=list(filters.renderings),
+                agent=filters.agent,
             ),
             "returnMetadata": True,
             "returnDistance": True,
