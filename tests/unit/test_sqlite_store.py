@@ -86,6 +86,22 @@ def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytes
     assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'half'").fetchone()
 
 
+def test_a_version_1_index_gains_the_agent_column_as_claude_code(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+    schema.MIGRATIONS[0](conn)
+    conn.execute(
+        "INSERT INTO cards (tenant_id, session_id, record, outcome, project, tags, source_sha256, distiller, "
+        "card_schema_version, indexed_at) VALUES ('t', 's', '{}', 'verified', 'p', '[]', 'x', 'heuristic', 1, 'now')"
+    )
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(db)
+    assert store.schema_version == schema.SCHEMA_VERSION
+    assert sqlite3.connect(db).execute("SELECT agent FROM cards").fetchall() == [("claude-code",)]
+
+
 def test_a_newer_schema_is_refused(db: Path) -> None:
     SQLiteStore(db).close()
     conn = sqlite3.connect(db)

@@ -21,6 +21,13 @@ from episodic.parse.text import clean_user_text
 
 _UUID_TAIL_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
 _PATCH_FILE_RE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+# newer versions run tools from a JavaScript cell (`exec`): `await tools.exec_command({cmd: "…"})`
+_CELL_CALL_RE = re.compile(
+    r"tools\.(exec_command|apply_patch)\s*\(\s*(?:\{[^{}]*?\bcmd\s*:\s*)?"
+    r"(\"(?:[^\"\\]|\\.)*\"|'(?:[^'\\]|\\.)*'|`(?:[^`\\]|\\.)*`)",
+    re.S,
+)
+CELL_TOOL = "exec"
 # response_item user messages that are context Codex injects, not words the user typed
 _INJECTED_PREFIXES = (
     "<environment_context>",
@@ -70,6 +77,22 @@ def _shell_line(value: Any) -> str | None:
             return value[2]
         return " ".join(value)
     return None
+
+
+def _cell_commands(source: str) -> str | None:
+    """The shell lines a JavaScript `exec` cell runs, in order; a patch it applies reads `apply_patch`."""
+    lines: list[str] = []
+    for tool, literal in _CELL_CALL_RE.findall(source):
+        if tool == "apply_patch":
+            lines.append("apply_patch")
+            continue
+        body = literal[1:-1]
+        try:
+            body = json.loads(f'"{body}"') if literal[0] == '"' else body
+        except json.JSONDecodeError:
+            pass
+        lines.append(body)
+    return "\n".join(lines) if lines else None
 
 
 def _output_text(raw: Any) -> tuple[str, bool | None]:
@@ -244,9 +267,11 @@ class _RolloutReader:
             args = _arguments(payload.get("arguments"))
         call = RawCall(id=call_id, name=name, input=args, timestamp=ts, agent_id=None)
         command = _shell_line(args.get("cmd") if "cmd" in args else args.get("command"))
+        if name == CELL_TOOL and isinstance(args.get("input"), str):
+            command = _cell_commands(args["input"])
         if command is not None and name not in ("apply_patch",):
             call.command = command
-        patch = args.get("input") if name == "apply_patch" else None
+        patch = args.get("input") if name in ("apply_patch", CELL_TOOL) else None
         if command and command.lstrip().startswith("apply_patch"):
             patch = command
         if isinstance(patch, str):

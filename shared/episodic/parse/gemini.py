@@ -102,7 +102,14 @@ class GeminiSource(SingleFileSource):
                 elif isinstance(entry.get("id"), str):
                     messages[entry["id"]] = entry  # a rewrite of one id replaces it in place
                 elif isinstance(entry.get("$set"), dict):
-                    header.update(entry["$set"])
+                    update = dict(entry["$set"])
+                    replaced = update.pop("messages", None)
+                    if isinstance(replaced, list):  # the whole conversation, as the CLI rewrites it
+                        messages.clear()
+                        messages.update(
+                            (str(m["id"]), m) for m in replaced if isinstance(m, dict) and "id" in m
+                        )
+                    header.update(update)
                 elif isinstance(entry.get("sessionId"), str) and isinstance(entry.get("projectHash"), str):
                     header.update(entry)
                 else:
@@ -114,9 +121,13 @@ class GeminiSource(SingleFileSource):
                 note_time(session, header[key])
         for message in messages.values():
             self._message(session, message)
-        session.cwd = self._project_root(
-            Path(source.main_path), header.get("projectHash")
-        ) or _root_from_outputs(session)
+        directories = header.get("directories")
+        listed = directories[0] if isinstance(directories, list) and directories else None
+        session.cwd = (
+            self._project_root(Path(source.main_path), header.get("projectHash"))
+            or (listed if isinstance(listed, str) else "")
+            or _root_from_outputs(session)
+        )
         return None
 
     def _project_root(self, path: Path, project_hash: object) -> str:
@@ -153,8 +164,11 @@ class GeminiSource(SingleFileSource):
         if kind == "user":
             session.entry_types["user"] = session.entry_types.get("user", 0) + 1
             session.user_texts.append(text)
-            if text.strip() in _SYNTHETIC_PROMPTS or text.lstrip().startswith(_INJECTED_PREFIXES):
+            if text.strip() in _SYNTHETIC_PROMPTS:
                 session.skip("user:continue")
+                return
+            if text.lstrip().startswith(_INJECTED_PREFIXES):
+                session.skip("user:context")
                 return
             cleaned = clean_user_text(text)
             session.stats.injected_context_stripped += cleaned.injected_removed
@@ -202,7 +216,9 @@ class GeminiSource(SingleFileSource):
         call.output, failed = _result(raw)
         status = raw.get("status")
         call.rejected = status == "cancelled"
-        call.exit_code = exit_code_in(call.output) if name == SHELL_TOOL else None
+        if name == SHELL_TOOL:
+            call.exit_code = exit_code_in(call.output)
+            call.output = _shell_output(call.output)
         call.is_error = failed or status == "error" or call.exit_code not in (None, 0)
         session.calls[call_id] = call
         session.events.append(RawEvent("tool", call=call, timestamp=ts))
@@ -214,6 +230,22 @@ def _rewind(messages: dict[str, dict[str, Any]], message_id: str) -> None:
     cut = ids.index(message_id) if message_id in ids else 0
     for key in ids[cut:]:
         del messages[key]
+
+
+# run_shell_command's report: labelled fields; `Error: (none)` would read as a failure to the evidence rules
+_SHELL_REPORT_RE = re.compile(
+    r"^Command: .*?\nDirectory: .*?\nOutput: (?P<output>.*?)\nError: (?P<error>.*?)\nExit Code: ", re.S
+)
+
+
+def _shell_output(report: str) -> str:
+    """The command's own output (and its error, when there is one) out of the labelled report."""
+    found = _SHELL_REPORT_RE.match(report)
+    if found is None:
+        return report
+    output = "" if found["output"] == "(empty)" else found["output"]
+    error = "" if found["error"] == "(none)" else found["error"]
+    return "\n".join(part for part in (output, error and f"Error: {error}") if part)
 
 
 _WROTE_RE = re.compile(r"(?:file|File): (/\S+?)\.?(?:\s|$)")
