@@ -15,8 +15,8 @@ import pytest
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.models import NotEpisode, Trajectory
 from episodic.parse.agents import AllAgentsSource
-from episodic.settings import load_settings
 from episodic.scrub import default_scrubber
+from episodic.settings import load_settings
 
 pytestmark = pytest.mark.transcripts
 

@@ -305,18 +305,26 @@ def build_aws_memory(
     from episodic.aws.bedrock_distiller import BedrockDistiller
     from episodic.aws.s3vectors_store import S3VectorsStore
     from episodic.aws.titan_embedder import TitanEmbedder
+    from episodic.parse.agents import AllAgentsSource
     from episodic.parse.claude_code import ClaudeCodeSource
+    from episodic.parse.codex import CodexSource
+    from episodic.parse.gemini import GeminiSource
     from episodic.scrub import Scrubber
 
     if store is None and not settings.vector_bucket:
         raise ConfigError("EPISODIC_VECTOR_BUCKET is required in the AWS deployment")
     if not settings.transcripts_bucket:
         raise ConfigError("EPISODIC_TRANSCRIPTS_BUCKET is required in the AWS deployment")
+    chars = settings.tool_output_chars
     return Memory(
         settings=settings,
-        # roots=[]: a Lambda never scans a home folder; it parses the files it is handed
-        source=ClaudeCodeSource(
-            Scrubber.from_settings(settings), roots=[], tool_output_chars=settings.tool_output_chars
+        # roots=[]: a Lambda never scans a home folder; it parses the files it is handed, in any agent's format
+        source=AllAgentsSource(
+            ClaudeCodeSource(scrubber := Scrubber.from_settings(settings), roots=[], tool_output_chars=chars),
+            [
+                CodexSource(scrubber, roots=[], tool_output_chars=chars),
+                GeminiSource(scrubber, roots=[], tool_output_chars=chars),
+            ],
         ),
         distiller=distiller or BedrockDistiller(clients.bedrock_runtime, settings.bedrock_model_id),
         embedder=embedder

@@ -7,6 +7,7 @@ they are prompts only in rollouts that have no `user_message` at all (older vers
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from pathlib import Path
@@ -87,10 +88,8 @@ def _cell_commands(source: str) -> str | None:
             lines.append("apply_patch")
             continue
         body = literal[1:-1]
-        try:
+        with contextlib.suppress(json.JSONDecodeError):  # a JS string that is not also a JSON one
             body = json.loads(f'"{body}"') if literal[0] == '"' else body
-        except json.JSONDecodeError:
-            pass
         lines.append(body)
     return "\n".join(lines) if lines else None
 

@@ -91,10 +91,7 @@ class GeminiSource(SingleFileSource):
                 session.stats.malformed_lines = 1
                 return "malformed"
             header = document
-            items = document.get("messages")
-            for index, message in enumerate(items if isinstance(items, list) else []):
-                if isinstance(message, dict):
-                    messages[str(message.get("id") or f"message-{index}")] = message
+            _add_messages(messages, document.get("messages"))
         else:
             for entry in iter_entries(data, session.stats):
                 if isinstance(entry.get("$rewindTo"), str):
@@ -112,6 +109,7 @@ class GeminiSource(SingleFileSource):
                     header.update(update)
                 elif isinstance(entry.get("sessionId"), str) and isinstance(entry.get("projectHash"), str):
                     header.update(entry)
+                    _add_messages(messages, header.pop("messages", None))  # a document on one line (harvest)
                 else:
                     session.skip(next(iter(entry), "<empty>"))
         if isinstance(header.get("sessionId"), str):
@@ -262,3 +260,9 @@ def _root_from_outputs(session: AgentSession) -> str:
             if found.endswith("/" + relative):
                 return found[: -len(relative) - 1]
     return ""
+
+
+def _add_messages(messages: dict[str, dict[str, Any]], items: object) -> None:
+    for index, message in enumerate(items if isinstance(items, list) else []):
+        if isinstance(message, dict):
+            messages[str(message.get("id") or f"message-{index}")] = message
