@@ -24,7 +24,7 @@ from episodic.errors import (
     ScopeError,
     TenantError,
 )
-from episodic.models import Card, CardRecord, SearchFilters, SearchHit
+from episodic.models import AGENTS, Card, CardRecord, SearchFilters, SearchHit
 
 if TYPE_CHECKING:
     from episodic.service import Memory
@@ -223,6 +223,11 @@ SEARCH_INPUT_SCHEMA: dict[str, Any] = {
             "description": "Also return episodes whose fix was never verified (failed, unverified, informational).",
         },
         "project": {"type": "string", "description": "Only episodes from this project."},
+        "agent": {
+            "type": "string",
+            "enum": list(AGENTS),
+            "description": "Only episodes of this coding agent's sessions.",
+        },
         "tags": {
             "type": "array",
             "items": {"type": "string"},
@@ -356,6 +361,7 @@ def read_tools(memory: Memory) -> list[Tool]:
         filters = SearchFilters(
             include_unverified=include_unverified,
             project=args.get("project") or None,
+            agent=args.get("agent") or None,
             tags=list(args.get("tags") or []),
             since=_parse_since(args["since"]) if args.get("since") else None,
         )
