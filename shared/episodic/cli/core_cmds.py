@@ -101,7 +101,7 @@ def register(group: click.Group) -> None:
     )
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     def index_cmd(paths: tuple[str, ...], tenant: str | None, distiller: str | None, as_json: bool) -> None:
-        """Index Claude Code sessions (default: ~/.claude/projects and CLAUDE_CONFIG_DIR)."""
+        """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
         settings = _settings({"distiller": distiller})
         report = run_index(settings, list(paths) or None, tenant or settings.tenant, as_json)
         if as_json:
