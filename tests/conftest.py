@@ -42,6 +42,8 @@ def episodic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.setenv("HOME", str(user_home))
     monkeypatch.delenv("CLAUDE_CONFIG_DIR", raising=False)
     monkeypatch.delenv("XDG_CONFIG_HOME", raising=False)
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     for name in list(os.environ):
         if name.startswith("EPISODIC_") and name not in ("EPISODIC_HOME", "EPISODIC_TEST_TRANSCRIPTS"):
             monkeypatch.delenv(name, raising=False)

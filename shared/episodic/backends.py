@@ -22,17 +22,10 @@ def build_scrubber(settings: Settings) -> Scrubber:
 
 
 def build_source(settings: Settings) -> TranscriptSource:
-    from episodic.parse.claude_code import ClaudeCodeSource
-    from episodic.parse.discovery import default_roots
+    """Every agent's sessions (Claude Code, Codex CLI, Gemini CLI), each from its own default roots."""
+    from episodic.parse.agents import AllAgentsSource
 
-    # a Lambda never scans a home folder: it parses the files it is handed
-    roots = [] if isinstance(settings, DeployedSettings) else default_roots(settings)
-    return ClaudeCodeSource(
-        build_scrubber(settings),
-        roots=roots,
-        tool_output_chars=settings.tool_output_chars,
-        max_file_bytes=settings.max_transcript_bytes,
-    )
+    return AllAgentsSource.from_settings(settings, build_scrubber(settings))
 
 
 def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Embedder:

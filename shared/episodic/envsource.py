@@ -13,7 +13,7 @@ from typing import Any
 ENV_PREFIX = "EPISODIC_"
 CONFIG_FILE_NAME = "config.toml"
 # variables owned by other tools that configure where transcripts live
-FOREIGN_ENV = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "HOME")
+FOREIGN_ENV = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "HOME", "CODEX_HOME", "GEMINI_CLI_HOME")
 
 
 def environ() -> Mapping[str, str]:

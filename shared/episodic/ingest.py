@@ -17,6 +17,7 @@ from typing import Any, Literal, TypeVar
 
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.models import (
+    DEFAULT_AGENT,
     Card,
     CardRecord,
     DistillerInfo,
@@ -52,6 +53,7 @@ class IndexReport:
     failed: list[tuple[str, str]] = field(default_factory=list)  # (session file, reason)
     stats: ParseStats = field(default_factory=ParseStats)
     source_bytes: int = 0
+    agents: Counter[str] = field(default_factory=Counter)  # found sessions by the agent that wrote them
 
     def count(self, outcome: SessionOutcome, path: str) -> None:
         if outcome.status == "indexed":
@@ -78,6 +80,7 @@ class IndexReport:
             "malformed_lines": self.stats.malformed_lines,
             "secrets_redacted": dict(self.stats.secrets_redacted),
             "source_bytes": self.source_bytes,
+            "agents": dict(self.agents),
         }
 
 
@@ -108,6 +111,7 @@ def store_card(
         session_id=session_id,
         tenant_id=tenant_id,
         project=trajectory.project if trajectory else "",
+        agent=trajectory.agent if trajectory else DEFAULT_AGENT,
         cwd=trajectory.cwd if trajectory else "",
         git_branch=trajectory.git_branch if trajectory else "",
         started_at=trajectory.started_at if trajectory else None,
@@ -261,6 +265,7 @@ def index_sessions(
     report = IndexReport()
     found = list(sources) if sources is not None else list(memory.source.discover(paths))
     report.found = len(found)
+    report.agents.update(source.agent for source in found)
     pending = _pending(memory, found, tenant_id, report, progress)
     # distiller.concurrency > 1 (e.g. Claude Code): calls run in parallel; stores stay in this thread
     for (trajectory, _survey), distilled in distill_many(

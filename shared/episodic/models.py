@@ -19,6 +19,9 @@ CARD_SCHEMA_VERSION = 1
 RENDERINGS: tuple[str, ...] = ("struct", "semantic", "reflect")
 Rendering = Literal["struct", "semantic", "reflect"]
 LOCAL_TENANT = "local"
+# the coding agents whose sessions are read; records written before others were read are Claude Code
+AGENTS = ("claude-code", "codex", "gemini")
+DEFAULT_AGENT = "claude-code"
 # retrieval defaults (why: episodic.store.hybrid); here so that settings need not import numpy
 # `reflect` ranked worst alone on both card sets and lowered the blend on both folds of the dev set: it is
 # indexed (and reported as a hit's best rendering) but does not vote by default
@@ -124,6 +127,7 @@ class CardRecord(BaseModel):
     session_id: str
     tenant_id: str = LOCAL_TENANT
     project: str = ""
+    agent: str = DEFAULT_AGENT  # the coding agent whose session this card distils
     cwd: str = ""
     git_branch: str = ""
     started_at: datetime | None = None
@@ -204,6 +208,7 @@ class SessionSource(BaseModel):
     skipped_agent_paths: list[str] = Field(default_factory=list)  # internal agents (compaction, suggestions)
     total_bytes: int = 0
     mtime: float = 0.0
+    agent: str = DEFAULT_AGENT  # which agent's format the files are in (chooses the parser)
 
     @property
     def paths(self) -> list[str]:
@@ -234,6 +239,8 @@ class Trajectory(BaseModel):
     subagents: list[str] = Field(default_factory=list)  # agent ids folded into this session
     models: list[str] = Field(default_factory=list)
     entrypoint: str = ""
+    agent: str = DEFAULT_AGENT  # claude-code | codex | gemini
+    agent_version: str = ""  # the CLI version that wrote the session, when the file says
     stats: ParseStats = Field(default_factory=ParseStats)
 
 
@@ -254,6 +261,7 @@ class NotEpisode(BaseModel):
 class SearchFilters(BaseModel):
     include_unverified: bool = False
     project: str | None = None
+    agent: str | None = None  # only episodes of this coding agent (claude-code | codex | gemini)
     tags: list[str] = Field(default_factory=list)
     since: datetime | None = None
     renderings: list[str] = Field(default_factory=list)  # compare the query with these only (empty: all)

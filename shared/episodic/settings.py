@@ -35,6 +35,8 @@ class Settings(BaseSettings):
     claude_config_dir: str | None = None  # from CLAUDE_CONFIG_DIR (comma list)
     xdg_config_home: str | None = None  # from XDG_CONFIG_HOME
     user_home: str | None = None  # from HOME
+    codex_home: str | None = None  # from CODEX_HOME (Codex CLI; default ~/.codex)
+    gemini_cli_home: str | None = None  # from GEMINI_CLI_HOME (Gemini CLI; default ~, holding .gemini/)
 
     # backends (chosen in one place: episodic.backends)
     tenant: str = LOCAL_TENANT
@@ -154,6 +156,8 @@ class Settings(BaseSettings):
             "claude_config_dir": env.get("CLAUDE_CONFIG_DIR"),
             "xdg_config_home": env.get("XDG_CONFIG_HOME"),
             "user_home": env.get("HOME"),
+            "codex_home": env.get("CODEX_HOME"),
+            "gemini_cli_home": env.get("GEMINI_CLI_HOME"),
         }
         file_values = envsource.read_config_file(envsource.config_path(env))
         return (

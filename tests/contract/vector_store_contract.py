@@ -60,6 +60,7 @@ def make_record(
     tags: Sequence[str] = (),
     project: str = "demo",
     started_at: datetime | None = T0,
+    agent: str = "claude-code",
 ) -> CardRecord:
     card = Card(
         problem=problem,
@@ -73,6 +74,7 @@ def make_record(
         session_id=session_id,
         tenant_id=tenant,
         project=project,
+        agent=agent,
         started_at=started_at,
         source_sha256=f"sha-{session_id}-{problem}"[:64],
         distiller=DistillerInfo(kind="heuristic"),
@@ -297,6 +299,22 @@ class VectorStoreContract:
         assert found(since=T0 + timedelta(days=1)) == ["new"]  # unknown start never passes
         assert found(since=(T0 + timedelta(days=1)).replace(tzinfo=None)) == ["new"]  # naive = UTC
         assert found(project="api", tags=["postgres"]) == ["old"]
+
+    def test_agent_filter(self, store: VectorStore) -> None:
+        problem = PROBLEMS["db"]
+        put(store, make_record("claude", problem))
+        put(store, make_record("codex", problem, agent="codex"))
+        put(store, make_record("gemini", problem, agent="gemini", tenant=TENANT_B))
+
+        def found(tenant: str = TENANT_A, **kwargs: object) -> list[str]:
+            return sorted(ids(search(store, tenant, problem, k=5, filters=SearchFilters(**kwargs))))  # type: ignore[arg-type]
+
+        assert found() == ["claude", "codex"]
+        assert found(agent="codex") == ["codex"]
+        assert found(agent="claude-code") == ["claude"]
+        assert found(agent="gemini") == []  # another tenant's episode never shows
+        assert found(TENANT_B, agent="gemini") == ["gemini"]
+        assert store.get(TENANT_A, "codex").agent == "codex"  # type: ignore[union-attr]
 
     def test_weak_matches_return_nothing(self, corpus: VectorStore) -> None:
         assert search(corpus, TENANT_A, "chocolate cake recipe with fresh strawberries") == []

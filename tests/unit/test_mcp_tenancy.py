@@ -63,6 +63,8 @@ def test_no_query_ever_returns_the_other_tenants_card(endpoint: McpEndpoint) -> 
                 {"include_unverified": True},
                 {"project": "beta-secret-project"},
                 {"tags": ["python"]},
+                {"agent": "claude-code"},  # the kit's cards carry the default agent
+                {"agent": "codex", "include_unverified": True},
             ):
                 arguments = {"query": query, "k": 5, **extra}
                 status, answer = _call(

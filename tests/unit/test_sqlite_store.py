@@ -42,7 +42,7 @@ def db(tmp_path: Path) -> Path:
 
 def test_schema_version_and_wal(db: Path) -> None:
     store = SQLiteStore(db)
-    assert store.schema_version == schema.SCHEMA_VERSION == 1
+    assert store.schema_version == schema.SCHEMA_VERSION == len(schema.MIGRATIONS)
     conn = sqlite3.connect(db)
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == schema.SCHEMA_VERSION
@@ -56,15 +56,17 @@ def test_future_migrations_run_in_order(db: Path, monkeypatch: pytest.MonkeyPatc
     SQLiteStore(db).close()
     added: list[int] = []
 
-    def v2(conn: sqlite3.Connection) -> None:
-        conn.execute("CREATE TABLE extra (x INTEGER)")
-        added.append(2)
+    future = schema.SCHEMA_VERSION + 1
 
-    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, v2])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    def next_version(conn: sqlite3.Connection) -> None:
+        conn.execute("CREATE TABLE extra (x INTEGER)")
+        added.append(future)
+
+    monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, next_version])
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", future)
     store = SQLiteStore(db)
-    assert added == [2] and store.schema_version == 2
-    assert sqlite3.connect(db).execute("SELECT version FROM schema_version").fetchone()[0] == 2
+    assert added == [future] and store.schema_version == future
+    assert sqlite3.connect(db).execute("SELECT version FROM schema_version").fetchone()[0] == future
 
 
 def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -74,13 +76,30 @@ def test_a_failing_migration_leaves_the_old_version(db: Path, monkeypatch: pytes
         conn.execute("CREATE TABLE half (x INTEGER)")
         raise RuntimeError("boom")
 
+    current = schema.SCHEMA_VERSION
     monkeypatch.setattr(schema, "MIGRATIONS", [*schema.MIGRATIONS, broken])
-    monkeypatch.setattr(schema, "SCHEMA_VERSION", 2)
+    monkeypatch.setattr(schema, "SCHEMA_VERSION", current + 1)
     with pytest.raises(RuntimeError):
         SQLiteStore(db)
     conn = sqlite3.connect(db)
-    assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == 1
+    assert conn.execute("SELECT version FROM schema_version").fetchone()[0] == current
     assert not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'half'").fetchone()
+
+
+def test_a_version_1_index_gains_the_agent_column_as_claude_code(db: Path) -> None:
+    conn = sqlite3.connect(db)
+    conn.execute("CREATE TABLE schema_version (version INTEGER NOT NULL)")
+    conn.execute("INSERT INTO schema_version (version) VALUES (1)")
+    schema.MIGRATIONS[0](conn)
+    conn.execute(
+        "INSERT INTO cards (tenant_id, session_id, record, outcome, project, tags, source_sha256, distiller, "
+        "card_schema_version, indexed_at) VALUES ('t', 's', '{}', 'verified', 'p', '[]', 'x', 'heuristic', 1, 'now')"
+    )
+    conn.commit()
+    conn.close()
+    store = SQLiteStore(db)
+    assert store.schema_version == schema.SCHEMA_VERSION
+    assert sqlite3.connect(db).execute("SELECT agent FROM cards").fetchall() == [("claude-code",)]
 
 
 def test_a_newer_schema_is_refused(db: Path) -> None:

@@ -2,7 +2,7 @@
 
 - key: "{tenant}#{session}#{rendering}" (1-1024 characters; '#' is reserved in tenant and session).
 - filterable metadata (≤ 2 KB, measured as compact UTF-8 JSON): tenant, session_id, rendering, outcome,
-  project (cut to 200 characters), started_at (epoch seconds), tags (cut to fit), source_sha256, distiller.
+  project (cut to 200 characters), agent, started_at (epoch seconds), tags (cut to fit), source_sha256, distiller.
 - non-filterable keys (declared at index creation, see NON_FILTERABLE_KEYS): `record` (the CardRecord JSON)
   on every vector, `text` (keyword text for BM25) on the session's primary rendering only, so full-text
   search ranks each session once. Total metadata ≤ 40 KB.
@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from episodic.errors import InvalidArgumentError
-from episodic.models import CardRecord, check_tenant
+from episodic.models import DEFAULT_AGENT, CardRecord, check_tenant
 
 KEY_SEPARATOR = "#"
 MANIFEST_KEY = "__manifest__"
@@ -28,6 +28,7 @@ MAX_KEY_CHARS = 1024
 MAX_FILTERABLE_BYTES = 2048
 MAX_TOTAL_METADATA_BYTES = 40 * 1024
 MAX_PROJECT_CHARS = 200
+MAX_AGENT_CHARS = 40
 MAX_TAG_CHARS = 64
 
 
@@ -72,6 +73,7 @@ def filterable_metadata(record: CardRecord, rendering: str) -> dict[str, Any]:
         "rendering": rendering,
         "outcome": record.card.outcome.value,
         "project": record.project[:MAX_PROJECT_CHARS],
+        "agent": record.agent[:MAX_AGENT_CHARS],
         "tags": list(
             dict.fromkeys(t.lower()[:MAX_TAG_CHARS] for t in record.card.tags)
         ),  # matched in any case
@@ -119,6 +121,7 @@ def build_filter(
     tags: list[str],
     since: datetime | None,
     renderings: list[str] | None = None,
+    agent: str | None = None,
 ) -> dict[str, Any]:
     """Every query's filter: the tenant always, then the caller's narrowing."""
     clauses: list[dict[str, Any]] = [{"tenant": {"$eq": tenant_id}}]
@@ -126,6 +129,12 @@ def build_filter(
         clauses.append({"outcome": {"$eq": "verified"}})
     if project:
         clauses.append({"project": {"$eq": project[:MAX_PROJECT_CHARS]}})
+    if agent:
+        wanted_agent: dict[str, Any] = {"agent": {"$eq": agent[:MAX_AGENT_CHARS]}}
+        # vectors written before the agent was recorded are Claude Code's
+        clauses.append(
+            {"$or": [wanted_agent, {"agent": {"$exists": False}}]} if agent == DEFAULT_AGENT else wanted_agent
+        )
     wanted = sorted({t.lower()[:MAX_TAG_CHARS] for t in tags if t.strip()})
     if wanted:  # a card matches when it has ANY of the tags ($in on a list field matches any element)
         clauses.append({"tags": {"$in": wanted}})

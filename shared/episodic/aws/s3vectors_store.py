@@ -281,6 +281,7 @@ class S3VectorsStore(RuleEnforcingStore):
                 tags=list(filters.tags),
                 since=filters.since,
                 renderings=names,
+                agent=filters.agent,
             ),
             "returnMetadata": True,
             "returnDistance": True,

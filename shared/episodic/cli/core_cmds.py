@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from episodic.models import SearchFilters, SessionSource
+from episodic.models import AGENTS, SearchFilters, SessionSource
 from episodic.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -51,6 +51,8 @@ def _print_report(report: Any) -> None:
         f"unchanged {report.unchanged}, kept better card {report.kept_better}, "
         f"skipped {sum(report.skipped.values())}, failed {len(report.failed)}"
     )
+    if set(report.agents) - {"claude-code"}:
+        click.echo("  by agent: " + ", ".join(f"{a} {n}" for a, n in sorted(report.agents.items())))
     for reason, count in sorted(report.skipped.items()):
         click.echo(f"  skipped {count}: {reason}")
     for session, reason in report.failed:
@@ -104,7 +106,7 @@ def register(group: click.Group) -> None:
     )
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     def index_cmd(paths: tuple[str, ...], tenant: str | None, distiller: str | None, as_json: bool) -> None:
-        """Index Claude Code sessions (default: ~/.claude/projects and CLAUDE_CONFIG_DIR)."""
+        """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
         settings = _settings({"distiller": distiller})
         report = run_index(settings, list(paths) or None, tenant or settings.tenant, as_json)
         if as_json:
@@ -117,10 +119,19 @@ def register(group: click.Group) -> None:
     @click.option("--k", type=int, default=None, help="How many episodes (1-5, default 3).")
     @click.option("--all-outcomes", is_flag=True, help="Include episodes whose outcome is not verified.")
     @click.option("--project", default=None, help="Only episodes of this project.")
+    @click.option(
+        "--agent", type=click.Choice(list(AGENTS)), default=None, help="Only this agent's episodes."
+    )
     @click.option("--tenant", default=None)
     @click.option("--json", "as_json", is_flag=True)
     def search_cmd(
-        query: str, k: int | None, all_outcomes: bool, project: str | None, tenant: str | None, as_json: bool
+        query: str,
+        k: int | None,
+        all_outcomes: bool,
+        project: str | None,
+        agent: str | None,
+        tenant: str | None,
+        as_json: bool,
     ) -> None:
         """Find past episodes similar to a problem described in plain words."""
         from episodic.backends import build_memory
@@ -128,7 +139,7 @@ def register(group: click.Group) -> None:
 
         settings = _settings({})
         memory = build_memory(settings)
-        filters = SearchFilters(include_unverified=all_outcomes, project=project)
+        filters = SearchFilters(include_unverified=all_outcomes, project=project, agent=agent)
         hits = search_traces(memory, tenant or settings.tenant, query, k, filters)
         if as_json:
             _echo_json({"results": [_hit_json(h) for h in hits]})
@@ -257,6 +268,7 @@ def _hit_json(hit: Any) -> dict[str, Any]:
         "rendering": hit.rendering,
         "card": hit.record.card.model_dump(mode="json"),
         "project": hit.record.project,
+        "agent": hit.record.agent,
         "started_at": hit.record.started_at.isoformat() if hit.record.started_at else None,
         "distiller": hit.record.distiller.id,
     }

@@ -112,7 +112,7 @@ def token_revoke(token_id: str) -> None:
 
 @click.group("setup")
 def setup_group() -> None:
-    """Print (or --write) the configuration for Claude Code or Cursor."""
+    """Print (or --write) the configuration for Claude Code, Cursor, Codex CLI or Gemini CLI."""
 
 
 def _finish(plan, write: bool) -> None:  # type: ignore[no-untyped-def]
@@ -166,6 +166,52 @@ def setup_cursor(url: str | None, token: str | None, write: bool) -> None:
 
     settings = _settings()
     _finish(cursor_plan(user_home(settings.user_home), url, token, "episodic"), write)
+
+
+@setup_group.command("codex")
+@_url_option
+@_token_option
+@_write_option
+def setup_codex(url: str | None, token: str | None, write: bool) -> None:
+    """`codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml."""
+    from episodic.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
+    from episodic.setup_clients import user_home
+
+    settings = _settings()
+    plan = codex_plan(codex_home(settings.codex_home, user_home(settings.user_home)), url, token, "episodic")
+    if not write:
+        click.echo(render_codex_plan(plan))
+        return
+    try:
+        result = apply_codex_plan(plan)
+    except EpisodicError as exc:
+        raise click.ClickException(str(exc)) from exc
+    backup = f" (backup: {result.backup})" if result.backup else ""
+    click.echo(
+        f"updated {result.path}{backup}"
+        if result.changed
+        else f"unchanged {result.path} (already configured)"
+    )
+    for note in plan.notes:
+        click.echo(note, err=True)
+
+
+@setup_group.command("gemini")
+@_url_option
+@_token_option
+@_write_option
+def setup_gemini(url: str | None, token: str | None, write: bool) -> None:
+    """`gemini mcp add …` and the episodic entry of ~/.gemini/settings.json."""
+    from episodic.setup_agents import gemini_home, gemini_plan
+    from episodic.setup_clients import user_home
+
+    settings = _settings()
+    _finish(
+        gemini_plan(
+            gemini_home(settings.gemini_cli_home, user_home(settings.user_home)), url, token, "episodic"
+        ),
+        write,
+    )
 
 
 @click.group("hook")

@@ -11,8 +11,16 @@ from functools import lru_cache
 
 from episodic.models import Event, ToolCall, Trajectory
 
-EDIT_TOOLS = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit", "str_replace_based_edit_tool"})
-SHELL_TOOLS = frozenset({"Bash", "bash", "shell", "exec_command", "BashOutput"})
+EDIT_TOOLS = frozenset(
+    {"Edit", "Write", "MultiEdit", "NotebookEdit", "str_replace_based_edit_tool"}
+    | {"apply_patch"}  # Codex CLI
+    | {"write_file", "replace"}  # Gemini CLI
+)
+SHELL_TOOLS = frozenset(
+    {"Bash", "bash", "BashOutput"}
+    | {"shell", "exec_command", "local_shell_call", "container.exec"}  # Codex CLI
+    | {"run_shell_command"}  # Gemini CLI
+)
 
 # Files written outside the project as scratch or plans are not changes to the work.
 _SCRATCH_PATH_RE = re.compile(r"(?:^|/)(?:tmp|\.claude/plans|\.claude/todos)/|^/tmp/|^/private/tmp/")
@@ -24,7 +32,7 @@ _DOC_PATH_RE = re.compile(
 # Shell commands that change tracked files (the check must come after them); matched per segment.
 _SHELL_WRITE_RE = re.compile(
     r"^(?:sed\s+(?:-\w+\s+)*-i|perl\s+-\w*i|patch\b|tee\s+(?!-a)(?!/tmp/|/dev/|\S*\.(?:log|txt|out)\b)\S"
-    r"|goimports\s+-w|mv\s|cp\s"
+    r"|goimports\s+-w|mv\s|cp\s|apply_patch\b"
     r"|git\s+(?:apply|am|merge|rebase|cherry-pick|revert|restore|mv|rm|stash\s+(?:pop|apply)|reset\s+--hard"
     r"|checkout\s+(?:\S+\s+)?--\s))"
 )

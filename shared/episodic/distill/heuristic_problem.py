@@ -43,7 +43,9 @@ _PASTED_RE = re.compile(
 )
 # a later prompt that starts a new, separate task rather than describing this one
 _PASTE_START_RE = re.compile(r"\s(?=[{\[]\s*[\"{]|\d{4}-\d\d-\d\d[T ]|\w+\(\S|[\w.]+:\d+\b)")
-_EDIT_TOOL_NAMES = frozenset({"Edit", "Write", "MultiEdit", "NotebookEdit"})
+_EDIT_TOOL_NAMES = frozenset(
+    {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
+)
 _STYLE_CHECK_RE = re.compile(
     r"(?i)\b(?:lint\w*|fmt|format\w*|vet|credo|dialyzer|biome|eslint|prettier|ruff|mypy|tsc|typecheck|staticcheck)\b"
 )

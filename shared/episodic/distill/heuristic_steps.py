@@ -24,8 +24,18 @@ from episodic.distill.evidence import (
 from episodic.distill.heuristic_text import clip, safe_line, with_first_chars
 from episodic.models import Event, ToolCall
 
-READ_TOOLS = frozenset({"Read", "Grep", "Glob", "LS", "NotebookRead", "LSP", "view"})
-WEB_TOOLS = frozenset({"WebFetch", "WebSearch"})
+READ_TOOLS = frozenset(
+    {"Read", "Grep", "Glob", "LS", "NotebookRead", "LSP", "view"}
+    | {
+        "read_file",
+        "read_many_files",
+        "list_directory",
+        "glob",
+        "search_file_content",
+        "grep_search",
+    }  # Gemini
+)
+WEB_TOOLS = frozenset({"WebFetch", "WebSearch", "web_fetch", "google_web_search", "web_search"})
 TASK_TOOLS = frozenset({"Task", "Agent"})
 _QUIET_COMMANDS = re.compile(
     r"^(?:grep|rg|find|ls|cat|head|tail|wc|which|test|echo|pwd|cd|sleep|stat|file|tree)\b"

@@ -17,6 +17,7 @@ from typing import IO, Any, Protocol
 
 from episodic import bounded
 from episodic.models import SessionSource
+from episodic.parse.reader import looks_like_json_document
 
 _SPOOL_MAX_MEMORY = 16 * 1024 * 1024  # bodies larger than this are built on disk
 
@@ -87,7 +88,9 @@ def build_body(
     try:
         for path, data, is_subagent in files:
             agent_id = _agent_id(path) if is_subagent else None
-            for raw_line in data.splitlines():
+            # an older Gemini CLI session is one pretty-printed document: uploaded as one compact line
+            document = not is_subagent and looks_like_json_document(data)
+            for raw_line in [data] if document else data.splitlines():
                 if not raw_line.strip():
                     continue
                 try:

@@ -21,7 +21,7 @@ from episodic.mcp.registry import (  # re-exported: the faces and tests import t
     ToolRegistry,
     UnknownToolError,
 )
-from episodic.models import Card, CardRecord, SearchFilters, SearchHit
+from episodic.models import AGENTS, Card, CardRecord, SearchFilters, SearchHit
 
 if TYPE_CHECKING:
     from episodic.service import Memory
@@ -87,6 +87,11 @@ SEARCH_INPUT_SCHEMA: dict[str, Any] = {
             "description": "Also return episodes whose fix was never verified (failed, unverified, informational).",
         },
         "project": {"type": "string", "description": "Only episodes from this project."},
+        "agent": {
+            "type": "string",
+            "enum": list(AGENTS),
+            "description": "Only episodes of this coding agent's sessions.",
+        },
         "tags": {
             "type": "array",
             "items": {"type": "string"},
@@ -220,6 +225,7 @@ def read_tools(memory: Memory) -> list[Tool]:
         filters = SearchFilters(
             include_unverified=include_unverified,
             project=args.get("project") or None,
+            agent=args.get("agent") or None,
             tags=list(args.get("tags") or []),
             since=_parse_since(args["since"]) if args.get("since") else None,
         )

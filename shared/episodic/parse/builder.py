@@ -50,6 +50,10 @@ class RawCall:
     rejected: bool = False
     answered: bool = False
     spawned_agent: str | None = None  # the subagent a Task/Agent call started
+    # set by other agents' adapters, whose tools name the command and the file differently
+    command: str | None = None
+    file_path: str | None = None
+    reads_file: bool = False
 
 
 @dataclass

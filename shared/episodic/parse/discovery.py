@@ -92,10 +92,11 @@ def iter_candidate_files(paths: Iterable[Path]) -> list[Path]:
     """Every .jsonl transcript candidate under the paths (files or folders, recursive), sorted, unique."""
     found: set[Path] = set()
     for base in paths:
-        if base.is_file():
+        if base.is_file() or (base.exists() and not base.is_dir()):  # a FIFO too: its load reports it
             if _is_candidate(base):
                 found.add(base)
-            found.update(_companions(base))
+            if base.is_file():
+                found.update(_companions(base))
             continue
         for folder, dirs, files in os.walk(base):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)

@@ -59,8 +59,14 @@ def _file_path(call: RawCall) -> str | None:
 
 
 def _tool_call(call: RawCall, scrub: ScrubCounter, times: _Times, output_chars: int) -> ToolCall:
-    command = call.input.get("command") if call.name in SHELL_TOOLS else None
-    path = _file_path(call)
+    command = (
+        call.command
+        if call.command is not None
+        else call.input.get("command")
+        if call.name in SHELL_TOOLS
+        else None
+    )
+    path = call.file_path or _file_path(call)
     return ToolCall(
         id=call.id,
         name=call.name,
@@ -115,7 +121,8 @@ def build_trajectory(
             calls.append(call)
             events.append(Event(kind="tool", tool=call, timestamp=ts, agent_id=raw.agent_id))
             if call.file_path and not call.is_error and not call.rejected:
-                (files_read if call.name in FILE_READ_TOOLS else files_edited).append(call.file_path)
+                reads = call.name in FILE_READ_TOOLS or raw.call.reads_file
+                (files_read if reads else files_edited).append(call.file_path)
             continue
         text = scrub(raw.text, caps.get(raw.kind, ASSISTANT_CHARS))
         events.append(Event(kind=raw.kind, text=text, timestamp=ts, agent_id=raw.agent_id))  # type: ignore[arg-type]

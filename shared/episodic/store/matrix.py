@@ -37,6 +37,7 @@ class TenantMatrix:
     renderings: tuple[str, ...]
     verified: np.ndarray  # (S,) bool
     project: np.ndarray  # (S,) object (str)
+    agent: np.ndarray  # (S,) object (str): the coding agent that wrote the session
     started_ts: np.ndarray  # (S,) float64, NaN when unknown
     tag_sessions: dict[str, np.ndarray]  # tag -> indices of the sessions carrying it
     index_of: dict[int, int]  # rowid -> session index
@@ -46,24 +47,27 @@ class TenantMatrix:
         cls,
         generation: int,
         dimension: int,
-        rows: Iterable[tuple[int, str, str, float | None, str, str, bytes]],
+        rows: Iterable[tuple[int, str, str, float | None, str, str, bytes, str]],
     ) -> TenantMatrix:
-        """rows: (rowid, outcome, project, started_ts, tags JSON, rendering, vector blob), ordered by rowid."""
+        """rows: (rowid, outcome, project, started_ts, tags JSON, rendering, vector blob, agent), ordered
+        by rowid."""
         rowids: list[int] = []
         starts: list[int] = []
         verified: list[bool] = []
         projects: list[str] = []
+        agents: list[str] = []
         started: list[float] = []
         tag_lists: dict[str, list[int]] = {}
         blobs: list[bytes] = []
         rendering_ids: list[int] = []
         names: dict[str, int] = {}
-        for rowid, outcome, project, started_ts, tags_json, rendering, blob in rows:
+        for rowid, outcome, project, started_ts, tags_json, rendering, blob, agent in rows:
             if not rowids or rowids[-1] != rowid:
                 rowids.append(rowid)
                 starts.append(len(blobs))
                 verified.append(outcome == Outcome.VERIFIED.value)
                 projects.append(project)
+                agents.append(agent)
                 started.append(math.nan if started_ts is None else float(started_ts))
                 for tag in json.loads(tags_json):
                     tag_lists.setdefault(tag, []).append(len(rowids) - 1)
@@ -93,6 +97,7 @@ class TenantMatrix:
             renderings=tuple(names),
             verified=np.asarray(verified, dtype=bool),
             project=np.asarray(projects, dtype=object),
+            agent=np.asarray(agents, dtype=object),
             started_ts=np.asarray(started, dtype=np.float64),
             tag_sessions={tag: np.asarray(found, dtype=np.int64) for tag, found in tag_lists.items()},
             index_of={rowid: i for i, rowid in enumerate(rowids)},
@@ -106,6 +111,8 @@ class TenantMatrix:
         mask = np.ones(len(self), dtype=bool) if filters.include_unverified else self.verified.copy()
         if filters.project:
             mask &= self.project == filters.project
+        if filters.agent:
+            mask &= self.agent == filters.agent
         if filters.since is not None:
             since = timestamp(filters.since)
             with np.errstate(invalid="ignore"):

@@ -154,6 +154,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
             record.distiller.id,
             record.card_schema_version,
             record.indexed_at.isoformat() if record.indexed_at else _now(),
+            record.agent,
         )
         with self._transaction(write=True) as conn:
             row = conn.execute(
@@ -161,7 +162,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
             ).fetchone()
             columns = (
                 "record = ?, outcome = ?, project = ?, started_at = ?, started_ts = ?, tags = ?, "
-                "source_sha256 = ?, distiller = ?, card_schema_version = ?, indexed_at = ?"
+                "source_sha256 = ?, distiller = ?, card_schema_version = ?, indexed_at = ?, agent = ?"
             )
             if row:
                 rowid = int(row[0])
@@ -171,8 +172,8 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
             else:
                 cursor = conn.execute(
                     "INSERT INTO cards (tenant_id, session_id, record, outcome, project, started_at, started_ts, "
-                    "tags, source_sha256, distiller, card_schema_version, indexed_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "tags, source_sha256, distiller, card_schema_version, indexed_at, agent) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (tenant, record.session_id, *values),
                 )
                 rowid = int(cursor.lastrowid or 0)
@@ -255,7 +256,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         if cached is not None and cached.generation == generation:
             return cached
         rows = conn.execute(
-            "SELECT c.rowid, c.outcome, c.project, c.started_ts, c.tags, v.rendering, v.vector "
+            "SELECT c.rowid, c.outcome, c.project, c.started_ts, c.tags, v.rendering, v.vector, c.agent "
             "FROM cards c JOIN vectors v ON v.card_id = c.rowid WHERE c.tenant_id = ? "
             "ORDER BY c.rowid, v.rendering",
             (tenant,),
