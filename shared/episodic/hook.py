@@ -239,8 +239,19 @@ def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[st
     return verified[:MAX_CARDS]
 
 
+# stdlib copies of episodic.present.cut / fit_lines (the hook imports nothing of the core; a test pins them)
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def _fit_lines(lines: list[str], budget: int, min_room: int) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        remaining = budget - sum(len(x) + 1 for x in out)
+        if remaining <= min_room:
+            break
+        out.append(_cut(line, remaining - 1))
+    return out
 
 
 def format_episode(hit: dict[str, Any], max_chars: int) -> str:
@@ -267,13 +278,7 @@ def format_episode(hit: dict[str, Any], max_chars: int) -> str:
         f"(session {hit.get('session_id', '?')}; the full card is available from get_episode)", 120
     )
     budget = max_chars - len(reference) - 1  # the reference line always fits
-    out: list[str] = []
-    for line in lines:
-        remaining = budget - sum(len(x) + 1 for x in out)
-        if remaining <= 40:
-            break
-        out.append(_cut(line, remaining - 1))
-    return "\n".join([*out, reference])
+    return "\n".join([*_fit_lines(lines, budget, 40), reference])
 
 
 def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:
