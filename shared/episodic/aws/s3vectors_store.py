@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from episodic.aws._calls import RetriesExhausted, error_code, error_message, with_backoff
+from episodic.aws._calls import error_code, error_message, retried_call
 from episodic.aws.s3vectors_metadata import (
     MANIFEST_KEY,
     RECORD_KEY,
@@ -29,9 +29,9 @@ from episodic.aws.s3vectors_metadata import (
     vector_metadata,
 )
 from episodic.errors import ConfigError, ParityError, RetryableDistillError
-from episodic.models import RENDERINGS, CardRecord, IndexManifest, SearchFilters
+from episodic.models import RENDERINGS, CardRecord, IndexManifest
 from episodic.render import keyword_text
-from episodic.store.base import Candidates, RuleEnforcingStore, ranked_by
+from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore, ranked_by
 
 PUT_BATCH = 500
 GET_BATCH = 100
@@ -69,16 +69,17 @@ class S3VectorsStore(RuleEnforcingStore):
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         method = getattr(self.client, operation)
         try:
-            result: dict[str, Any] = with_backoff(
+            result: dict[str, Any] = retried_call(
                 lambda: method(vectorBucketName=self.vector_bucket, indexName=self._index_name, **kwargs),
+                f"S3 Vectors {operation}",
                 retry_codes=THROTTLE_CODES,
                 attempts=self.max_attempts,
                 base_delay=self.base_delay,
                 sleep=self.sleep,
             )
             return result
-        except RetriesExhausted as exc:
-            raise RetryableDistillError(f"S3 Vectors {operation} throttled: {exc}") from exc
+        except RetryableDistillError:
+            raise
         except Exception as exc:
             code = error_code(exc)
             if code == "NotFoundException":
@@ -243,19 +244,11 @@ class S3VectorsStore(RuleEnforcingStore):
     def _snapshot(self) -> Iterator[dict[int, dict[str, Any]]]:
         yield {}  # the sessions this query found, by key: what `_resolve` reads
 
-    def _candidates(
-        self,
-        handle: dict[int, dict[str, Any]],
-        tenant_id: str,
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        filters: SearchFilters,
-        stored: IndexManifest,
-    ) -> Candidates:
-        vector = [float(x) for x in query]
+    def _candidates(self, handle: dict[int, dict[str, Any]], query: CandidateQuery) -> Candidates:
+        tenant_id, filters, stored = query.tenant_id, query.filters, query.stored
+        vector = [float(x) for x in query.vector]
         request: dict[str, Any] = {
-            "topK": min(MAX_TOP_K, k * len(stored.renderings) * 2),
+            "topK": min(MAX_TOP_K, query.k * len(stored.renderings) * 2),
             "queryVector": {"float32": vector},
             "filter": build_filter(
                 tenant_id,
@@ -268,13 +261,13 @@ class S3VectorsStore(RuleEnforcingStore):
             "returnMetadata": True,
             "returnDistance": True,
         }
-        text = query_text.strip()[:MAX_QUERY_TEXT_CHARS]
+        text = query.text.strip()[:MAX_QUERY_TEXT_CHARS]
         if self.hybrid and text:
             request["queryTexts"] = [{"text": text, "metadataKey": TEXT_KEY}]
             request["returnScores"] = True
         hits = self._call("query_vectors", **request).get("vectors", [])
         sessions = self._group(hits, tenant_id, handle)
-        self._fill_keyword_only(sessions, query)
+        self._fill_keyword_only(sessions, query.vector)
         renderings = [r for r in stored.renderings if not filters.renderings or r in filters.renderings]
         vector_rankings = [
             ranked_by({key: e["by_rendering"][r] for key, e in sessions.items() if r in e["by_rendering"]})

@@ -45,6 +45,18 @@ def unit_vector(vector: Any, manifest: IndexManifest, what: str) -> np.ndarray:
     return (array / norm).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class CandidateQuery:
+    """One checked query as a store's data access receives it (the vector is unit length)."""
+
+    tenant_id: str
+    vector: np.ndarray
+    text: str
+    k: int
+    filters: SearchFilters
+    stored: IndexManifest
+
+
 @dataclass
 class Candidates:
     """What a store's data access found for one query, for the shared ranking rule.
@@ -85,16 +97,7 @@ class RuleEnforcingStore(VectorStore):
         yield None
 
     @abstractmethod
-    def _candidates(
-        self,
-        handle: Any,
-        tenant_id: str,
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        filters: SearchFilters,
-        stored: IndexManifest,
-    ) -> Candidates:
+    def _candidates(self, handle: Any, query: CandidateQuery) -> Candidates:
         """The rendering rankings and keyword ranking (filters and tenant applied) for a unit query."""
 
     @abstractmethod
@@ -149,7 +152,7 @@ class RuleEnforcingStore(VectorStore):
             if stored is None:
                 return []  # nothing was ever indexed here
             check_parity(stored, manifest, self.index_name, "query")
-            found = self._candidates(handle, tenant, query, query_text, k, filters, stored)
+            found = self._candidates(handle, CandidateQuery(tenant, query, query_text, k, filters, stored))
             if not found.similarity:
                 return []
             fused = hybrid.fuse(
