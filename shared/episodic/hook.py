@@ -7,7 +7,6 @@ Stdlib only (plus the stdlib-only `episodic.envsource` and `episodic.marker`): i
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -26,6 +25,8 @@ MAX_CARDS = 3
 MAX_CARD_CHARS = 1400  # one episode stays well under 1,500 characters even when it is the only one
 DEFAULT_BUDGET_SECONDS = 1.5
 DEFAULT_MAX_CHARS = 4000
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
 LOG_MAX_BYTES = 1_000_000
 MAX_RESPONSE_BYTES = 2_000_000
 HEADER = (
@@ -58,16 +59,12 @@ _CONFIG: dict[str, Any] = {}
 
 
 def setting(name: str, default: Any = None) -> Any:
-    """env (EPISODIC_*) over the config file over the default, like `envsource.resolve`, read once."""
+    """env (EPISODIC_*) over the config file over the default (`envsource`, the order of `Settings`), read
+    once; the defaults here mirror `Settings`' (a test pins them)."""
     if not _CONFIG:
-        env = envsource.environ()
-        # a broken config file reads as empty: the hook then skips for missing config
-        with contextlib.suppress(ValueError):
-            _CONFIG.update(envsource.read_config_file(envsource.config_path(env)))
-        _CONFIG.update(envsource.prefixed(env))
+        _CONFIG.update(envsource.light_values())
         _CONFIG.setdefault("\0loaded", True)
-    value = _CONFIG.get(name)
-    return default if value is None or value == "" else value
+    return envsource.resolve(_CONFIG, name, default)
 
 
 def _number(name: str, default: float) -> float:
@@ -97,7 +94,7 @@ def read_prompt(stdin: TextIO) -> str:
 def endpoint() -> tuple[str, str]:
     url = setting("url")
     if not url:
-        url = f"http://{setting('host', '127.0.0.1')}:{setting('port', 8765)}/mcp"
+        url = f"http://{setting('host', DEFAULT_HOST)}:{setting('port', DEFAULT_PORT)}/mcp"
     token = setting("token")
     if not token:
         raise HookSkip("skip: missing config (no token: set EPISODIC_TOKEN or `token` in the config file)")

@@ -122,3 +122,12 @@ def test_the_hooks_stdlib_copies_match_the_presentation_module(limit: int) -> No
             assert hook._fit_lines(lines, budget + limit, min_room) == present.fit_lines(
                 lines, budget + limit, min_room
             )
+
+
+def test_the_hooks_defaults_are_the_settings_defaults() -> None:
+    from episodic.settings import Settings
+
+    fields = Settings.model_fields
+    assert fields["hook_budget_seconds"].default == hook.DEFAULT_BUDGET_SECONDS
+    assert fields["hook_max_chars"].default == hook.DEFAULT_MAX_CHARS
+    assert (fields["host"].default, fields["port"].default) == (hook.DEFAULT_HOST, hook.DEFAULT_PORT)
