@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -57,14 +58,18 @@ def prefixed(env: Mapping[str, str]) -> dict[str, str]:
     return {k[len(ENV_PREFIX) :].lower(): v for k, v in env.items() if k.startswith(ENV_PREFIX)}
 
 
-def resolve(name: str, default: Any = None, env: Mapping[str, str] | None = None) -> Any:
-    """env var, then config file, then default — the same order as `Settings` (for light callers)."""
+def light_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The settings as plain values for light callers (the prompt hook): EPISODIC_* over the config file,
+    the same order as `Settings`; a broken config file reads as empty (the caller falls back to defaults)."""
     env = environ() if env is None else env
-    value = prefixed(env).get(name)
-    if value is not None:
-        return value
-    try:
-        file_values = read_config_file(config_path(env))
-    except ValueError:
-        return default
-    return file_values.get(name, default)
+    values: dict[str, Any] = {}
+    with contextlib.suppress(ValueError):
+        values.update(read_config_file(config_path(env)))
+    values.update(prefixed(env))
+    return values
+
+
+def resolve(values: Mapping[str, Any], name: str, default: Any = None) -> Any:
+    """`name` from `light_values`, or the default when unset or empty."""
+    value = values.get(name)
+    return default if value is None or value == "" else value

@@ -8,7 +8,6 @@ on every prompt. One deadline (process start + budget) bounds stdin, connect, se
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import sys
@@ -30,6 +29,8 @@ MAX_CARDS = 3
 MAX_CARD_CHARS = 1400  # one episode stays well under 1,500 characters even when it is the only one
 DEFAULT_BUDGET_SECONDS = 1.5
 DEFAULT_MAX_CHARS = 4000
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
 LOG_MAX_BYTES = 1_000_000
 MAX_RESPONSE_BYTES = 2_000_000
 HEADER = (
@@ -62,16 +63,12 @@ _CONFIG: dict[str, Any] = {}
 
 
 def setting(name: str, default: Any = None) -> Any:
-    """env (EPISODIC_*) over the config file over the default, like `envsource.resolve`, read once."""
+    """env (EPISODIC_*) over the config file over the default (`envsource`, the order of `Settings`), read
+    once; the defaults here mirror `Settings`' (a test pins them)."""
     if not _CONFIG:
-        env = envsource.environ()
-        # a broken config file reads as empty: the hook then skips for missing config
-        with contextlib.suppress(ValueError):
-            _CONFIG.update(envsource.read_config_file(envsource.config_path(env)))
-        _CONFIG.update(envsource.prefixed(env))
+        _CONFIG.update(envsource.light_values())
         _CONFIG.setdefault("\0loaded", True)
-    value = _CONFIG.get(name)
-    return default if value is None or value == "" else value
+    return envsource.resolve(_CONFIG, name, default)
 
 
 def _number(name: str, default: float) -> float:
@@ -127,7 +124,7 @@ def read_prompt(stdin: TextIO) -> str:
 def endpoint() -> tuple[str, str]:
     url = setting("url")
     if not url:
-        url = f"http://{setting('host', '127.0.0.1')}:{setting('port', 8765)}/mcp"
+        url = f"http://{setting('host', DEFAULT_HOST)}:{setting('port', DEFAULT_PORT)}/mcp"
     token = setting("token")
     if not token:
         raise HookSkip("skip: missing config (no token: set EPISODIC_TOKEN or `token` in the config file)")
@@ -282,8 +279,19 @@ def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[st
     return verified[:MAX_CARDS]
 
 
+# stdlib copies of episodic.present.cut / fit_lines (the hook imports nothing of the core; a test pins them)
 def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def _fit_lines(lines: list[str], budget: int, min_room: int) -> list[str]:
+    out: list[str] = []
+    for line in lines:
+        remaining = budget - sum(len(x) + 1 for x in out)
+        if remaining <= min_room:
+            break
+        out.append(_cut(line, remaining - 1))
+    return out
 
 
 def format_episode(hit: dict[str, Any], max_chars: int) -> str:
@@ -310,13 +318,7 @@ def format_episode(hit: dict[str, Any], max_chars: int) -> str:
         f"(session {hit.get('session_id', '?')}; the full card is available from get_episode)", 120
     )
     budget = max_chars - len(reference) - 1  # the reference line always fits
-    out: list[str] = []
-    for line in lines:
-        remaining = budget - sum(len(x) + 1 for x in out)
-        if remaining <= 40:
-            break
-        out.append(_cut(line, remaining - 1))
-    return "\n".join([*out, reference])
+    return "\n".join([*_fit_lines(lines, budget, 40), reference])
 
 
 def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:

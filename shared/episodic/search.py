@@ -53,36 +53,3 @@ def get_episode(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
     if record is None:
         raise NotFoundError(f"no episode with session id {session_id!r}")
     return record
-
-
-def _cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
-
-
-def pack_card(record: CardRecord, similarity: float | None = None, max_chars: int = 1500) -> str:
-    """A card as compact text for an agent: symptom, lesson, traps, checks, outcome; under max_chars."""
-    card = record.card
-    date = record.started_at.date().isoformat() if record.started_at else "unknown date"
-    head = f"Episode {record.session_id} ({date}"
-    head += f", project {record.project}" if record.project else ""
-    head += f", outcome {card.outcome.value}"
-    head += f", similarity {similarity:.2f})" if similarity is not None else ")"
-    sections = [
-        ("Problem", [card.problem]),
-        ("Insight", [card.insight] if card.insight else []),
-        ("Dead ends", card.dead_ends),
-        ("Misleading intuitions", card.misleading_intuitions),
-        ("Critical checks", card.critical_checks),
-    ]
-    lines = [head]
-    for title, items in sections:
-        if items:
-            lines.append(f"{title}: " + " | ".join(items))
-    budget = max_chars
-    out: list[str] = []
-    for line in lines:
-        remaining = budget - sum(len(x) + 1 for x in out)
-        if remaining <= 20:
-            break
-        out.append(_cut(line, remaining - 1))
-    return "\n".join(out)[:max_chars]

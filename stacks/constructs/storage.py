@@ -14,6 +14,9 @@ from stacks.nag import acknowledge
 
 # the S3 Vectors store keeps the card JSON and its rendering text beside each vector, unfiltered
 NON_FILTERABLE_KEYS = ["record", "text"]
+# ... and BM25 full-text search on the keyword text (mirrors episodic.aws.s3vectors_metadata.TEXT_KEY)
+TEXT_SEARCH_KEY = "text"
+TEXT_SEARCH_LANGUAGE = "en"
 
 
 class Storage(Construct):
@@ -93,6 +96,19 @@ class Storage(Construct):
             encryption_configuration=s3vectors.CfnIndex.EncryptionConfigurationProperty(
                 sse_type="aws:kms", kms_key_arn=self.key.key_arn
             ),
+        )
+        # CloudFormation documents MetadataConfiguration.TextSearchConfigurations (MetadataKey, Language);
+        # the L1 in aws-cdk-lib 2.275.0 does not model it yet, so it is a raw override. Buckets created
+        # after 2026-09-30 make ENHANCED indexes by default, which full-text (hybrid) search needs.
+        self.index.add_property_override(
+            "MetadataConfiguration.TextSearchConfigurations",
+            [{"MetadataKey": TEXT_SEARCH_KEY, "Language": TEXT_SEARCH_LANGUAGE}],
+        )
+        acknowledge(
+            self.index,
+            "CloudFormation-Validate::F3002",
+            "TextSearchConfigurations is documented for AWS::S3Vectors::Index (MetadataKey, Language) but "
+            "the CDK's bundled resource schema predates it; the template test pins the override's shape.",
         )
         self.index.apply_removal_policy(RemovalPolicy.RETAIN)
 

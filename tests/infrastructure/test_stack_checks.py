@@ -12,6 +12,9 @@ from stacks.config import ContextError, StackConfig
 
 # CDK always writes DependsOn for a role's default policy beside the GetAtt of the role: redundant, harmless
 CFN_LINT_IGNORED = {"W3005"}
+# cfn-lint's resource schema for AWS::S3Vectors::Index (1.58) predates the documented
+# MetadataConfiguration.TextSearchConfigurations: that one property is reported as unknown (E3002)
+SCHEMA_LAGS = ("TextSearchConfigurations",)
 
 
 def test_cdk_nag_has_no_unacknowledged_findings(default_synth: Synth) -> None:
@@ -41,7 +44,10 @@ def test_cfn_lint_is_clean(default_synth: Synth) -> None:
 
     template = default_synth.outdir / f"{default_synth.stack.artifact_id}.template.json"
     matches = lint_file(Path(template), ManualArgs(regions=["us-east-1"]))
-    remaining = [f"{m.rule.id} {m.message}" for m in matches if m.rule.id not in CFN_LINT_IGNORED]
+    lagging = [m for m in matches if m.rule.id == "E3002" and any(k in m.message for k in SCHEMA_LAGS)]
+    remaining = [
+        f"{m.rule.id} {m.message}" for m in matches if m.rule.id not in CFN_LINT_IGNORED and m not in lagging
+    ]
     assert remaining == []
 
 

@@ -127,6 +127,15 @@ def test_vector_index_shape(default_synth: Synth) -> None:
     )
 
 
+def test_the_index_is_full_text_searchable_on_the_key_the_store_searches(default_synth: Synth) -> None:
+    from episodic.aws.s3vectors_metadata import NON_FILTERABLE_KEYS, TEXT_KEY
+
+    (index,) = default_synth.resources("AWS::S3Vectors::Index").values()
+    config = index["Properties"]["MetadataConfiguration"]
+    assert config["TextSearchConfigurations"] == [{"MetadataKey": TEXT_KEY, "Language": "en"}]
+    assert config["NonFilterableMetadataKeys"] == list(NON_FILTERABLE_KEYS)  # the stack mirrors the core
+
+
 def test_every_route_is_behind_the_lambda_authorizer(default_synth: Synth) -> None:
     routes = default_synth.resources("AWS::ApiGatewayV2::Route")
     assert {r["Properties"]["RouteKey"] for r in routes.values()} == {

@@ -107,3 +107,27 @@ def test_no_home_folder_still_exits_0_silently(monkeypatch: pytest.MonkeyPatch) 
     stdin = io.StringIO(json.dumps({"prompt": "pytest cannot find my fixture after moving the conftest"}))
     assert hook.main(stdin, stdout) == 0
     assert stdout.getvalue() == ""
+
+
+@pytest.mark.parametrize("limit", [0, 1, 5, 20, 200])
+def test_the_hooks_stdlib_copies_match_the_presentation_module(limit: int) -> None:
+    from episodic import present
+
+    texts = ["", "short", "a fairly long line of text that will need cutting " * 3, "trailing spaces   " * 4]
+    for text in texts:
+        assert hook._cut(text, limit) == present.cut(text, limit)
+    lines = [f"line {i}: " + "word " * (i * 7) for i in range(6)]
+    for budget in (10, 60, 150, 400):
+        for min_room in (0, 20, 40):
+            assert hook._fit_lines(lines, budget + limit, min_room) == present.fit_lines(
+                lines, budget + limit, min_room
+            )
+
+
+def test_the_hooks_defaults_are_the_settings_defaults() -> None:
+    from episodic.settings import Settings
+
+    fields = Settings.model_fields
+    assert fields["hook_budget_seconds"].default == hook.DEFAULT_BUDGET_SECONDS
+    assert fields["hook_max_chars"].default == hook.DEFAULT_MAX_CHARS
+    assert (fields["host"].default, fields["port"].default) == (hook.DEFAULT_HOST, hook.DEFAULT_PORT)

@@ -71,6 +71,26 @@ def with_backoff(
     raise AssertionError("unreachable")  # pragma: no cover
 
 
+def retried_call(
+    call: Callable[[], T],
+    what: str,
+    *,
+    retry_codes: Collection[str],
+    attempts: int,
+    base_delay: float,
+    sleep: Callable[[float], None],
+) -> T:
+    """`with_backoff`, with throttling that outlasts every attempt turned into a retry-next-run error."""
+    from episodic.errors import RetryableDistillError
+
+    try:
+        return with_backoff(
+            call, retry_codes=retry_codes, attempts=attempts, base_delay=base_delay, sleep=sleep
+        )
+    except RetriesExhausted as exc:
+        raise RetryableDistillError(f"{what} throttled: {exc}") from exc
+
+
 def read_body(body: Any) -> bytes:
     """InvokeModel returns a StreamingBody; tests may hand bytes."""
     return body.read() if hasattr(body, "read") else bytes(body)

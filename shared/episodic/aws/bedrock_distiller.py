@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from episodic.aws._calls import RetriesExhausted, error_code, error_message, with_backoff
+from episodic.aws._calls import error_code, error_message, retried_call
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, repair_message, survey_message
 from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
@@ -126,16 +126,17 @@ class BedrockDistiller(Distiller):
             "toolConfig": tool_config(),
         }
         try:
-            response: dict[str, Any] = with_backoff(
+            response: dict[str, Any] = retried_call(
                 lambda: self.client.converse(**request),
+                "Bedrock",
                 retry_codes=THROTTLE_CODES,
                 attempts=self.max_attempts,
                 base_delay=self.base_delay,
                 sleep=self.sleep,
             )
             return response
-        except RetriesExhausted as exc:
-            raise RetryableDistillError(f"Bedrock throttled: {exc}") from exc
+        except RetryableDistillError:
+            raise
         except Exception as exc:
             code = error_code(exc)
             if code is None:

@@ -26,6 +26,7 @@ MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024  # a Lambda has 512 MB-10 GB of /tmp; r
 DEFAULT_CARDS_PREFIX = "cards/"
 DEFAULT_FAILURES_PREFIX = "failures/"
 
+SUMMARY_FIELDS = ("status", "tenant_id", "key", "session_id", "reason", "archive_key")
 Status = Literal["indexed", "unchanged", "kept_better", "skipped"]
 
 
@@ -111,14 +112,7 @@ class DistillOutcome:
 
     def summary(self) -> dict[str, Any]:
         """What the Lambda logs and the idempotency record keeps (no card text)."""
-        return {
-            "status": self.status,
-            "tenant_id": self.tenant_id,
-            "key": self.key,
-            "session_id": self.session_id,
-            "reason": self.reason,
-            "archive_key": self.archive_key,
-        }
+        return {name: getattr(self, name) for name in SUMMARY_FIELDS}
 
 
 def _read(s3_client: Any, bucket: str, key: str) -> bytes:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from episodic.aws._calls import RetriesExhausted, error_code, error_message, with_backoff
+from episodic.aws._calls import error_code, error_message, retried_call
 from episodic.aws.s3vectors_metadata import (
     MANIFEST_KEY,
     RECORD_KEY,
@@ -29,16 +29,9 @@ from episodic.aws.s3vectors_metadata import (
     vector_metadata,
 )
 from episodic.errors import ConfigError, ParityError, RetryableDistillError
-from episodic.models import (
-    DEFAULT_KEYWORD_WEIGHT,
-    DEFAULT_RENDERING_WEIGHTS,
-    RENDERINGS,
-    CardRecord,
-    IndexManifest,
-    SearchFilters,
-)
+from episodic.models import DEFAULT_KEYWORD_WEIGHT, DEFAULT_RENDERING_WEIGHTS, RENDERINGS, CardRecord, IndexManifest
 from episodic.render import keyword_text
-from episodic.store.base import Candidates, RuleEnforcingStore
+from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 
 PUT_BATCH = 500
 GET_BATCH = 100
@@ -82,16 +75,17 @@ class S3VectorsStore(RuleEnforcingStore):
     def _call(self, operation: str, **kwargs: Any) -> dict[str, Any]:
         method = getattr(self.client, operation)
         try:
-            result: dict[str, Any] = with_backoff(
+            result: dict[str, Any] = retried_call(
                 lambda: method(vectorBucketName=self.vector_bucket, indexName=self._index_name, **kwargs),
+                f"S3 Vectors {operation}",
                 retry_codes=THROTTLE_CODES,
                 attempts=self.max_attempts,
                 base_delay=self.base_delay,
                 sleep=self.sleep,
             )
             return result
-        except RetriesExhausted as exc:
-            raise RetryableDistillError(f"S3 Vectors {operation} throttled: {exc}") from exc
+        except RetryableDistillError:
+            raise
         except Exception as exc:
             code = error_code(exc)
             if code == "NotFoundException":
@@ -256,20 +250,12 @@ class S3VectorsStore(RuleEnforcingStore):
     def _snapshot(self) -> Iterator[dict[int, dict[str, Any]]]:
         yield {}  # the sessions this query found, by key: what `_resolve` reads
 
-    def _candidates(
-        self,
-        handle: dict[int, dict[str, Any]],
-        tenant_id: str,
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        filters: SearchFilters,
-        stored: IndexManifest,
-    ) -> Candidates:
+    def _candidates(self, handle: dict[int, dict[str, Any]], query: CandidateQuery) -> Candidates:
+        tenant_id, filters, stored = query.tenant_id, query.filters, query.stored
         names, weights = self.voting(stored.renderings, filters)
         if not names:
             return Candidates()
-        vector = [float(x) for x in query]
+        vector = [float(x) for x in query.vector]
         request: dict[str, Any] = {
             # the pool the vector half is standardised over: as large as the service allows
             "topK": MAX_TOP_K,
@@ -286,13 +272,13 @@ class S3VectorsStore(RuleEnforcingStore):
             "returnMetadata": True,
             "returnDistance": True,
         }
-        text = query_text.strip()[:MAX_QUERY_TEXT_CHARS]
+        text = query.text.strip()[:MAX_QUERY_TEXT_CHARS]
         if self.hybrid and text:
             request["queryTexts"] = [{"text": text, "metadataKey": TEXT_KEY}]
             request["returnScores"] = True
         hits = self._call("query_vectors", **request).get("vectors", [])
         sessions = self._group(hits, tenant_id, handle)
-        self._fill_missing(sessions, names, query)
+        self._fill_missing(sessions, names, query.vector)
         keys = list(sessions)
         cosines = np.full((len(names), len(keys)), -np.inf, dtype=np.float32)
         for column, key in enumerate(keys):

@@ -82,7 +82,7 @@ def run_index(
 
 
 def _print_hits(hits: list[Any]) -> None:
-    from episodic.search import pack_card
+    from episodic.present import pack_card
 
     if not hits:
         click.echo("No sufficiently similar episode.")

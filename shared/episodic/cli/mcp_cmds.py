@@ -144,28 +144,26 @@ _token_option = click.option(
 _write_option = click.option("--write", is_flag=True, help="Merge into the config files (keeps a backup).")
 
 
-@setup_group.command("claude-code")
-@_url_option
-@_token_option
-@_write_option
-def setup_claude_code(url: str | None, token: str | None, write: bool) -> None:
-    """`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json."""
-    from episodic.setup_clients import claude_code_plan, user_home
+def _client_setup(name: str, planner: str, help_text: str) -> None:
+    """One `setup <client>` command: plan (print, or merge with --write) the client's MCP config."""
 
-    settings = _settings()
-    _finish(claude_code_plan(user_home(settings.user_home), url, token, "episodic"), write)
+    @setup_group.command(name, help=help_text)
+    @_url_option
+    @_token_option
+    @_write_option
+    def command(url: str | None, token: str | None, write: bool) -> None:
+        from episodic import setup_clients
+
+        home = setup_clients.user_home(_settings().user_home)
+        _finish(getattr(setup_clients, planner)(home, url, token, "episodic"), write)
 
 
-@setup_group.command("cursor")
-@_url_option
-@_token_option
-@_write_option
-def setup_cursor(url: str | None, token: str | None, write: bool) -> None:
-    """The episodic entry for ~/.cursor/mcp.json."""
-    from episodic.setup_clients import cursor_plan, user_home
-
-    settings = _settings()
-    _finish(cursor_plan(user_home(settings.user_home), url, token, "episodic"), write)
+_client_setup(
+    "claude-code",
+    "claude_code_plan",
+    "`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json.",
+)
+_client_setup("cursor", "cursor_plan", "The episodic entry for ~/.cursor/mcp.json.")
 
 
 @setup_group.command("codex")

@@ -189,36 +189,10 @@ def episode_json(record: CardRecord) -> dict[str, Any]:
     }
 
 
-def episode_text(record: CardRecord) -> str:
-    card = record.card
-    lines = [
-        f"Episode {record.session_id}"
-        + (f" (project {record.project})" if record.project else "")
-        + (f", started {_iso(record.started_at)}" if record.started_at else ""),
-        f"Outcome: {card.outcome.value}",
-        f"Problem: {card.problem}",
-    ]
-    if card.insight:
-        lines.append(f"Insight: {card.insight}")
-    for title, items in (
-        ("Steps", card.steps),
-        ("Key decisions", card.key_decisions),
-        ("Dead ends", card.dead_ends),
-        ("Misleading intuitions", card.misleading_intuitions),
-        ("Critical checks", card.critical_checks),
-    ):
-        if items:
-            lines.append(f"{title}:")
-            lines.extend(f"- {item}" for item in items)
-    if card.tags:
-        lines.append("Tags: " + ", ".join(card.tags))
-    lines.append(f"Distilled by: {record.distiller.id}")
-    return "\n".join(lines)
-
-
 def read_tools(memory: Memory) -> list[Tool]:
     """search_traces and get_episode over one Memory (built once per server)."""
-    from episodic.search import get_episode, pack_card, search_traces
+    from episodic.present import episode_text, pack_card
+    from episodic.search import get_episode, search_traces
 
     def search(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         include_unverified = bool(args.get("include_unverified", False))

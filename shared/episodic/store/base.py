@@ -53,6 +53,18 @@ def unit_vector(vector: Any, manifest: IndexManifest, what: str) -> np.ndarray:
     return (array / norm).astype(np.float32)
 
 
+@dataclass(frozen=True)
+class CandidateQuery:
+    """One checked query as a store's data access receives it (the vector is unit length)."""
+
+    tenant_id: str
+    vector: np.ndarray
+    text: str
+    k: int
+    filters: SearchFilters
+    stored: IndexManifest
+
+
 @dataclass
 class Candidates:
     """What a store's data access found for one query: a pool of sessions for the shared ranking rule.
@@ -109,17 +121,8 @@ class RuleEnforcingStore(VectorStore):
         yield None
 
     @abstractmethod
-    def _candidates(
-        self,
-        handle: Any,
-        tenant_id: str,
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        filters: SearchFilters,
-        stored: IndexManifest,
-    ) -> Candidates:
-        """The rendering rankings and keyword ranking (filters and tenant applied) for a unit query."""
+    def _candidates(self, handle: Any, query: CandidateQuery) -> Candidates:
+        """The candidate pool (filters and tenant applied): its cosines and keyword scores (see Candidates)."""
 
     @abstractmethod
     def _resolve(
@@ -173,7 +176,7 @@ class RuleEnforcingStore(VectorStore):
             if stored is None:
                 return []  # nothing was ever indexed here
             check_parity(stored, manifest, self.index_name, "query")
-            found = self._candidates(handle, tenant, query, query_text, k, filters, stored)
+            found = self._candidates(handle, CandidateQuery(tenant, query, query_text, k, filters, stored))
             if not found.keys:
                 return []
             fused = hybrid.rank_pool(

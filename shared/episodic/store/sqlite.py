@@ -27,7 +27,7 @@ from episodic.models import (
 from episodic.ports import IngestFailure, IngestLedger
 from episodic.render import keyword_text
 from episodic.store import hybrid
-from episodic.store.base import Candidates, RuleEnforcingStore
+from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 from episodic.store.keywords import TenantKeywords, fold
 from episodic.store.matrix import TenantMatrix, normalise_tags, timestamp
 from episodic.store.parity import require_tenant
@@ -301,19 +301,17 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         with self._transaction(write=False) as conn:  # one snapshot for both halves and the records
             yield {"conn": conn}
 
-    def _candidates(
-        self,
-        handle: dict[str, object],
-        tenant_id: str,
-        query: np.ndarray,
-        query_text: str,
-        k: int,
-        filters: SearchFilters,
-        stored: IndexManifest,
-    ) -> Candidates:
+    def _candidates(self, handle: dict[str, object], request: CandidateQuery) -> Candidates:
+        tenant_id, query, query_text, k, filters = (
+            request.tenant_id,
+            request.vector,
+            request.text,
+            request.k,
+            request.filters,
+        )
         conn = handle["conn"]
         assert isinstance(conn, sqlite3.Connection)
-        matrix = handle["matrix"] = self._matrix(conn, tenant_id, stored.dimension)
+        matrix = handle["matrix"] = self._matrix(conn, tenant_id, request.stored.dimension)
         names, weights = self.voting(matrix.renderings, filters)
         if not len(matrix) or not names:
             return Candidates()

@@ -1,0 +1,80 @@
+"""One presentation module: how a card becomes text for an agent (search results, get_episode, the CLI).
+
+Stdlib-only at import. The prompt hook keeps its own stdlib copy of `cut` and `fit_lines` (it may import
+nothing of the core); tests/unit/test_hook.py pins the copies to these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from episodic.models import CardRecord
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` in at most `limit` characters, an ellipsis marking a cut."""
+    return text if len(text) <= limit else text[: max(limit - 1, 0)].rstrip() + "…"
+
+
+def fit_lines(lines: Iterable[str], budget: int, min_room: int) -> list[str]:
+    """Lines in order, the last one cut to fit `budget` characters (newlines counted); stops when fewer
+    than `min_room` characters are left for a line."""
+    out: list[str] = []
+    for line in lines:
+        remaining = budget - sum(len(x) + 1 for x in out)
+        if remaining <= min_room:
+            break
+        out.append(cut(line, remaining - 1))
+    return out
+
+
+def pack_card(record: CardRecord, similarity: float | None = None, max_chars: int = 1500) -> str:
+    """A card as compact text for an agent: symptom, lesson, traps, checks, outcome; under max_chars."""
+    card = record.card
+    date = record.started_at.date().isoformat() if record.started_at else "unknown date"
+    head = f"Episode {record.session_id} ({date}"
+    head += f", project {record.project}" if record.project else ""
+    head += f", outcome {card.outcome.value}"
+    head += f", similarity {similarity:.2f})" if similarity is not None else ")"
+    sections = [
+        ("Problem", [card.problem]),
+        ("Insight", [card.insight] if card.insight else []),
+        ("Dead ends", card.dead_ends),
+        ("Misleading intuitions", card.misleading_intuitions),
+        ("Critical checks", card.critical_checks),
+    ]
+    lines = [head]
+    for title, items in sections:
+        if items:
+            lines.append(f"{title}: " + " | ".join(items))
+    return "\n".join(fit_lines(lines, max_chars, 20))[:max_chars]
+
+
+def episode_text(record: CardRecord) -> str:
+    """The full card (get_episode): every section, the metadata, the distiller."""
+    card = record.card
+    lines = [
+        f"Episode {record.session_id}"
+        + (f" (project {record.project})" if record.project else "")
+        + (f", started {record.started_at.isoformat()}" if record.started_at else ""),
+        f"Outcome: {card.outcome.value}",
+        f"Problem: {card.problem}",
+    ]
+    if card.insight:
+        lines.append(f"Insight: {card.insight}")
+    for title, items in (
+        ("Steps", card.steps),
+        ("Key decisions", card.key_decisions),
+        ("Dead ends", card.dead_ends),
+        ("Misleading intuitions", card.misleading_intuitions),
+        ("Critical checks", card.critical_checks),
+    ):
+        if items:
+            lines.append(f"{title}:")
+            lines.extend(f"- {item}" for item in items)
+    if card.tags:
+        lines.append("Tags: " + ", ".join(card.tags))
+    lines.append(f"Distilled by: {record.distiller.id}")
+    return "\n".join(lines)

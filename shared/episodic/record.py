@@ -1,0 +1,124 @@
+"""Agent-card recording: the agent that lived a session writes its own card (distiller `self`).
+
+The card is validated like any LLM card (schema, no code/paths/stack traces) and scrubbed. Its `verified`
+must be backed by evidence in the session's own transcript, found on this machine by session id; when the
+transcript cannot be found (e.g. a remote server), or the caller is not the tenant whose transcripts are on
+this machine (the settings' `tenant`), `verified` becomes `unverified` and the notes say so.
+It replaces whatever card the session had (a heuristic or LLM card), which later `episodic index` runs
+keep. The MCP tool `record_episode` (`mcp.record_tool`) is a thin face over `record_agent_card`.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from episodic.distill.checks import enforce_card, parse_card_payload
+from episodic.errors import InvalidArgumentError
+from episodic.ingest import store_card
+from episodic.models import CardRecord, DistillerInfo, NotEpisode, Trajectory
+from episodic.parse.discovery import default_roots
+from episodic.scrub import Scrubber
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+log = logging.getLogger(__name__)
+
+SELF = DistillerInfo(kind="self")
+# Claude Code session ids are UUIDs; anything else must still be safe as a file-name stem
+_SESSION_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+@dataclass
+class RecordOutcome:
+    record: CardRecord
+    replaced: str | None  # the distiller id of the card this one replaced
+    transcript_found: bool
+    notes: list[str] = field(default_factory=list)
+
+
+def find_trajectory(memory: Memory, session_id: str) -> Trajectory | None:
+    """The session's scrubbed trajectory from this machine's Claude Code transcripts, or None."""
+    source = memory.source
+    try:
+        # fast path: <root>/projects/<project>/<session_id>.jsonl; discover only that project folder
+        folders = sorted(
+            {
+                str(hit.parent)
+                for root in default_roots(memory.settings)
+                for hit in root.glob(f"projects/*/{session_id}.jsonl")
+            }
+        )
+        for session in source.discover(folders) if folders else ():
+            if session.session_key != session_id and Path(session.main_path).stem != session_id:
+                continue
+            loaded = source.load(session)
+            if not isinstance(loaded, NotEpisode) and loaded.session_id == session_id:
+                return loaded
+    except Exception:  # no transcript is a normal answer here: the claim is downgraded, not refused
+        log.exception("looking up the transcript of session %s failed", session_id)
+    return None
+
+
+def _transcript_is_tenants(memory: Memory, tenant_id: str, existing: CardRecord | None) -> bool:
+    """This machine's transcripts are read for its own tenant (settings.tenant), or for a tenant that
+    already indexed this session from a transcript; another tenant's card never borrows their metadata."""
+    return tenant_id == memory.settings.tenant or bool(existing is not None and existing.source_sha256)
+
+
+def record_agent_card(
+    memory: Memory, tenant_id: str, session_id: str, payload: dict[str, Any]
+) -> RecordOutcome:
+    """Validate an agent-written card, check its outcome against the transcript, store it as `self`."""
+    session_id = session_id.strip()
+    if not _SESSION_ID_RE.match(session_id):
+        raise InvalidArgumentError(
+            f"session_id {session_id[:80]!r} is not a session id (letters, digits, '.', '_', '-'; a UUID "
+            "in Claude Code)"
+        )
+    # secrets never leave: the agent saw them in its session; the card must not carry them
+    scrubbed, redacted = Scrubber.from_settings(memory.settings).scrub_obj_counted(payload)
+    card = parse_card_payload(scrubbed)
+    existing = memory.store.get(tenant_id, session_id)
+    own_transcript = _transcript_is_tenants(memory, tenant_id, existing)
+    trajectory = find_trajectory(memory, session_id) if own_transcript else None
+    claimed = card.outcome
+    card, notes = enforce_card(card, trajectory)
+    if trajectory is None:
+        where = (
+            "transcript was not found where this server runs"
+            if own_transcript
+            else "transcript was not found for this tenant (transcripts here are read only for the server's own "
+            "tenant or a session this tenant indexed)"
+        )
+        notes = [
+            f"the session's {where}, so no evidence could be checked"
+            + (
+                " and the outcome was downgraded verified -> unverified"
+                if claimed is not card.outcome
+                else ""
+            )
+        ]
+    if redacted:
+        notes.append(
+            f"{sum(redacted.values())} secret(s) redacted from the card ({', '.join(sorted(redacted))})"
+        )
+    record = store_card(
+        memory,
+        tenant_id,
+        card,
+        session_id=session_id,
+        distiller=SELF,
+        trajectory=trajectory,
+        source_sha256=None if trajectory else (existing.source_sha256 if existing else ""),
+    )
+    return RecordOutcome(
+        record=record,
+        replaced=existing.distiller.id if existing else None,
+        transcript_found=trajectory is not None,
+        notes=notes,
+    )
