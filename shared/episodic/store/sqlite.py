@@ -2,9 +2,10 @@
 
 Safe for one writer and many readers across processes (WAL, busy_timeout): the MCP server reads while
 `index` writes. Vector search is exact cosine over an in-memory float32 matrix per tenant, rebuilt when
-that tenant's write generation moves, ranked once per rendering; the keyword half is BM25 (FTS5 finds, tenant statistics rank: `tenant_bm25`) over
-`render.keyword_text(card)`; the rankings are fused by reciprocal-rank fusion (see
-`episodic.store.hybrid` for the weights and the threshold rule).
+that tenant's write generation moves, ranked once per rendering; the keyword half is BM25 over
+`render.keyword_text(card)` (FTS5 finds; the tenant's own statistics rank, see `tenant_bm25`); the
+rankings are fused by reciprocal-rank fusion (see `episodic.store.hybrid` for the weights and the
+threshold rule).
 """
 
 from __future__ import annotations
