@@ -29,7 +29,13 @@ from episodic.aws.s3vectors_metadata import (
     vector_metadata,
 )
 from episodic.errors import ConfigError, ParityError, RetryableDistillError
-from episodic.models import DEFAULT_KEYWORD_WEIGHT, DEFAULT_RENDERING_WEIGHTS, RENDERINGS, CardRecord, IndexManifest
+from episodic.models import (
+    DEFAULT_KEYWORD_WEIGHT,
+    DEFAULT_RENDERING_WEIGHTS,
+    RENDERINGS,
+    CardRecord,
+    IndexManifest,
+)
 from episodic.render import keyword_text
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 

@@ -215,16 +215,24 @@ def _decode(payload: str) -> Any:
         text = fenced.group(1).strip()
     try:
         return json.loads(text)
+    except RecursionError:
+        raise InvalidCardError("card is not valid JSON: nested too deeply") from None
     except json.JSONDecodeError as first_error:
-        start, end = text.find("{"), text.rfind("}")
-        if 0 <= start < end:  # prose around one JSON object ("Here is the card: {...}")
-            try:
-                return json.loads(text[start : end + 1])
-            except json.JSONDecodeError:
-                pass
-        raise InvalidCardError(
-            f"card is not valid JSON: {first_error.msg} at line {first_error.lineno}"
-        ) from None
+        return _decode_embedded(text, first_error)
+    except ValueError as exc:  # an integer past sys.get_int_max_str_digits()
+        raise InvalidCardError(f"card is not valid JSON: {str(exc)[:120]}") from None
+
+
+def _decode_embedded(text: str, first_error: json.JSONDecodeError) -> Any:
+    start, end = text.find("{"), text.rfind("}")
+    if 0 <= start < end:  # prose around one JSON object ("Here is the card: {...}")
+        try:
+            return json.loads(text[start : end + 1])
+        except (ValueError, RecursionError):
+            pass
+    raise InvalidCardError(
+        f"card is not valid JSON: {first_error.msg} at line {first_error.lineno}"
+    ) from None
 
 
 def parse_card_payload(payload: str | dict[str, Any]) -> Card:

@@ -163,7 +163,7 @@ def first_symptom(events: list[Event]) -> str:
 def _json_task(output: str) -> tuple[str, str]:
     try:
         data = json.loads(output[:20000])
-    except ValueError:
+    except (ValueError, RecursionError):  # a tool output of 20,000 "[" is not a task
         return "", ""
     if isinstance(data, list) and data and isinstance(data[0], dict):
         data = data[0]

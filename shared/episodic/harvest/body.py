@@ -95,7 +95,7 @@ def build_body(
                     continue
                 try:
                     entry = json.loads(raw_line)
-                except (json.JSONDecodeError, UnicodeDecodeError):
+                except (ValueError, UnicodeDecodeError, RecursionError):  # incl. too deep, too long an int
                     dropped += 1  # a truncated last line, or garbage: never uploaded raw
                     continue
                 if not isinstance(entry, dict):
