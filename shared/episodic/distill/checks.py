@@ -44,6 +44,7 @@ import jsonschema
 from pydantic import ValidationError
 
 from episodic.distill.evidence import evidence_after, last_edit_position, ordered_events
+from episodic.distill.rules import Rule, rule
 from episodic.errors import InvalidCardError
 from episodic.models import Card, Outcome, Trajectory
 
@@ -159,6 +160,70 @@ def card_violations(card: Card) -> list[str]:
     for field, text in card_fields(card):
         violations += text_violations(field, text)
     return violations
+
+
+# Conversational text, not a statement: what a transcript says in passing, never what a card states.
+CHATTER_RULES: tuple[Rule, ...] = (
+    rule(
+        "interjection",
+        r"(?i)^\W*(?:perfect|great|excellent|awesome|good|nice|ok|okay|alright|sure|yes|yep|hmm+|wait|ah|oh|wow"
+        r"|done|got it|cool|interesting|understood|absolutely|exactly|right|good news|summary)\s*[!.,:;—–-](?!\w)",
+    ),
+    rule(
+        "narrative opener",
+        r"(?i)^\W*(?:now|so|also|then|finally|next,|first,|here'?s|here is|here are|let me|let'?s|great|perfect)\b(?![.-]\w)",
+    ),
+    rule(
+        "first person",
+        r"\b(?:I|I'm|I'll|I've|I'd|[Ll]et me|[Ll]et'?s|[Ww]e'll|[Ww]e'?re going to|[Ww]e need to|[Mm]y)\b",
+    ),
+    rule(
+        "addressed to the user",
+        r"(?i)\b(?:would you like|do you want|shall I|should I|want me to|let me know|can you|could you|you can now"
+        r"|feel free)\b",
+    ),
+    rule("exclamation", r"!(?:\s|$)"),
+    rule("question", r"\?\W*$"),
+    rule("trailing colon", r":\W*$"),
+    rule("truncated", r"(?:…|\.\.\.)\W*$"),
+    rule(
+        "to-do",
+        r"(?i)^\W*(?:todo|to do|need to|needs to|still need|next step|remaining|will now|going to|about to)\b",
+    ),
+    rule(
+        "tool narration",
+        r"(?i)^\W*(?:running|checking|looking at|reading|searching|viewing|opening|listing|waiting)\b"
+        r"|\b(?:tool call|the output (?:shows|says)|as shown above|see above|see below)\b",
+    ),
+    rule(
+        "vague reference",
+        r"(?i)^\W*(?:(?:so|and|but),? )?(?:that|this|it|which)(?:'s| is| was|n't| wasn'?t| isn'?t| didn'?t| did| does"
+        r"|'s not| is not| was not) ?(?:it|that|the one|the case|all|right|correct|good|fine|wrong)?\W*$"
+        r"|\b(?:so )?that wasn'?t it\b",
+    ),
+    rule("connective start", r"(?i)^\W*(?:and|but|or|because|which|though|however|although)\b"),
+)
+MIN_STATEMENT_WORDS = 4  # fewer words is a fragment, not a statement
+CHATTER_FIELDS = ("insight", "key_decisions", "dead_ends", "misleading_intuitions")
+
+
+def chatter_breaks(text: str) -> list[str]:
+    """The names of the chatter rules one statement breaks (a fragment of few words is one too)."""
+    found = [r.name for r in CHATTER_RULES if r.search(text)]
+    if text and len(text.split()) < MIN_STATEMENT_WORDS:
+        found.append("fragment")
+    return found
+
+
+def chatter_violations(card: Card) -> list[str]:
+    """Conversational text in the card's statement fields (insight, decisions, dead ends, intuitions).
+
+    Enforced on every heuristic card (an LLM's card is free prose and is not held to it)."""
+    found: list[str] = []
+    for field, text in card_fields(card):
+        if field.split("[", 1)[0] in CHATTER_FIELDS and text:
+            found += [f"{field}: chatter: {name}: {text[:60]!r}" for name in chatter_breaks(text)]
+    return found
 
 
 def judge_outcome(traj: Trajectory) -> Outcome:
