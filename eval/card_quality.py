@@ -20,7 +20,6 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.evaluation.runner import default_embedder
@@ -94,8 +93,11 @@ def confusion(heuristic: dict[str, Card], reference: dict[str, Card]) -> dict[st
         "verified_precision": round(both / said, 3) if said else 0.0,
         "verified_recall": round(both / truly, 3) if truly else 0.0,
         "agreement": round(sum(matrix[(o, o)] for o in OUTCOMES) / max(len(reference), 1), 3),
-        "poisoning": sorted(s for s in reference if heuristic[s].outcome.value == "verified"
-                            and reference[s].outcome.value != "verified"),  # fmt: skip
+        "poisoning": sorted(
+            s
+            for s in reference
+            if heuristic[s].outcome.value == "verified" and reference[s].outcome.value != "verified"
+        ),
     }
 
 

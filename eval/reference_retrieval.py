@@ -39,7 +39,9 @@ class ReferenceCards(Distiller):
             raise DistillError(f"no reference card for session {trajectory.session_id}")
         started = time.perf_counter()
         card = Card.model_validate(json.loads(path.read_text()))
-        return DistillResult(card=card, usage=DistillUsage(duration_ms=(time.perf_counter() - started) * 1000))
+        return DistillResult(
+            card=card, usage=DistillUsage(duration_ms=(time.perf_counter() - started) * 1000)
+        )
 
 
 def main() -> None:

@@ -43,10 +43,23 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
-from episodic.distill.evidence import evidence_after, last_edit_position, ordered_events
+from episodic.distill.evidence import (
+    CheckResult,
+    Evidence,
+    check_result,
+    evidence_after,
+    is_ci_config_edit,
+    is_edit,
+    is_test_command,
+    last_edit_position,
+    only_debug_edits,
+    ordered_events,
+    shell_command,
+    tool_calls_in,
+)
 from episodic.distill.rules import Rule, rule
 from episodic.errors import InvalidCardError
-from episodic.models import Card, Outcome, Trajectory
+from episodic.models import Card, Event, Outcome, Trajectory
 
 SOURCE_EXTENSIONS = (
     "py|pyi|go|js|jsx|mjs|cjs|ts|tsx|rs|rb|ex|exs|heex|eex|erl|java|kt|kts|scala|c|h|cc|cpp|hpp|cs|swift"
@@ -235,7 +248,41 @@ def judge_outcome(traj: Trajectory) -> Outcome:
     evidence = evidence_after(events, last_edit)
     if not evidence:
         return Outcome.UNVERIFIED
-    return Outcome.VERIFIED if evidence[-1].passed else Outcome.FAILED
+    if not evidence[-1].passed:
+        return Outcome.FAILED
+    if _declined_after(events, evidence[-1].position):
+        return Outcome.UNVERIFIED  # the session ends on a change that was never applied: its request is undone
+    if _debug_only_fix(events, last_edit, evidence):
+        return Outcome.FAILED
+    edit = events[last_edit].tool
+    if edit is not None and is_ci_config_edit(edit) and not any(e.kind == "user-confirm" for e in evidence):
+        return Outcome.UNVERIFIED  # CI configuration is exercised by a CI run, never by a local check
+    return Outcome.VERIFIED
+
+
+def _declined_after(events: list[Event], position: int) -> bool:
+    return any(
+        is_edit(call) and (call.rejected or call.is_error)
+        for at, call in tool_calls_in(events)
+        if at > position
+    )
+
+
+def _debug_only_fix(events: list[Event], last_edit: int, evidence: list[Evidence]) -> bool:
+    """A test failed; the edits since only touch logging or prints; no test (nor the user) passed after."""
+    failed_test = max(
+        (
+            at
+            for at, call in tool_calls_in(events[:last_edit])
+            if check_result(call) is CheckResult.FAILED and is_test_command(shell_command(call))
+        ),
+        default=None,
+    )
+    if failed_test is None:
+        return False
+    if any((e.kind == "check" and is_test_command(e.detail)) or e.kind == "user-confirm" for e in evidence):
+        return False
+    return only_debug_edits([call for at, call in tool_calls_in(events) if failed_test < at <= last_edit])
 
 
 def enforce_card(card: Card, traj: Trajectory | None) -> tuple[Card, list[str]]:

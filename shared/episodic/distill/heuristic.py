@@ -24,15 +24,22 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
-from episodic.distill.checks import card_violations, judge_outcome, text_violations
+from episodic.distill.checks import (
+    CHATTER_FIELDS,
+    card_violations,
+    chatter_breaks,
+    chatter_violations,
+    judge_outcome,
+    text_violations,
+)
 from episodic.distill.evidence import ordered_events, user_denies
 from episodic.distill.heuristic_problem import (
     LINE_NUMBER_RE,
     TENTATIVE_RE,
-    first_sentences,
     problem_statement,
     reads_as_words,
 )
+from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import (
     build_phases,
     critical_checks,
@@ -125,13 +132,13 @@ _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near t
 class HeuristicDistiller(Distiller):
     """A card from the trajectory by rules alone (see the module docstring)."""
 
-    info = DistillerInfo(kind="heuristic", model="v2")
+    info = DistillerInfo(kind="heuristic", model="v3")
     uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
         started = time.perf_counter()
         card = build_card(trajectory)  # outcome already judged on evidence: only the text rules remain
-        violations = card_violations(card)
+        violations = card_violations(card) + chatter_violations(card)
         if violations:  # drop_violations makes this unreachable; kept as the invariant's guard
             raise DistillError("heuristic card breaks the card rules: " + "; ".join(violations))
         return DistillResult(
@@ -186,8 +193,8 @@ def matching_sentences(
 
 
 def first_safe(candidates: Iterable[str], limit: int, chars: int) -> list[str]:
-    """Sanitise candidates lazily until `limit` distinct card-safe lines are found."""
-    return unique((safe_line(c, chars) for c in candidates), limit)
+    """Rewrite candidates lazily until `limit` distinct card-safe statements are found (chatter dropped)."""
+    return unique((as_statement(c, chars) for c in candidates), limit)
 
 
 def key_decisions(assistant: list[str], prompts: list[str]) -> list[str]:
@@ -229,8 +236,8 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
         if found:
             break
     lines = first_safe(found, 2, 300)
-    if not lines and closing:
-        lines = [first_sentences(closing, 300)]
+    if not lines and closing:  # no stated cause: the closing summary's first statement that reads as words
+        lines = first_safe((s for s in sentences(closing) if reads_as_words(s)), 1, 300)
     return clip(" ".join(line for line in lines if line), 600)
 
 
@@ -273,11 +280,16 @@ def drop_violations(card: Card) -> Card:
     update: dict[str, object] = {}
     for name in ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags"):
         items = getattr(card, name)
-        kept = [i for i in items if i and not text_violations(name, i)]
+        chatter = name in CHATTER_FIELDS
+        kept = [
+            i for i in items if i and not text_violations(name, i) and not (chatter and chatter_breaks(i))
+        ]
         if kept != items:
             update[name] = kept
     for name in ("problem", "insight"):
         text = getattr(card, name)
         if text_violations(name, text):
-            update[name] = safe_line(text, 600) or ("Unstated task" if name == "problem" else "")
+            text = update[name] = safe_line(text, 600) or ("Unstated task" if name == "problem" else "")  # type: ignore[assignment]
+        if name in CHATTER_FIELDS and text and chatter_breaks(text):
+            update[name] = ""
     return card.model_copy(update=update) if update else card

@@ -291,8 +291,53 @@ def plain_words(text: str) -> str:
     return " ".join(kept) if len(kept) >= 6 else ""
 
 
+# meta talk in a request: greetings, plan boilerplate, instructions about how to work, not what is wrong
+_META_SENTENCE_RE = re.compile(
+    r"(?i)^\W*(?:(?:hi|hello|hey|thanks|thank you|good morning)\b\W*$|implement the following plan|caveat:"
+    r"|ultrathink|think (?:hard|deeply)|use (?:a |the )?(?:sub-?agents?|parallel agents)|(?:do not|don'?t) commit"
+    r"|(?:read|check|follow) (?:the )?(?:claude|agents)\.md|let me know|do you have access|are you (?:ok|able)"
+    r"|before you (?:start|begin)|you are an?\b|your task is|as a reminder|remember to|when (?:you'?re |you are )?done"
+    r"|ask me|don'?t ask|no need to|the user (?:opened|selected)|this may or may not be related"
+    r"|operation stopped by hook|\[request interrupted)"
+)
+# how a request addresses the assistant, dropped from the front: "can you please fix X" states "Fix X"
+_REQUEST_PREFIX_RE = re.compile(
+    r"(?i)^\W*(?:(?:hey|hi|ok|okay|so|alright)\b,?\s*)?(?:(?:can|could|would|will) (?:you|we)(?: please)?"
+    r"|please|pls|i (?:want|need|would like|'?d like) (?:you|us) to|help me|let'?s|lets|we need to|i need to|i want to"
+    r"|plan:)\s+"
+)
+PROBLEM_CHARS = 320  # one or two sentences: a symptom, as a developer would search for it
+_SUPPLEMENT_BELOW = 160  # a primary statement shorter than this may take one symptom sentence more
+
+
+def request_sentences(prompt: str) -> list[str]:
+    """The request's sentences without meta talk, each addressed to no one ("Fix X", not "can you fix X")."""
+    kept: list[str] = []
+    for sentence in sentences(request_text(prompt, "\n")):
+        if _META_SENTENCE_RE.search(sentence):
+            continue
+        line = safe_line(_REQUEST_PREFIX_RE.sub("", sentence, count=1), PROBLEM_CHARS)
+        if len(line.split()) >= 3:
+            kept.append(line[0].upper() + line[1:] if line[:1].islower() and line[1:2] != "." else line)
+    return kept
+
+
+def _pick(items: list[str], limit: int) -> str:
+    """The first sentence, and a second when it fits (the first stating a symptom, if the first does not)."""
+    if not items:
+        return ""
+    first = items[0]
+    rest = items[1:4]
+    if not _SYMPTOM_WORDS_RE.search(first):
+        rest = sorted(rest, key=lambda s: not _SYMPTOM_WORDS_RE.search(s))
+    for second in rest:
+        if len(first) + len(second) + 1 <= limit:
+            return f"{_sentence(first)} {second}"
+    return clip(first, limit)
+
+
 def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
-    request = first_sentences(request_text(traj.request), 300)
+    request = first_sentences(" ".join(request_sentences(traj.request)), 300)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
     if points_elsewhere:  # the request only points at the work: its first sentence is enough
         request = first_sentences(sentences(request)[0], 120)
