@@ -188,7 +188,7 @@ CHATTER_RULES: tuple[Rule, ...] = (
     ),
     rule(
         "first person",
-        r"\b(?:I|I'm|I'll|I've|I'd|[Ll]et me|[Ll]et'?s|[Ww]e'll|[Ww]e'?re going to|[Ww]e need to|[Mm]y)\b",
+        r"\b(?:I|I'm|I'll|I've|I'd|[Ll]et me|[Ll]et'?s|[Ww]e'll|[Ww]e'?re going to|[Ww]e need to|[Ww]e can|[Mm]y)\b",
     ),
     rule(
         "addressed to the user",
@@ -201,7 +201,8 @@ CHATTER_RULES: tuple[Rule, ...] = (
     rule("truncated", r"(?:…|\.\.\.)\W*$"),
     rule(
         "to-do",
-        r"(?i)^\W*(?:todo|to do|need to|needs to|still need|next step|remaining|will now|going to|about to)\b",
+        r"(?i)^\W*(?:todo|to do|need to|needs to|still need|next step|remaining|will now|going to|about to"
+        r"|if (?:it|this|that) (?:still|doesn'?t|does not|fails))\b",
     ),
     rule(
         "tool narration",
@@ -251,7 +252,9 @@ def judge_outcome(traj: Trajectory) -> Outcome:
     if not evidence[-1].passed:
         return Outcome.FAILED
     if _declined_after(events, evidence[-1].position):
-        return Outcome.UNVERIFIED  # the session ends on a change that was never applied: its request is undone
+        return (
+            Outcome.UNVERIFIED
+        )  # the session ends on a change that was never applied: its request is undone
     if _debug_only_fix(events, last_edit, evidence):
         return Outcome.FAILED
     edit = events[last_edit].tool
@@ -261,11 +264,14 @@ def judge_outcome(traj: Trajectory) -> Outcome:
 
 
 def _declined_after(events: list[Event], position: int) -> bool:
-    return any(
-        is_edit(call) and (call.rejected or call.is_error)
-        for at, call in tool_calls_in(events)
-        if at > position
-    )
+    """After the deciding evidence the user asked for more, and the change that followed was never applied."""
+    asked = False
+    for event in events[position + 1 :]:
+        if event.kind == "prompt":
+            asked = True
+        elif asked and event.tool is not None and is_edit(event.tool):
+            return event.tool.rejected or event.tool.is_error
+    return False
 
 
 def _debug_only_fix(events: list[Event], last_edit: int, evidence: list[Evidence]) -> bool:

@@ -305,7 +305,9 @@ _DEBUG_LINE_RE = re.compile(
     re.I,
 )
 # CI configuration: only a CI run exercises it, never a local check.
-_CI_PATH_RE = re.compile(r"(?:^|/)(?:\.github/workflows/|\.gitlab-ci\.ya?ml$|\.circleci/|azure-pipelines\.ya?ml$)")
+_CI_PATH_RE = re.compile(
+    r"(?:^|/)(?:\.github/workflows/|\.gitlab-ci\.ya?ml$|\.circleci/|azure-pipelines\.ya?ml$)"
+)
 
 
 def is_test_command(command: str) -> bool:
@@ -317,7 +319,9 @@ def _changed_lines(call: ToolCall) -> list[str] | None:
     if call.name == "Edit":
         pairs = [(call.input.get("old_string"), call.input.get("new_string"))]
     elif call.name == "MultiEdit" and isinstance(call.input.get("edits"), list):
-        pairs = [(e.get("old_string"), e.get("new_string")) for e in call.input["edits"] if isinstance(e, dict)]
+        pairs = [
+            (e.get("old_string"), e.get("new_string")) for e in call.input["edits"] if isinstance(e, dict)
+        ]
     else:
         return None
     changed: list[str] = []
@@ -325,7 +329,9 @@ def _changed_lines(call: ToolCall) -> list[str] | None:
         if not isinstance(old, str) or not isinstance(new, str):
             return None
         before, after = old.splitlines(), new.splitlines()
-        changed += [line for line in after if line not in before] + [line for line in before if line not in after]
+        changed += [line for line in after if line not in before] + [
+            line for line in before if line not in after
+        ]
     return changed
 
 

@@ -55,6 +55,7 @@ from episodic.distill.heuristic_text import (
     unique,
     with_first_chars,
 )
+from episodic.distill.rules import required_words
 from episodic.errors import DistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
 from episodic.ports import Distiller, DistillResult
@@ -112,20 +113,13 @@ _TAG_ALIASES = {
     "golang": "go",
     "github actions": "github-actions",
 }
-# Literal words each pattern needs (lowercase): a text without any of them is never regex-scanned.
-_DECISION_WORDS = ("instead", "rather than", "switch", "decid", "decision", "going with", "go with", "opted", "chose",
-                   "prefer", "approach", "option", "better", "simpler", "cleaner", "safer", "the right", "the best",
-                   "the simplest", "the cleanest", "the proper", "trade", "to avoid", "acceptable", "shouldn", "should not",
-                   "don't want", "dont want")  # fmt: skip
-_CAUSE_WORDS = ("root cause", "issue", "problem", "bug", "culprit", "cause", "reason", "because", "due to", "turn",
-                "the fix", "happens")  # fmt: skip
-_FOUND_WORDS = ("found", "see", "spotted", "identified", "got")
-_FAILED_WORDS = ("didn't", "didnt", "did not", "doesn't", "doesnt", "no luck", "still", "same", "none", "wasn't",
-                 "wasnt", "not the", "worse", "dead end", "gave up", "abandon")  # fmt: skip
-_HYPOTHESIS_WORDS = ("suspect", "i think", "probably", "likely", "guess", "hypothesis", "might be", "could be",
-                     "issue", "problem", "culprit", "cause", "looks like")  # fmt: skip
-_CONTRADICT_WORDS = ("actually", "wasn't", "wasnt", "that's not", "not the", "turn", "wrong", "mistake", "closer",
-                     "wait", "hmm", "didn't", "not what")  # fmt: skip
+# Literal words each pattern needs (derived from the pattern): a text without any is never regex-scanned.
+_DECISION_WORDS = required_words(_DECISION_RE)
+_CAUSE_WORDS = required_words(_CAUSE_RE)
+_FOUND_WORDS = required_words(_FOUND_RE)
+_FAILED_WORDS = required_words(_FAILED_TRY_RE)
+_HYPOTHESIS_WORDS = required_words(_HYPOTHESIS_RE)
+_CONTRADICT_WORDS = required_words(_CONTRADICT_RE)
 _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near the top
 
 
@@ -192,15 +186,15 @@ def matching_sentences(
                     yield sentence
 
 
-def first_safe(candidates: Iterable[str], limit: int, chars: int) -> list[str]:
+def first_safe(candidates: Iterable[str], limit: int, chars: int, *, intent: bool = False) -> list[str]:
     """Rewrite candidates lazily until `limit` distinct card-safe statements are found (chatter dropped)."""
-    return unique((as_statement(c, chars) for c in candidates), limit)
+    return unique((as_statement(c, chars, intent=intent) for c in candidates), limit)
 
 
 def key_decisions(assistant: list[str], prompts: list[str]) -> list[str]:
     from_user = matching_sentences((p[:1500] for p in prompts), _DECISION_RE, _DECISION_WORDS, 25, 400)
     from_assistant = matching_sentences(assistant, _DECISION_RE, _DECISION_WORDS, 30, 400)
-    candidates = first_safe(itertools.chain(from_user, from_assistant), 10, 200)
+    candidates = first_safe(itertools.chain(from_user, from_assistant), 10, 200, intent=True)
     worded = [c for c in candidates if reads_as_words(c)]  # prose first: code-heavy lines say less
     return [*worded, *(c for c in candidates if c not in worded)][:5]
 

@@ -23,6 +23,7 @@ from episodic.distill.heuristic_text import (
     unmark,
     with_first_chars,
 )
+from episodic.distill.rules import required_words
 from episodic.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -72,7 +73,7 @@ _DIAGNOSIS_RE = with_first_chars(
 TENTATIVE_RE = with_first_chars(
     re.compile(r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b")
 )
-_DIAGNOSIS_WORDS = ("issue", "problem", "bug", "culprit", "cause", "happens", "reason", "because")
+_DIAGNOSIS_WORDS = required_words(_DIAGNOSIS_RE)
 _TASK_COMMAND_RE = re.compile(
     r"^(?:bd\s+show|gh\s+(?:issue|pr)\s+view|glab\s+(?:issue|mr)\s+view|jira\s+(?:issue\s+)?view|linear\s+issue)\b"
 )
@@ -307,7 +308,6 @@ _REQUEST_PREFIX_RE = re.compile(
     r"|plan:)\s+"
 )
 PROBLEM_CHARS = 320  # one or two sentences: a symptom, as a developer would search for it
-_SUPPLEMENT_BELOW = 160  # a primary statement shorter than this may take one symptom sentence more
 
 
 def request_sentences(prompt: str) -> list[str]:
@@ -320,20 +320,6 @@ def request_sentences(prompt: str) -> list[str]:
         if len(line.split()) >= 3:
             kept.append(line[0].upper() + line[1:] if line[:1].islower() and line[1:2] != "." else line)
     return kept
-
-
-def _pick(items: list[str], limit: int) -> str:
-    """The first sentence, and a second when it fits (the first stating a symptom, if the first does not)."""
-    if not items:
-        return ""
-    first = items[0]
-    rest = items[1:4]
-    if not _SYMPTOM_WORDS_RE.search(first):
-        rest = sorted(rest, key=lambda s: not _SYMPTOM_WORDS_RE.search(s))
-    for second in rest:
-        if len(first) + len(second) + 1 <= limit:
-            return f"{_sentence(first)} {second}"
-    return clip(first, limit)
 
 
 def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:

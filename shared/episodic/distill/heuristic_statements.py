@@ -20,6 +20,10 @@ _LEADING_RE = re.compile(
     r"|(?:I (?:think|believe|suspect|see|notice|found|realized?|can see|now see|understand)|it (?:seems|looks like)"
     r"|looks like|it appears|apparently)(?: that)?\b,?)\s*"
 )
+# a decision stated as the speaker's intent: "I'll rebase instead of merging" decides "Rebase instead of merging"
+_INTENT_RE = re.compile(
+    r"(?i)^(?:I'?ll|I will|I'm going to|I am going to|let me|let'?s|we'?ll|we will|we should|I should|I'?d)\s+(?=[a-z])"
+)
 _TRAILING_RE = re.compile(r"\s*[:;,–—-]+\s*$")
 _SPEAKER_RULES: tuple[Rule, ...] = (  # the speaker's own plans and hedges: never a statement
     rule("hedge", r"(?i)\b(?:maybe|perhaps|I guess|not sure|I wonder)\b"),
@@ -40,12 +44,16 @@ def strip_speaker(text: str) -> str:
     return text
 
 
-def as_statement(sentence: str, limit: int = 200) -> str:
-    """A short declarative statement from one sentence, or "" when it is chatter or too long to keep whole."""
+def as_statement(sentence: str, limit: int = 200, *, intent: bool = False) -> str:
+    """A short declarative statement from one sentence, or "" when it is chatter or too long to keep whole.
+
+    With `intent` (decisions), the speaker's "I'll …" / "Let's …" becomes the decision itself."""
     line = safe_line(sentence, 2000)
     if not line:
         return ""
     line = strip_speaker(line)
+    if intent:
+        line = strip_speaker(_INTENT_RE.sub("", line, count=1))
     if len(line) > limit or chatter_breaks(line) or any(r.search(line) for r in _SPEAKER_RULES):
         return ""
     return line

@@ -9,6 +9,11 @@ from typing import Any
 
 from episodic.models import ParseStats
 
+try:  # a core dependency; the Lambda package does without it (stdlib only)
+    import orjson
+except ImportError:  # pragma: no cover - exercised only where orjson is absent
+    orjson = None  # type: ignore[assignment]
+
 _decoder = json.JSONDecoder()
 
 # Entry types dropped without parsing when the envelope says so (progress is 44-70 % of 2.1.x lines).
@@ -47,7 +52,7 @@ def _without_tool_use_result(line: str) -> dict[str, Any] | None:
     if pos < 0 or len(line) - pos < _LAZY_RESULT_MIN:
         return None
     try:
-        entry = json.loads(line[:pos] + "}")
+        entry = _loads(line[:pos] + "}")
     except json.JSONDecodeError:
         return None
     if not isinstance(entry, dict):
@@ -67,13 +72,23 @@ def _without_tool_use_result(line: str) -> dict[str, Any] | None:
     return entry
 
 
+def _loads(text: str) -> Any:
+    """orjson (about twice as fast); the stdlib decides what orjson refuses (NaN, huge ints, lone surrogates)."""
+    if orjson is None:
+        return json.loads(text)
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return json.loads(text)
+
+
 def _decode_objects(line: str) -> list[Any]:
     """One line's JSON values; a line holding two concatenated objects (a lost newline) yields both."""
     lazy = _without_tool_use_result(line)
     if lazy is not None:
         return [lazy]
     try:
-        return [json.loads(line)]
+        return [_loads(line)]
     except json.JSONDecodeError as exc:
         if not exc.msg.startswith("Extra data"):
             raise
