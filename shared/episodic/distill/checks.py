@@ -30,6 +30,10 @@ Outcome (`judge_outcome`), on evidence in the trace only — the assistant's own
        failing", "doesn't work", "same error"). "thanks" or "great" alone is politeness, not evidence.
   3. The LAST piece of evidence decides: passing check / successful rerun / confirmation → `verified`;
      failing check / denial → `failed`; no evidence after the last edit → `unverified`.
+  4. A passing last piece is overruled when it does not exercise the work: the user asked for more after
+     it and the change that followed was declined → `unverified`; a test failed and the edits since only
+     touch logging, prints or comments, with no test (nor the user) passing after them → `failed`; the
+     last edit is CI configuration, checked only locally → `unverified`.
   Hedged endings ("should work now", "this should fix it") are the assistant's claim and never count.
 """
 

@@ -120,6 +120,8 @@ _FOUND_WORDS = required_words(_FOUND_RE)
 _FAILED_WORDS = required_words(_FAILED_TRY_RE)
 _HYPOTHESIS_WORDS = required_words(_HYPOTHESIS_RE)
 _CONTRADICT_WORDS = required_words(_CONTRADICT_RE)
+_INSIGHT_STATEMENTS = 2  # an insight is one or two statements
+_MIN_SUMMARY_CHARS = 40  # a closing-summary sentence shorter than this is a heading or a status line
 _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near the top
 
 
@@ -230,8 +232,13 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
         if found:
             break
     lines = first_safe(found, 2, 300)
-    if not lines and closing:  # no stated cause: the closing summary's first statement that reads as words
-        lines = first_safe((s for s in sentences(closing) if reads_as_words(s)), 1, 300)
+    if len(lines) < _INSIGHT_STATEMENTS and closing:  # the closing summary's statements that read as words
+        told = (
+            s
+            for s in sentences(closing)
+            if len(s) >= _MIN_SUMMARY_CHARS and reads_as_words(s) and not LINE_NUMBER_RE.search(s)
+        )
+        lines = unique([*lines, *first_safe(told, _INSIGHT_STATEMENTS, 300)], _INSIGHT_STATEMENTS)
     return clip(" ".join(line for line in lines if line), 600)
 
 

@@ -258,12 +258,31 @@ def first_diagnosis(assistant: list[str], limit: int = 2) -> list[str]:
     return found
 
 
+# meta talk in a request, carrying nothing a search would need: greetings, plan boilerplate, editor notes
+_META_SENTENCE_RE = re.compile(
+    r"(?i)^\W*(?:(?:hi|hello|hey|thanks|thank you|good morning)\b\W*$|implement the following plan|caveat:"
+    r"|ultrathink|think (?:hard|deeply)\W*$|you are an?\b|your task is|the user (?:opened|selected)"
+    r"|this may or may not be related|operation stopped by hook|\[request interrupted)"
+)
+# how a request addresses the assistant, dropped from the front: "can you please fix X" states "Fix X"
+_REQUEST_PREFIX_RE = re.compile(
+    r"(?i)^\W*(?:(?:hey|hi|ok|okay|so|alright|hmm+)\b\W*)?(?:i think\s+)?(?:(?:can|could|would|will) (?:you|we)(?: please)?"
+    r"|please|pls|i (?:want|need|would like|'?d like) (?:you|us) to|help me|let'?s|lets|we (?:need|want|have) to|we should"
+    r"|i (?:need|want|would like|'?d like) to|i'?d like us to|plan:)\s+"
+)
+PROBLEM_CHARS = 320  # one or two sentences: a symptom, as a developer would search for it
+
+
 def symptom_sentences(prompt: str, limit: int) -> str:
     """A later prompt's sentences that state a symptom (none when the prompt starts a new task)."""
     text = request_text(prompt, "\n")
     if not (15 <= len(text) <= 600) or _NEW_TASK_RE.match(text):
         return ""
-    items = [s for s in sentences(text) if not _NEW_TASK_RE.match(s)]
+    items = [
+        _REQUEST_PREFIX_RE.sub("", s, count=1)
+        for s in sentences(text)
+        if not _NEW_TASK_RE.match(s) and not _META_SENTENCE_RE.search(s)
+    ]
     first = next((i for i, s in enumerate(items) if len(s) >= 25 and _SYMPTOM_WORDS_RE.search(s)), None)
     if first is None:
         return ""
@@ -290,24 +309,6 @@ def plain_words(text: str) -> str:
     """Code names (`fooBar`, `a.b`, `x_y`, `f()`) dropped: the words a developer would type about it."""
     kept = [w for w in text.split() if not _CODE_WORD_RE.search(w)]
     return " ".join(kept) if len(kept) >= 6 else ""
-
-
-# meta talk in a request: greetings, plan boilerplate, instructions about how to work, not what is wrong
-_META_SENTENCE_RE = re.compile(
-    r"(?i)^\W*(?:(?:hi|hello|hey|thanks|thank you|good morning)\b\W*$|implement the following plan|caveat:"
-    r"|ultrathink|think (?:hard|deeply)|use (?:a |the )?(?:sub-?agents?|parallel agents)|(?:do not|don'?t) commit"
-    r"|(?:read|check|follow) (?:the )?(?:claude|agents)\.md|let me know|do you have access|are you (?:ok|able)"
-    r"|before you (?:start|begin)|you are an?\b|your task is|as a reminder|remember to|when (?:you'?re |you are )?done"
-    r"|ask me|don'?t ask|no need to|the user (?:opened|selected)|this may or may not be related"
-    r"|operation stopped by hook|\[request interrupted)"
-)
-# how a request addresses the assistant, dropped from the front: "can you please fix X" states "Fix X"
-_REQUEST_PREFIX_RE = re.compile(
-    r"(?i)^\W*(?:(?:hey|hi|ok|okay|so|alright)\b,?\s*)?(?:(?:can|could|would|will) (?:you|we)(?: please)?"
-    r"|please|pls|i (?:want|need|would like|'?d like) (?:you|us) to|help me|let'?s|lets|we need to|i need to|i want to"
-    r"|plan:)\s+"
-)
-PROBLEM_CHARS = 320  # one or two sentences: a symptom, as a developer would search for it
 
 
 def request_sentences(prompt: str) -> list[str]:
