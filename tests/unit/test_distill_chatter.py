@@ -31,6 +31,8 @@ CHATTER = [
     "Would you like me to commit these changes?",
     "Running the full suite to make sure nothing else broke",
     "The fix replaces the lookup and then…",
+    "| Location | Created In | Purpose |",
+    "Based on the commits since the last tag, here's the changelog update.",
 ]
 # statements as a card states them (the style of an LLM-written card)
 STATEMENTS = [

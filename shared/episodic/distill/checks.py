@@ -200,6 +200,8 @@ CHATTER_RULES: tuple[Rule, ...] = (
         r"|feel free)\b",
     ),
     rule("exclamation", r"!(?:\s|$)"),
+    rule("table row", r"\|[^|\n]*\|"),
+    rule("presentation", r"(?i)\bhere(?:'s| is| are)\b"),
     rule("question", r"\?\W*$"),
     rule("trailing colon", r":\W*$"),
     rule("truncated", r"(?:…|\.\.\.)\W*$"),

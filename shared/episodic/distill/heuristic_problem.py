@@ -13,6 +13,7 @@ import json
 import re
 
 from episodic.distill.evidence import check_result, command_segments, shell_command
+from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import error_line
 from episodic.distill.heuristic_text import (
     clip,
@@ -323,6 +324,31 @@ def request_sentences(prompt: str) -> list[str]:
     return kept
 
 
+_EXPLORING_RE = re.compile(
+    r"(?i)^(?:read|look|check|explore|examine|search|start|begin|understand|first|see|find|review|investigate"
+    r"|analy[sz]e|get|help|take|run|open|gather|verify|dig|research|you)\b"
+)
+_RESTATEMENT_WORDS = 8  # a restatement of the task says what, not just "Let me fix this"
+
+
+def assistant_restatement(assistant: list[str]) -> str:
+    """The assistant's first statement of what it will do, in its own (often more general) words."""
+    for text in assistant[:3]:
+        for sentence in sentences(text)[:3]:
+            line = plain_words(
+                as_statement(sentence, 240, intent=True)
+            )  # code names dropped, as for diagnoses
+            if _DIAGNOSIS_RE.search(line):
+                continue  # a diagnosis: `first_diagnosis` adds it in its place
+            if (
+                len(line.split()) >= _RESTATEMENT_WORDS
+                and reads_as_words(line)
+                and not _EXPLORING_RE.match(line)
+            ):
+                return line
+    return ""
+
+
 def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
     request = first_sentences(" ".join(request_sentences(traj.request)), 300)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
@@ -343,6 +369,8 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     if traj.titles:
         add(safe_line(traj.titles[-1], 120))
     add(task_description(events))
+    if pointer or len(request) < 200:
+        add(assistant_restatement(assistant))
     restated = 0
     for prompt in traj.prompts[1:12]:  # the user's own words about what still goes wrong
         if restated >= 2:
