@@ -52,7 +52,7 @@ def test_chatter_is_named(text: str) -> None:
 
 @pytest.mark.parametrize("text", STATEMENTS)
 def test_statements_pass(text: str) -> None:
-    assert chatter_breaks(text) == []
+    assert chatter_breaks(text) == ()
 
 
 @pytest.mark.parametrize(

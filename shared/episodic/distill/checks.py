@@ -227,12 +227,13 @@ MIN_STATEMENT_WORDS = 4  # fewer words is a fragment, not a statement
 CHATTER_FIELDS = ("insight", "key_decisions", "dead_ends", "misleading_intuitions")
 
 
-def chatter_breaks(text: str) -> list[str]:
+@lru_cache(maxsize=8192)  # a candidate statement is checked when chosen and again on the card
+def chatter_breaks(text: str) -> tuple[str, ...]:
     """The names of the chatter rules one statement breaks (a fragment of few words is one too)."""
     found = [r.name for r in CHATTER_RULES if r.search(text)]
     if text and len(text.split()) < MIN_STATEMENT_WORDS:
         found.append("fragment")
-    return found
+    return tuple(found)
 
 
 def chatter_violations(card: Card) -> list[str]:

@@ -7,6 +7,7 @@ speaker); whatever still breaks a chatter rule of `checks.CHATTER_RULES` is drop
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.heuristic_text import safe_line
@@ -44,6 +45,7 @@ def strip_speaker(text: str) -> str:
     return text
 
 
+@lru_cache(maxsize=4096)  # the same sentence is a candidate for several fields
 def as_statement(sentence: str, limit: int = 200, *, intent: bool = False) -> str:
     """A short declarative statement from one sentence, or "" when it is chatter or too long to keep whole.
 

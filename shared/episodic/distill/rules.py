@@ -13,6 +13,7 @@ from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
+_PREFILTER_MIN_CHARS = 400  # a shorter text is regex-scanned directly: the word loop would cost more
 _MIN_WORD_CHARS = 2  # a one-letter prefilter word rejects almost nothing: no prefilter instead
 _COMMON_WORDS = frozenset({"the", "a", "an", "to", "of", "is", "it", "in", "on", "and", "or", "i"})
 
@@ -85,7 +86,7 @@ class Rule:
         object.__setattr__(self, "words", required_words(self.pattern))
 
     def could_match(self, text: str) -> bool:
-        if not self.words or not text.isascii():
+        if not self.words or len(text) < _PREFILTER_MIN_CHARS or not text.isascii():
             return True
         low = lower(text)
         for word in self.words:  # noqa: SIM110 - a plain loop: cheaper than any() over a generator
