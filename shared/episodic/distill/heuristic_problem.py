@@ -329,6 +329,7 @@ _EXPLORING_RE = re.compile(
     r"|analy[sz]e|get|help|take|run|open|gather|verify|dig|research|you)\b"
 )
 _RESTATEMENT_WORDS = 8  # a restatement of the task says what, not just "Let me fix this"
+_RESTATEMENT_CHARS = 240
 
 
 def assistant_restatement(assistant: list[str]) -> str:
