@@ -175,9 +175,9 @@ def test_only_noise_is_empty(tmp_path: Path) -> None:
 
 
 def test_cheap_skip_only_matches_the_envelope() -> None:
-    assert _cheap_skip('{"parentUuid":null,"cwd":"/w","type":"progress","data":{"type":"x"}}') == "progress"
-    assert _cheap_skip('{"type":"file-history-snapshot","messageId":"m"}') == "file-history-snapshot"
-    nested = '{"type":"user","message":{"content":[{"type":"progress","data":1}]},"x":{"type":"progress"}}'
+    assert _cheap_skip(b'{"parentUuid":null,"cwd":"/w","type":"progress","data":{"type":"x"}}') == "progress"
+    assert _cheap_skip(b'{"type":"file-history-snapshot","messageId":"m"}') == "file-history-snapshot"
+    nested = b'{"type":"user","message":{"content":[{"type":"progress","data":1}]},"x":{"type":"progress"}}'
     assert _cheap_skip(nested) is None
-    in_text = '{"type":"user","message":{"content":"say \\"type\\":\\"progress\\""}}'
+    in_text = b'{"type":"user","message":{"content":"say \\"type\\":\\"progress\\""}}'
     assert _cheap_skip(in_text) is None

@@ -19,30 +19,41 @@ _decoder = json.JSONDecoder()
 # Entry types dropped without parsing when the envelope says so (progress is 44-70 % of 2.1.x lines).
 # Nested JSON strings are escaped, so these exact bytes only appear as the line's own structure.
 _CHEAP_SKIPS = (
-    ('"type":"progress"', "progress"),
-    ('"type":"file-history-snapshot"', "file-history-snapshot"),
+    (b'"type":"progress"', "progress"),
+    (b'"type":"file-history-snapshot"', "file-history-snapshot"),
 )
-_ENVELOPE_CHARS = 1500
+_ENVELOPE_BYTES = 1500
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
 
-def _cheap_skip(line: str) -> str | None:
-    head = line[:_ENVELOPE_CHARS]
+def _cheap_skip(line: bytes) -> str | None:
+    head = line[:_ENVELOPE_BYTES]
     for needle, kind in _CHEAP_SKIPS:
         pos = head.find(needle)
         # top level only: no nested object opened before it (a string value holding "{" only costs a parse)
-        if pos > 0 and "{" not in head[1:pos]:
+        if pos > 0 and b"{" not in head[1:pos]:
             return kind
     return None
 
 
-_RESULT_KEY = ',"toolUseResult":'
+_RESULT_KEY = b',"toolUseResult":'
 _LAZY_RESULT_MIN = 4000
-_AGENT_ID_RE = re.compile(r'"agentId":"([^"\\]{1,100})"')
+_AGENT_ID_RE = re.compile(rb'"agentId":"([^"\\]{1,100})"')
 
 
-def _without_tool_use_result(line: str) -> dict[str, Any] | None:
+def _loads(line: bytes) -> Any:
+    """orjson on the raw bytes (no decode); the stdlib, on the text decoded with replacement characters,
+    decides whatever orjson refuses (invalid UTF-8, NaN, huge ints, lone surrogates)."""
+    if orjson is not None:
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError:
+            pass
+    return json.loads(line.decode("utf-8", errors="replace").strip())
+
+
+def _without_tool_use_result(line: bytes) -> dict[str, Any] | None:
     """A user line minus its bulky `toolUseResult` (half the bytes of a transcript: file copies, diffs).
 
     It comes last in the envelope (only `sourceToolAssistantUUID` follows); the prefix parsing as an
@@ -51,38 +62,35 @@ def _without_tool_use_result(line: str) -> dict[str, Any] | None:
     pos = line.find(_RESULT_KEY)
     if pos < 0 or len(line) - pos < _LAZY_RESULT_MIN:
         return None
+    if (
+        len(line) - pos < 4 * _LAZY_RESULT_MIN
+        and len(line[pos:].decode("utf-8", "replace")) < _LAZY_RESULT_MIN
+    ):
+        return (
+            None  # the threshold counts characters, as the text-based reader did (UTF-8: up to 4 bytes each)
+        )
     try:
-        entry = _loads(line[:pos] + "}")
+        entry = _loads(line[:pos] + b"}")
     except json.JSONDecodeError:
         return None
     if not isinstance(entry, dict):
         return None
     value_head = line[pos + len(_RESULT_KEY) : pos + len(_RESULT_KEY) + 2000]
-    if value_head.startswith('"'):
+    if value_head.startswith(b'"'):
         entry["toolUseResult"] = (
-            "User rejected tool use" if value_head.startswith('"User rejected tool use"') else ""
+            "User rejected tool use" if value_head.startswith(b'"User rejected tool use"') else ""
         )
     else:
         agent = _AGENT_ID_RE.search(line, pos)
         entry["toolUseResult"] = {
-            "interrupted": line.find('"interrupted":true', pos) >= 0,
-            "agentId": agent.group(1) if agent else None,
+            "interrupted": line.find(b'"interrupted":true', pos) >= 0,
+            "agentId": agent.group(1).decode("utf-8", errors="replace") if agent else None,
             "summarised": True,
         }
     return entry
 
 
-def _loads(text: str) -> Any:
-    """orjson (about twice as fast); the stdlib decides what orjson refuses (NaN, huge ints, lone surrogates)."""
-    if orjson is None:
-        return json.loads(text)
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return json.loads(text)
-
-
-def _decode_objects(line: str) -> list[Any]:
+def _decode_objects(line: bytes) -> list[Any]:
     """One line's JSON values; a line holding two concatenated objects (a lost newline) yields both."""
     lazy = _without_tool_use_result(line)
     if lazy is not None:
@@ -92,22 +100,24 @@ def _decode_objects(line: str) -> list[Any]:
     except json.JSONDecodeError as exc:
         if not exc.msg.startswith("Extra data"):
             raise
+    text = line.decode("utf-8", errors="replace").strip()
     values: list[Any] = []
     pos = 0
-    while pos < len(line):
-        value, end = _decoder.raw_decode(line, pos)
+    while pos < len(text):
+        value, end = _decoder.raw_decode(text, pos)
         values.append(value)
-        while end < len(line) and line[end] in " \t\r":
+        while end < len(text) and text[end] in " \t\r":
             end += 1
         pos = end
     return values
 
 
 def iter_entries(data: bytes, stats: ParseStats) -> Iterator[dict[str, Any]]:
-    """Every JSON object of a JSONL file in order; malformed lines and a truncated last line are counted."""
-    text = data.decode("utf-8", errors="replace")
-    lines = text.split("\n")
-    ends_with_newline = text.endswith("\n")
+    """Every JSON object of a JSONL file in order; malformed lines and a truncated last line are counted.
+
+    Lines are split and parsed as bytes (decoding a whole file first costs as much as splitting it)."""
+    lines = data.split(b"\n")
+    ends_with_newline = data.endswith(b"\n")
     last = len(lines) - 1
     for index, raw in enumerate(lines):
         line = raw.strip()
