@@ -28,11 +28,10 @@ CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_con
 
 
 def _cheap_skip(line: bytes) -> str | None:
-    head = line[:_ENVELOPE_BYTES]
     for needle, kind in _CHEAP_SKIPS:
-        pos = head.find(needle)
+        pos = line.find(needle, 0, _ENVELOPE_BYTES)  # bounded finds: no copy of the head
         # top level only: no nested object opened before it (a string value holding "{" only costs a parse)
-        if pos > 0 and b"{" not in head[1:pos]:
+        if pos > 0 and line.find(b"{", 1, pos) < 0:
             return kind
     return None
 
@@ -119,28 +118,32 @@ def iter_entries(data: bytes, stats: ParseStats) -> Iterator[dict[str, Any]]:
     lines = data.split(b"\n")
     ends_with_newline = data.endswith(b"\n")
     last = len(lines) - 1
-    for index, raw in enumerate(lines):
-        line = raw.strip()
-        if not line:
-            continue
-        stats.lines += 1
-        skip = _cheap_skip(line)
-        if skip:
-            stats.skipped_entry_types[skip] = stats.skipped_entry_types.get(skip, 0) + 1
-            continue
-        try:
-            values = _decode_objects(line)
-        except (json.JSONDecodeError, RecursionError):
-            if index == last and not ends_with_newline:
-                stats.truncated_last_line = True  # a live file being written, or cut short
-            else:
-                stats.malformed_lines += 1
-            continue
-        for value in values:
-            if isinstance(value, dict):
-                yield value
-            else:
-                stats.malformed_lines += 1
+    counted = 0  # ParseStats validates each assignment: the line count is added once, at the end
+    try:
+        for index, raw in enumerate(lines):
+            line = raw.strip()
+            if not line:
+                continue
+            counted += 1
+            skip = _cheap_skip(line)
+            if skip:
+                stats.skipped_entry_types[skip] = stats.skipped_entry_types.get(skip, 0) + 1
+                continue
+            try:
+                values = _decode_objects(line)
+            except (json.JSONDecodeError, RecursionError):
+                if index == last and not ends_with_newline:
+                    stats.truncated_last_line = True  # a live file being written, or cut short
+                else:
+                    stats.malformed_lines += 1
+                continue
+            for value in values:
+                if isinstance(value, dict):
+                    yield value
+                else:
+                    stats.malformed_lines += 1
+    finally:
+        stats.lines += counted
 
 
 def looks_like_codex(entry: dict[str, Any]) -> bool:
