@@ -21,8 +21,10 @@ from __future__ import annotations
 import itertools
 import re
 import time
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
 from episodic.distill.checks import (
     CHATTER_FIELDS,
@@ -180,12 +182,30 @@ def fallback_problem(traj: Trajectory) -> str:
 def matching_sentences(
     texts: Iterable[str], pattern: re.Pattern[str], words: tuple[str, ...], low: int, high: int
 ) -> Iterator[str]:
-    """Sentences matching `pattern`; a text is split only when the pattern occurs in it at all (speed)."""
+    """Sentences matching `pattern`; a text is split only when the pattern occurs in it at all, and its
+    sentences are scanned in one pass over them joined by newlines (no pattern here can span one)."""
     for text in texts:
         if has_any(text, words) and pattern.search(text):
-            for sentence in sentences(text):
-                if low <= len(sentence) <= high and not sentence.endswith("?") and pattern.search(sentence):
-                    yield sentence
+            items = sentences(text)
+            joined, starts = joined_sentences(items)
+            last = -1
+            for match in pattern.finditer(joined):
+                index = bisect_right(starts, match.start()) - 1
+                if index != last:
+                    last = index
+                    sentence = items[index]
+                    if low <= len(sentence) <= high and not sentence.endswith("?"):
+                        yield sentence
+
+
+@lru_cache(maxsize=2048)
+def joined_sentences(items: tuple[str, ...]) -> tuple[str, list[int]]:
+    """The sentences joined by newlines, and where each starts."""
+    starts, at = [], 0
+    for item in items:
+        starts.append(at)
+        at += len(item) + 1
+    return "\n".join(items), starts
 
 
 def first_safe(candidates: Iterable[str], limit: int, chars: int, *, intent: bool = False) -> list[str]:
