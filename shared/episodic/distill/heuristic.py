@@ -4,13 +4,15 @@ problem   the symptom, not a copy of the request (`heuristic_problem`): the requ
           (only the first when it merely points at a ticket, PR or branch), the title, the tracker's
           description, the user's later symptom sentences, the first error (when it reads as words),
           the compaction summary's intent and the assistant's first diagnosis without code names.
-steps     tool calls folded into phases ("Read …", "Edited …", "Ran go test: failed (…)"), completed
-          todo items, at most 12; a passing check already shown is not repeated, routine passing checks
-          and reads are the first dropped from the middle.
+steps     tool calls folded into phases ("Read …", "Edited config.go: <the change the assistant announced>",
+          "Ran go test: failed (…)"), completed todo items, at most 12; a passing check already shown is
+          not repeated, routine passing checks and reads are the first dropped from the middle.
 key_decisions / insight / dead_ends / misleading_intuitions
           sentences of the assistant (and the user's directions) picked by their wording: decision
-          language, root-cause language, "didn't work", a hypothesis later contradicted. Decisions that
-          read as words come before code-heavy ones; "at line 289 …" is never an insight.
+          language, root-cause language, "didn't work", a hypothesis later contradicted; the insight is
+          topped up from the closing summary. Each is rewritten as a statement (`heuristic_statements`:
+          no "Perfect!", "I think", trailing colon; "I'll rebase" decides "Rebase"), and dropped when it
+          still reads as chatter (`checks.chatter_violations`). "at line 289 …" is never an insight.
 critical_checks  failing checks followed by a change of course, and the final check.
 outcome   `judge_outcome` (evidence only). tags: file kinds, tools run, frameworks named.
 Every field passes `card_violations`: text is sanitised, and an item that cannot be saved is dropped.

@@ -5,7 +5,10 @@ removed; kept short when it only points elsewhere: a ticket, "fix the failing te
 branch"), the session title, the task a tracker showed (`bd show`, `gh issue view`, `gh pr view`:
 title and the description's first prose), the compaction summary's stated intent, the assistant's
 first diagnosis ("The issue is …"), the first error a check showed (only when it reads as words),
-and later prompts' sentences that state a symptom ("still fails", "doesn't show")."""
+and later prompts' sentences that state a symptom ("still fails", "doesn't show"). Meta talk with nothing
+to search for (greetings, "Implement the following plan:", editor notices) is dropped, a request's
+"can you / please / I'd like to" is cut ("Fix X"), and a short or pointer request gets the assistant's
+first restatement of the task, in its own words."""
 
 from __future__ import annotations
 
@@ -271,7 +274,7 @@ _REQUEST_PREFIX_RE = re.compile(
     r"|please|pls|i (?:want|need|would like|'?d like) (?:you|us) to|help me|let'?s|lets|we (?:need|want|have) to|we should"
     r"|i (?:need|want|would like|'?d like) to|i'?d like us to|plan:)\s+"
 )
-PROBLEM_CHARS = 320  # one or two sentences: a symptom, as a developer would search for it
+PROBLEM_CHARS = 320  # one request sentence at most: a symptom, as a developer would search for it
 
 
 def symptom_sentences(prompt: str, limit: int) -> str:
@@ -336,16 +339,13 @@ def assistant_restatement(assistant: list[str]) -> str:
     """The assistant's first statement of what it will do, in its own (often more general) words."""
     for text in assistant[:3]:
         for sentence in sentences(text)[:3]:
-            line = plain_words(
-                as_statement(sentence, 240, intent=True)
-            )  # code names dropped, as for diagnoses
-            if _DIAGNOSIS_RE.search(line):
-                continue  # a diagnosis: `first_diagnosis` adds it in its place
-            if (
-                len(line.split()) >= _RESTATEMENT_WORDS
-                and reads_as_words(line)
-                and not _EXPLORING_RE.match(line)
-            ):
+            if len(sentence) > _RESTATEMENT_CHARS or len(sentence.split()) < _RESTATEMENT_WORDS:
+                continue  # too long to keep whole, or too short to say what: not worth cleaning
+            # code names dropped, as for diagnoses; a diagnosis is added by `first_diagnosis` in its place
+            line = plain_words(as_statement(sentence, _RESTATEMENT_CHARS, intent=True))
+            if _DIAGNOSIS_RE.search(line) or _EXPLORING_RE.match(line):
+                continue
+            if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
                 return line
     return ""
 
