@@ -64,6 +64,6 @@ def test_quickstart_indexes_the_demo_corpus_and_prints_results(episodic_home: Pa
 def test_show_and_stats_after_quickstart(episodic_home: Path) -> None:
     assert run(["quickstart"], episodic_home, EPISODIC_EMBEDDER="hashing").returncode == 0
     stats = json.loads(run(["stats", "--json"], episodic_home, EPISODIC_EMBEDDER="hashing").stdout)
-    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v2": 6}
+    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v3": 6}
     missing = run(["show", "no-such-session"], episodic_home, EPISODIC_EMBEDDER="hashing")
     assert missing.returncode == 1 and "no episode" in missing.stderr

@@ -7,7 +7,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from episodic.distill.checks import card_violations, enforce_card, judge_outcome
+from episodic.distill.checks import card_violations, chatter_violations, enforce_card, judge_outcome
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.models import Card, Outcome, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
@@ -47,6 +47,11 @@ def test_every_card_is_valid_and_keeps_the_rules(cards: dict[str, Card]) -> None
     print(f"\nheuristic outcomes over {len(cards)} sessions: {dict(outcomes.most_common())}")
     assert set(outcomes) <= {o.value for o in Outcome}
     assert outcomes["verified"] < len(cards)  # evidence is required: not everything is verified
+
+
+def test_no_card_holds_chatter(cards: dict[str, Card]) -> None:
+    noisy = {rel: chatter_violations(card) for rel, card in cards.items() if chatter_violations(card)}
+    assert noisy == {}
 
 
 def test_heuristic_cards_survive_enforcement_unchanged(

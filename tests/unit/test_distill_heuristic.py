@@ -47,7 +47,7 @@ def test_debug_session_card_fields() -> None:
     assert any(s.startswith("Read ci.yml, biome.json") for s in card.steps)
     assert any("failed" in s and "npm run check" in s for s in card.steps)
     assert card.steps[-1] == "Ran npm run check: passed"
-    assert any("rebase the branch instead of merging" in d for d in card.key_decisions)
+    assert "Rebase the branch instead of merging main, rather than disabling the rule." in card.key_decisions
     assert "root cause" in card.insight.lower()
     assert any("Biome version differs" in m for m in card.misleading_intuitions)
     assert any("push the rebased branch" in d.lower() for d in card.dead_ends)

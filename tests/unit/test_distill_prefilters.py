@@ -62,3 +62,19 @@ def test_guarded_substitutions_still_clean() -> None:
     assert (
         depath("edit /home/u/src/app.py and lib/util.go at foo.go:12") == "edit app.py and util.go at foo.go"
     )
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_one_pass_sentence_scan_finds_what_a_scan_per_sentence_finds(text: str) -> None:
+    for pattern, words in (
+        (heuristic._DECISION_RE, heuristic._DECISION_WORDS),
+        (heuristic._FAILED_TRY_RE, heuristic._FAILED_WORDS),
+        (heuristic._HYPOTHESIS_RE, heuristic._HYPOTHESIS_WORDS),
+    ):
+        expected = [
+            s
+            for s in heuristic.sentences(text)
+            if 1 <= len(s) <= 400 and not s.endswith("?") and pattern.search(s)
+        ]
+        assert list(heuristic.matching_sentences((text,), pattern, words, 1, 400)) == expected

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from episodic.marker import DISTILLER_MARKER
-from episodic.models import NotEpisode, SessionSource, Trajectory
+from episodic.models import NotEpisode, ParseStats, SessionSource, Trajectory
+from episodic.parse import reader
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.parse.reader import _cheap_skip
 
@@ -175,9 +176,18 @@ def test_only_noise_is_empty(tmp_path: Path) -> None:
 
 
 def test_cheap_skip_only_matches_the_envelope() -> None:
-    assert _cheap_skip('{"parentUuid":null,"cwd":"/w","type":"progress","data":{"type":"x"}}') == "progress"
-    assert _cheap_skip('{"type":"file-history-snapshot","messageId":"m"}') == "file-history-snapshot"
-    nested = '{"type":"user","message":{"content":[{"type":"progress","data":1}]},"x":{"type":"progress"}}'
+    assert _cheap_skip(b'{"parentUuid":null,"cwd":"/w","type":"progress","data":{"type":"x"}}') == "progress"
+    assert _cheap_skip(b'{"type":"file-history-snapshot","messageId":"m"}') == "file-history-snapshot"
+    nested = b'{"type":"user","message":{"content":[{"type":"progress","data":1}]},"x":{"type":"progress"}}'
     assert _cheap_skip(nested) is None
-    in_text = '{"type":"user","message":{"content":"say \\"type\\":\\"progress\\""}}'
+    in_text = b'{"type":"user","message":{"content":"say \\"type\\":\\"progress\\""}}'
     assert _cheap_skip(in_text) is None
+
+
+def test_reader_without_orjson_reads_the_same(monkeypatch: pytest.MonkeyPatch) -> None:
+    data = b'{"type":"user","uuid":"a"}\n{"a":1}{"b":2}\n\xff{"x":1}\n{"big":1e400}\n{"cut":'
+    with_orjson, stats = list(reader.iter_entries(data, ParseStats())), ParseStats()
+    monkeypatch.setattr(reader, "orjson", None)  # the Lambda package ships no orjson
+    assert list(reader.iter_entries(data, stats)) == with_orjson
+    assert stats.lines == 5 and stats.malformed_lines == 1 and stats.truncated_last_line
+    assert with_orjson[-1] == {"big": float("inf")}  # orjson refuses it: the stdlib reads it, as before

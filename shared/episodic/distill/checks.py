@@ -30,6 +30,10 @@ Outcome (`judge_outcome`), on evidence in the trace only — the assistant's own
        failing", "doesn't work", "same error"). "thanks" or "great" alone is politeness, not evidence.
   3. The LAST piece of evidence decides: passing check / successful rerun / confirmation → `verified`;
      failing check / denial → `failed`; no evidence after the last edit → `unverified`.
+  4. A passing last piece is overruled when it does not exercise the work: the user asked for more after
+     it and the change that followed was declined → `unverified`; a test failed and the edits since only
+     touch logging, prints or comments, with no test (nor the user) passing after them → `failed`; the
+     last edit is CI configuration, checked only locally → `unverified`.
   Hedged endings ("should work now", "this should fix it") are the assistant's claim and never count.
 """
 
@@ -43,9 +47,23 @@ from typing import Any
 import jsonschema
 from pydantic import ValidationError
 
-from episodic.distill.evidence import evidence_after, last_edit_position, ordered_events
+from episodic.distill.evidence import (
+    CheckResult,
+    Evidence,
+    check_result,
+    evidence_after,
+    is_ci_config_edit,
+    is_edit,
+    is_test_command,
+    last_edit_position,
+    only_debug_edits,
+    ordered_events,
+    shell_command,
+    tool_calls_in,
+)
+from episodic.distill.rules import Rule, rule
 from episodic.errors import InvalidCardError
-from episodic.models import Card, Outcome, Trajectory
+from episodic.models import Card, Event, Outcome, Trajectory
 
 SOURCE_EXTENSIONS = (
     "py|pyi|go|js|jsx|mjs|cjs|ts|tsx|rs|rb|ex|exs|heex|eex|erl|java|kt|kts|scala|c|h|cc|cpp|hpp|cs|swift"
@@ -161,6 +179,74 @@ def card_violations(card: Card) -> list[str]:
     return violations
 
 
+# Conversational text, not a statement: what a transcript says in passing, never what a card states.
+CHATTER_RULES: tuple[Rule, ...] = (
+    rule(
+        "interjection",
+        r"(?i)^\W*(?:perfect|great|excellent|awesome|good|nice|ok|okay|alright|sure|yes|yep|hmm+|wait|ah|oh|wow"
+        r"|done|got it|cool|interesting|understood|absolutely|exactly|right|good news|summary)\s*[!.,:;—–-](?!\w)",
+    ),
+    rule(
+        "narrative opener",
+        r"(?i)^\W*(?:now|so|also|then|finally|next,|first,|here'?s|here is|here are|let me|let'?s|great|perfect)\b(?![.-]\w)",
+    ),
+    rule(
+        "first person",
+        r"\b(?:I|I'm|I'll|I've|I'd|[Ll]et me|[Ll]et'?s|[Ww]e'll|[Ww]e'?re going to|[Ww]e need to|[Ww]e can|[Mm]y)\b",
+    ),
+    rule(
+        "addressed to the user",
+        r"(?i)\b(?:would you like|do you want|shall I|should I|want me to|let me know|can you|could you|you can now"
+        r"|feel free)\b",
+    ),
+    rule("exclamation", r"!(?:\s|$)"),
+    rule("table row", r"\|[^|\n]*\|"),
+    rule("presentation", r"(?i)\bhere(?:'s| is| are)\b"),
+    rule("question", r"\?\W*$"),
+    rule("trailing colon", r":\W*$"),
+    rule("truncated", r"(?:…|\.\.\.)\W*$"),
+    rule(
+        "to-do",
+        r"(?i)^\W*(?:todo|to do|need to|needs to|still need|next step|remaining|will now|going to|about to"
+        r"|if (?:it|this|that) (?:still|doesn'?t|does not|fails))\b",
+    ),
+    rule(
+        "tool narration",
+        r"(?i)^\W*(?:running|checking|looking at|reading|searching|viewing|opening|listing|waiting)\b"
+        r"|\b(?:tool call|the output (?:shows|says)|as shown above|see above|see below)\b",
+    ),
+    rule(
+        "vague reference",
+        r"(?i)^\W*(?:(?:so|and|but),? )?(?:that|this|it|which)(?:'s| is| was|n't| wasn'?t| isn'?t| didn'?t| did| does"
+        r"|'s not| is not| was not) ?(?:it|that|the one|the case|all|right|correct|good|fine|wrong)?\W*$"
+        r"|\b(?:so )?that wasn'?t it\b",
+    ),
+    rule("connective start", r"(?i)^\W*(?:and|but|or|because|which|though|however|although)\b"),
+)
+MIN_STATEMENT_WORDS = 4  # fewer words is a fragment, not a statement
+CHATTER_FIELDS = ("insight", "key_decisions", "dead_ends", "misleading_intuitions")
+
+
+@lru_cache(maxsize=8192)  # a candidate statement is checked when chosen and again on the card
+def chatter_breaks(text: str) -> tuple[str, ...]:
+    """The names of the chatter rules one statement breaks (a fragment of few words is one too)."""
+    found = [r.name for r in CHATTER_RULES if r.search(text)]
+    if text and len(text.split()) < MIN_STATEMENT_WORDS:
+        found.append("fragment")
+    return tuple(found)
+
+
+def chatter_violations(card: Card) -> list[str]:
+    """Conversational text in the card's statement fields (insight, decisions, dead ends, intuitions).
+
+    Enforced on every heuristic card (an LLM's card is free prose and is not held to it)."""
+    found: list[str] = []
+    for field, text in card_fields(card):
+        if field.split("[", 1)[0] in CHATTER_FIELDS and text:
+            found += [f"{field}: chatter: {name}: {text[:60]!r}" for name in chatter_breaks(text)]
+    return found
+
+
 def judge_outcome(traj: Trajectory) -> Outcome:
     """The outcome the trace supports (rules in the module docstring)."""
     events = ordered_events(traj)
@@ -170,7 +256,46 @@ def judge_outcome(traj: Trajectory) -> Outcome:
     evidence = evidence_after(events, last_edit)
     if not evidence:
         return Outcome.UNVERIFIED
-    return Outcome.VERIFIED if evidence[-1].passed else Outcome.FAILED
+    if not evidence[-1].passed:
+        return Outcome.FAILED
+    if _declined_after(events, evidence[-1].position):
+        return (
+            Outcome.UNVERIFIED
+        )  # the session ends on a change that was never applied: its request is undone
+    if _debug_only_fix(events, last_edit, evidence):
+        return Outcome.FAILED
+    edit = events[last_edit].tool
+    if edit is not None and is_ci_config_edit(edit) and not any(e.kind == "user-confirm" for e in evidence):
+        return Outcome.UNVERIFIED  # CI configuration is exercised by a CI run, never by a local check
+    return Outcome.VERIFIED
+
+
+def _declined_after(events: list[Event], position: int) -> bool:
+    """After the deciding evidence the user asked for more, and the change that followed was never applied."""
+    asked = False
+    for event in events[position + 1 :]:
+        if event.kind == "prompt":
+            asked = True
+        elif asked and event.tool is not None and is_edit(event.tool):
+            return event.tool.rejected or event.tool.is_error
+    return False
+
+
+def _debug_only_fix(events: list[Event], last_edit: int, evidence: list[Evidence]) -> bool:
+    """A test failed; the edits since only touch logging or prints; no test (nor the user) passed after."""
+    failed_test = max(
+        (
+            at
+            for at, call in tool_calls_in(events[:last_edit])
+            if check_result(call) is CheckResult.FAILED and is_test_command(shell_command(call))
+        ),
+        default=None,
+    )
+    if failed_test is None:
+        return False
+    if any((e.kind == "check" and is_test_command(e.detail)) or e.kind == "user-confirm" for e in evidence):
+        return False
+    return only_debug_edits([call for at, call in tool_calls_in(events) if failed_test < at <= last_edit])
 
 
 def enforce_card(card: Card, traj: Trajectory | None) -> tuple[Card, list[str]]:

@@ -106,7 +106,9 @@ _CONFIRM_RE = re.compile(
 _DENY_RE = re.compile(
     r"\b(?:still\s+(?:\w+\s+)?(?:broken|fail\w*|not\s+work\w*|doesn'?t\s+work|the same|happen\w*|get(?:ting)?|see(?:ing)?"
     r"|error\w*|crash\w*|there|hangs?|empty|wrong)|(?:does\s*n[o']t|did\s*n[o']t|does not|did not|is not|isn'?t)\s+(?:work|fix|help)\w*"
-    r"|not\s+working|no luck|same (?:error|problem|issue|failure)|nothing changed|made it worse|now (?:it )?(?:fails|crashes))\b",
+    r"|not\s+working|no luck|same (?:error|problem|issue|failure)|nothing changed|made it worse|now (?:it )?(?:fails|crashes)"
+    r"|(?:it|this|that|they|which)(?:'s| is| are)?\s+still\s+(?!works?\b|work(?:ing|ed)\b|pass|good|fine|ok|valid|green"
+    r"|compil|build|succeed|correct|right|needed|required|useful|possible|there\b)\w+)\b",
     re.I,
 )
 
@@ -296,3 +298,63 @@ def evidence_after(events: list[Event], start: int) -> list[Evidence]:
             # a non-check failing again says little (network, auth); its success says the fix took
             found.append(Evidence(position, "rerun", True, command))
     return found
+
+
+# A test run (not a lint, format, type or build step): what a failing test needs to pass again.
+_TEST_CHECK_RE = re.compile(
+    r"(?:^|\s)(?:pytest|py\.test|tox|go\s+test(?!\s.*\s-c\b)|cargo\s+(?:test|nextest)|jest|vitest|mix\s+test|rspec"
+    r"|phpunit|ctest|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|unittest|node\s+--test|deno\s+test|gotestsum"
+    r"|(?:mise|make|just|task)\s+(?:run\s+)?test)\b"
+)
+# A line that only logs or prints (or is blank / a comment): an edit of such lines changes no behaviour.
+_DEBUG_LINE_RE = re.compile(
+    r"^\s*(?:$|#|//|--|/\*|\*|(?:print|println|printf|eprintln!|println!|dbg!|puts|pp|console\.\w+|fmt\.\w*print\w*"
+    r"|log(?:ger)?\.\w+|slog\.\w+|logging\.\w+|IO\.(?:inspect|puts)|Logger\.\w+|debug\w*|t\.Log\w*)\b)",
+    re.I,
+)
+# CI configuration: only a CI run exercises it, never a local check.
+_CI_PATH_RE = re.compile(
+    r"(?:^|/)(?:\.github/workflows/|\.gitlab-ci\.ya?ml$|\.circleci/|azure-pipelines\.ya?ml$)"
+)
+
+
+def is_test_command(command: str) -> bool:
+    return any(_TEST_CHECK_RE.search(seg) for seg in command_segments(command))
+
+
+def _changed_lines(call: ToolCall) -> list[str] | None:
+    """The lines an Edit/MultiEdit call added or removed; None when not known (a whole-file write)."""
+    if call.name == "Edit":
+        pairs = [(call.input.get("old_string"), call.input.get("new_string"))]
+    elif call.name == "MultiEdit" and isinstance(call.input.get("edits"), list):
+        pairs = [
+            (e.get("old_string"), e.get("new_string")) for e in call.input["edits"] if isinstance(e, dict)
+        ]
+    else:
+        return None
+    changed: list[str] = []
+    for old, new in pairs:
+        if not isinstance(old, str) or not isinstance(new, str):
+            return None
+        before, after = old.splitlines(), new.splitlines()
+        changed += [line for line in after if line not in before] + [
+            line for line in before if line not in after
+        ]
+    return changed
+
+
+def only_debug_edits(calls: list[ToolCall]) -> bool:
+    """Every edit only adds or removes logging, prints, comments or blank lines."""
+    applied = [c for c in calls if is_edit(c) and not c.rejected and not c.is_error]
+    if not applied:
+        return False
+    for call in applied:
+        lines = _changed_lines(call)
+        if lines is None or not all(_DEBUG_LINE_RE.match(line) for line in lines):
+            return False
+    return True
+
+
+def is_ci_config_edit(call: ToolCall) -> bool:
+    path = call.file_path or str(call.input.get("file_path") or "")
+    return call.name in EDIT_TOOLS and bool(_CI_PATH_RE.search(path))

@@ -4,13 +4,15 @@ problem   the symptom, not a copy of the request (`heuristic_problem`): the requ
           (only the first when it merely points at a ticket, PR or branch), the title, the tracker's
           description, the user's later symptom sentences, the first error (when it reads as words),
           the compaction summary's intent and the assistant's first diagnosis without code names.
-steps     tool calls folded into phases ("Read …", "Edited …", "Ran go test: failed (…)"), completed
-          todo items, at most 12; a passing check already shown is not repeated, routine passing checks
-          and reads are the first dropped from the middle.
+steps     tool calls folded into phases ("Read …", "Edited config.go: <the change the assistant announced>",
+          "Ran go test: failed (…)"), completed todo items, at most 12; a passing check already shown is
+          not repeated, routine passing checks and reads are the first dropped from the middle.
 key_decisions / insight / dead_ends / misleading_intuitions
           sentences of the assistant (and the user's directions) picked by their wording: decision
-          language, root-cause language, "didn't work", a hypothesis later contradicted. Decisions that
-          read as words come before code-heavy ones; "at line 289 …" is never an insight.
+          language, root-cause language, "didn't work", a hypothesis later contradicted; the insight is
+          topped up from the closing summary. Each is rewritten as a statement (`heuristic_statements`:
+          no "Perfect!", "I think", trailing colon; "I'll rebase" decides "Rebase"), and dropped when it
+          still reads as chatter (`checks.chatter_violations`). "at line 289 …" is never an insight.
 critical_checks  failing checks followed by a change of course, and the final check.
 outcome   `judge_outcome` (evidence only). tags: file kinds, tools run, frameworks named.
 Every field passes `card_violations`: text is sanitised, and an item that cannot be saved is dropped.
@@ -21,18 +23,27 @@ from __future__ import annotations
 import itertools
 import re
 import time
+from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from functools import lru_cache
 
-from episodic.distill.checks import card_violations, judge_outcome, text_violations
+from episodic.distill.checks import (
+    CHATTER_FIELDS,
+    card_violations,
+    chatter_breaks,
+    chatter_violations,
+    judge_outcome,
+    text_violations,
+)
 from episodic.distill.evidence import ordered_events, user_denies
 from episodic.distill.heuristic_problem import (
     LINE_NUMBER_RE,
     TENTATIVE_RE,
-    first_sentences,
     problem_statement,
     reads_as_words,
 )
+from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import (
     build_phases,
     critical_checks,
@@ -48,6 +59,7 @@ from episodic.distill.heuristic_text import (
     unique,
     with_first_chars,
 )
+from episodic.distill.rules import required_words
 from episodic.errors import DistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
 from episodic.ports import Distiller, DistillResult
@@ -105,33 +117,28 @@ _TAG_ALIASES = {
     "golang": "go",
     "github actions": "github-actions",
 }
-# Literal words each pattern needs (lowercase): a text without any of them is never regex-scanned.
-_DECISION_WORDS = ("instead", "rather than", "switch", "decid", "decision", "going with", "go with", "opted", "chose",
-                   "prefer", "approach", "option", "better", "simpler", "cleaner", "safer", "the right", "the best",
-                   "the simplest", "the cleanest", "the proper", "trade", "to avoid", "acceptable", "shouldn", "should not",
-                   "don't want", "dont want")  # fmt: skip
-_CAUSE_WORDS = ("root cause", "issue", "problem", "bug", "culprit", "cause", "reason", "because", "due to", "turn",
-                "the fix", "happens")  # fmt: skip
-_FOUND_WORDS = ("found", "see", "spotted", "identified", "got")
-_FAILED_WORDS = ("didn't", "didnt", "did not", "doesn't", "doesnt", "no luck", "still", "same", "none", "wasn't",
-                 "wasnt", "not the", "worse", "dead end", "gave up", "abandon")  # fmt: skip
-_HYPOTHESIS_WORDS = ("suspect", "i think", "probably", "likely", "guess", "hypothesis", "might be", "could be",
-                     "issue", "problem", "culprit", "cause", "looks like")  # fmt: skip
-_CONTRADICT_WORDS = ("actually", "wasn't", "wasnt", "that's not", "not the", "turn", "wrong", "mistake", "closer",
-                     "wait", "hmm", "didn't", "not what")  # fmt: skip
+# Literal words each pattern needs (derived from the pattern): a text without any is never regex-scanned.
+_DECISION_WORDS = required_words(_DECISION_RE)
+_CAUSE_WORDS = required_words(_CAUSE_RE)
+_FOUND_WORDS = required_words(_FOUND_RE)
+_FAILED_WORDS = required_words(_FAILED_TRY_RE)
+_HYPOTHESIS_WORDS = required_words(_HYPOTHESIS_RE)
+_CONTRADICT_WORDS = required_words(_CONTRADICT_RE)
+_INSIGHT_STATEMENTS = 2  # an insight is one or two statements
+_MIN_SUMMARY_CHARS = 40  # a closing-summary sentence shorter than this is a heading or a status line
 _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near the top
 
 
 class HeuristicDistiller(Distiller):
     """A card from the trajectory by rules alone (see the module docstring)."""
 
-    info = DistillerInfo(kind="heuristic", model="v2")
+    info = DistillerInfo(kind="heuristic", model="v3")
     uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
         started = time.perf_counter()
         card = build_card(trajectory)  # outcome already judged on evidence: only the text rules remain
-        violations = card_violations(card)
+        violations = card_violations(card) + chatter_violations(card)
         if violations:  # drop_violations makes this unreachable; kept as the invariant's guard
             raise DistillError("heuristic card breaks the card rules: " + "; ".join(violations))
         return DistillResult(
@@ -177,23 +184,41 @@ def fallback_problem(traj: Trajectory) -> str:
 def matching_sentences(
     texts: Iterable[str], pattern: re.Pattern[str], words: tuple[str, ...], low: int, high: int
 ) -> Iterator[str]:
-    """Sentences matching `pattern`; a text is split only when the pattern occurs in it at all (speed)."""
+    """Sentences matching `pattern`; a text is split only when the pattern occurs in it at all, and its
+    sentences are scanned in one pass over them joined by newlines (no pattern here can span one)."""
     for text in texts:
         if has_any(text, words) and pattern.search(text):
-            for sentence in sentences(text):
-                if low <= len(sentence) <= high and not sentence.endswith("?") and pattern.search(sentence):
-                    yield sentence
+            items = sentences(text)
+            joined, starts = joined_sentences(items)
+            last = -1
+            for match in pattern.finditer(joined):
+                index = bisect_right(starts, match.start()) - 1
+                if index != last:
+                    last = index
+                    sentence = items[index]
+                    if low <= len(sentence) <= high and not sentence.endswith("?"):
+                        yield sentence
 
 
-def first_safe(candidates: Iterable[str], limit: int, chars: int) -> list[str]:
-    """Sanitise candidates lazily until `limit` distinct card-safe lines are found."""
-    return unique((safe_line(c, chars) for c in candidates), limit)
+@lru_cache(maxsize=2048)
+def joined_sentences(items: tuple[str, ...]) -> tuple[str, list[int]]:
+    """The sentences joined by newlines, and where each starts."""
+    starts, at = [], 0
+    for item in items:
+        starts.append(at)
+        at += len(item) + 1
+    return "\n".join(items), starts
+
+
+def first_safe(candidates: Iterable[str], limit: int, chars: int, *, intent: bool = False) -> list[str]:
+    """Rewrite candidates lazily until `limit` distinct card-safe statements are found (chatter dropped)."""
+    return unique((as_statement(c, chars, intent=intent) for c in candidates), limit)
 
 
 def key_decisions(assistant: list[str], prompts: list[str]) -> list[str]:
     from_user = matching_sentences((p[:1500] for p in prompts), _DECISION_RE, _DECISION_WORDS, 25, 400)
     from_assistant = matching_sentences(assistant, _DECISION_RE, _DECISION_WORDS, 30, 400)
-    candidates = first_safe(itertools.chain(from_user, from_assistant), 10, 200)
+    candidates = first_safe(itertools.chain(from_user, from_assistant), 10, 200, intent=True)
     worded = [c for c in candidates if reads_as_words(c)]  # prose first: code-heavy lines say less
     return [*worded, *(c for c in candidates if c not in worded)][:5]
 
@@ -229,8 +254,13 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
         if found:
             break
     lines = first_safe(found, 2, 300)
-    if not lines and closing:
-        lines = [first_sentences(closing, 300)]
+    if len(lines) < _INSIGHT_STATEMENTS and closing:  # the closing summary's statements that read as words
+        told = (
+            s
+            for s in sentences(closing)
+            if len(s) >= _MIN_SUMMARY_CHARS and reads_as_words(s) and not LINE_NUMBER_RE.search(s)
+        )
+        lines = unique([*lines, *first_safe(told, _INSIGHT_STATEMENTS, 300)], _INSIGHT_STATEMENTS)
     return clip(" ".join(line for line in lines if line), 600)
 
 
@@ -273,11 +303,16 @@ def drop_violations(card: Card) -> Card:
     update: dict[str, object] = {}
     for name in ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags"):
         items = getattr(card, name)
-        kept = [i for i in items if i and not text_violations(name, i)]
+        chatter = name in CHATTER_FIELDS
+        kept = [
+            i for i in items if i and not text_violations(name, i) and not (chatter and chatter_breaks(i))
+        ]
         if kept != items:
             update[name] = kept
     for name in ("problem", "insight"):
         text = getattr(card, name)
         if text_violations(name, text):
-            update[name] = safe_line(text, 600) or ("Unstated task" if name == "problem" else "")
+            text = update[name] = safe_line(text, 600) or ("Unstated task" if name == "problem" else "")  # type: ignore[assignment]
+        if name in CHATTER_FIELDS and text and chatter_breaks(text):
+            update[name] = ""
     return card.model_copy(update=update) if update else card

@@ -5,7 +5,10 @@ removed; kept short when it only points elsewhere: a ticket, "fix the failing te
 branch"), the session title, the task a tracker showed (`bd show`, `gh issue view`, `gh pr view`:
 title and the description's first prose), the compaction summary's stated intent, the assistant's
 first diagnosis ("The issue is …"), the first error a check showed (only when it reads as words),
-and later prompts' sentences that state a symptom ("still fails", "doesn't show")."""
+and later prompts' sentences that state a symptom ("still fails", "doesn't show"). Meta talk with nothing
+to search for (greetings, "Implement the following plan:", editor notices) is dropped, a request's
+"can you / please / I'd like to" is cut ("Fix X"), and a short or pointer request gets the assistant's
+first restatement of the task, in its own words."""
 
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ import json
 import re
 
 from episodic.distill.evidence import check_result, command_segments, shell_command
+from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import error_line
 from episodic.distill.heuristic_text import (
     clip,
@@ -23,6 +27,7 @@ from episodic.distill.heuristic_text import (
     unmark,
     with_first_chars,
 )
+from episodic.distill.rules import required_words
 from episodic.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -74,7 +79,7 @@ _DIAGNOSIS_RE = with_first_chars(
 TENTATIVE_RE = with_first_chars(
     re.compile(r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b")
 )
-_DIAGNOSIS_WORDS = ("issue", "problem", "bug", "culprit", "cause", "happens", "reason", "because")
+_DIAGNOSIS_WORDS = required_words(_DIAGNOSIS_RE)
 _TASK_COMMAND_RE = re.compile(
     r"^(?:bd\s+show|gh\s+(?:issue|pr)\s+view|glab\s+(?:issue|mr)\s+view|jira\s+(?:issue\s+)?view|linear\s+issue)\b"
 )
@@ -259,12 +264,31 @@ def first_diagnosis(assistant: list[str], limit: int = 2) -> list[str]:
     return found
 
 
+# meta talk in a request, carrying nothing a search would need: greetings, plan boilerplate, editor notes
+_META_SENTENCE_RE = re.compile(
+    r"(?i)^\W*(?:(?:hi|hello|hey|thanks|thank you|good morning)\b\W*$|implement the following plan|caveat:"
+    r"|ultrathink|think (?:hard|deeply)\W*$|you are an?\b|your task is|the user (?:opened|selected)"
+    r"|this may or may not be related|operation stopped by hook|\[request interrupted)"
+)
+# how a request addresses the assistant, dropped from the front: "can you please fix X" states "Fix X"
+_REQUEST_PREFIX_RE = re.compile(
+    r"(?i)^\W*(?:(?:hey|hi|ok|okay|so|alright|hmm+)\b\W*)?(?:i think\s+)?(?:(?:can|could|would|will) (?:you|we)(?: please)?"
+    r"|please|pls|i (?:want|need|would like|'?d like) (?:you|us) to|help me|let'?s|lets|we (?:need|want|have) to|we should"
+    r"|i (?:need|want|would like|'?d like) to|i'?d like us to|plan:)\s+"
+)
+PROBLEM_CHARS = 320  # one request sentence at most: a symptom, as a developer would search for it
+
+
 def symptom_sentences(prompt: str, limit: int) -> str:
     """A later prompt's sentences that state a symptom (none when the prompt starts a new task)."""
     text = request_text(prompt, "\n")
     if not (15 <= len(text) <= 600) or _NEW_TASK_RE.match(text):
         return ""
-    items = [s for s in sentences(text) if not _NEW_TASK_RE.match(s)]
+    items = [
+        _REQUEST_PREFIX_RE.sub("", s, count=1)
+        for s in sentences(text)
+        if not _NEW_TASK_RE.match(s) and not _META_SENTENCE_RE.search(s)
+    ]
     first = next((i for i, s in enumerate(items) if len(s) >= 25 and _SYMPTOM_WORDS_RE.search(s)), None)
     if first is None:
         return ""
@@ -293,8 +317,43 @@ def plain_words(text: str) -> str:
     return " ".join(kept) if len(kept) >= 6 else ""
 
 
+def request_sentences(prompt: str) -> list[str]:
+    """The request's sentences without meta talk, each addressed to no one ("Fix X", not "can you fix X")."""
+    kept: list[str] = []
+    for sentence in sentences(request_text(prompt, "\n")):
+        if _META_SENTENCE_RE.search(sentence):
+            continue
+        line = safe_line(_REQUEST_PREFIX_RE.sub("", sentence, count=1), PROBLEM_CHARS)
+        if len(line.split()) >= 3:
+            kept.append(line[0].upper() + line[1:] if line[:1].islower() and line[1:2] != "." else line)
+    return kept
+
+
+_EXPLORING_RE = re.compile(
+    r"(?i)^(?:read|look|check|explore|examine|search|start|begin|understand|first|see|find|review|investigate"
+    r"|analy[sz]e|get|help|take|run|open|gather|verify|dig|research|you)\b"
+)
+_RESTATEMENT_WORDS = 8  # a restatement of the task says what, not just "Let me fix this"
+_RESTATEMENT_CHARS = 240
+
+
+def assistant_restatement(assistant: list[str]) -> str:
+    """The assistant's first statement of what it will do, in its own (often more general) words."""
+    for text in assistant[:3]:
+        for sentence in sentences(text)[:3]:
+            if len(sentence) > _RESTATEMENT_CHARS or len(sentence.split()) < _RESTATEMENT_WORDS:
+                continue  # too long to keep whole, or too short to say what: not worth cleaning
+            # code names dropped, as for diagnoses; a diagnosis is added by `first_diagnosis` in its place
+            line = plain_words(as_statement(sentence, _RESTATEMENT_CHARS, intent=True))
+            if _DIAGNOSIS_RE.search(line) or _EXPLORING_RE.match(line):
+                continue
+            if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
+                return line
+    return ""
+
+
 def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
-    request = first_sentences(request_text(traj.request), 300)
+    request = first_sentences(" ".join(request_sentences(traj.request)), 300)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
     if points_elsewhere:  # the request only points at the work: its first sentence is enough
         request = first_sentences(sentences(request)[0], 120)
@@ -313,6 +372,8 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     if traj.titles:
         add(safe_line(traj.titles[-1], 120))
     add(task_description(events))
+    if pointer or len(request) < 200:
+        add(assistant_restatement(assistant))
     restated = 0
     for prompt in traj.prompts[1:12]:  # the user's own words about what still goes wrong
         if restated >= 2:

@@ -21,7 +21,8 @@ from episodic.distill.evidence import (
     normalise_command,
     shell_command,
 )
-from episodic.distill.heuristic_text import clip, safe_line, with_first_chars
+from episodic.distill.heuristic_statements import as_statement
+from episodic.distill.heuristic_text import clip, safe_line, sentences, with_first_chars
 from episodic.models import Event, ToolCall
 
 READ_TOOLS = frozenset(
@@ -54,6 +55,15 @@ _DURATION_RE = re.compile(r"\(?\b\d+(?:\.\d+)?(?:ms|s|m)\b\)?")
 _REVERT_RE = re.compile(
     r"^git\s+(?:checkout\s+(?:\S+\s+)?--\s|restore\s|stash(?:\s+push)?\s*$|reset\s+--hard)"
 )
+# the assistant announcing the change it is about to make: "Now let me update the loader to skip …"
+_EDIT_INTENT_RE = re.compile(
+    r"(?i)^\W*(?:(?:now|next|first|then|ok|okay|great|perfect|good)\W+)*(?:let me|I'?ll|I will|I need to|I'm going to"
+    r"|let'?s|we need to)\s+(?:also\s+|now\s+|first\s+)?(?:update|add|fix|change|remove|replace|rename|modify|implement"
+    r"|create|write|refactor|move|make|extract|use|wire|handle|apply|adjust|set|convert|simplify|delete|drop|introduce"
+    r"|switch|restore|revert|guard|wrap|split|merge|inline|pass|return|skip|ensure|include|expose|register|call)\b"
+)
+_INTENT_CHARS = 140
+_INTENT_SENTENCES = 4  # of the message before an edit: the intent is stated last, just before the call
 _WRAPPER_RE = re.compile(
     r"^(?:\w+=\S*\s+)*(?:(?:sudo|time|env|nice|timeout\s+\S+|(?:uv|poetry|pipenv)\s+run)\s+)*"
 )
@@ -88,6 +98,7 @@ class Phase:
     key: str = ""
     items: list[str] = field(default_factory=list)  # todo items completed
     output: str = ""  # a failed check's output, read for its error line only when shown
+    said: str = ""  # an edit's preceding assistant message, read for its stated intent only when shown
     _text: str | None = None
 
     def text(self) -> str:
@@ -95,6 +106,9 @@ class Phase:
             if self.items:
                 done = [line for line in (safe_line(i, 140) for i in self.items) if line]
                 self._text = clip("Done: " + "; ".join(done), 200) if done else ""
+            elif self.kind == "edit" and self.said and (intent := edit_intent(self.said)):
+                what = intent[0].lower() + intent[1:] if intent[1:2].islower() else intent
+                self._text = safe_line(f"{self.label}: {what}", 200)
             else:
                 detail = error_line(self.output) if self.output else ""
                 label = f"{self.label} ({detail})" if detail else self.label
@@ -124,6 +138,16 @@ def command_label(command: str) -> str:
             kept.append(token)
         if kept:
             return " ".join(kept)
+    return ""
+
+
+def edit_intent(message: str) -> str:
+    """The change an assistant message announces just before an edit, as a statement ("" if none)."""
+    for sentence in reversed(sentences(message)[-_INTENT_SENTENCES:]):
+        if _EDIT_INTENT_RE.match(sentence):
+            line = as_statement(sentence, _INTENT_CHARS, intent=True)
+            if line:
+                return line
     return ""
 
 
@@ -173,17 +197,24 @@ def build_phases(events: list[Event]) -> list[Phase]:
     phases: list[Phase] = []
     done_todos: set[str] = set()
     created_tasks: list[str] = []
+    said = ""  # the last assistant message not yet tied to an edit
     for event in events:
+        if event.kind == "assistant" and event.text:
+            said = event.text
+            continue
         call = event.tool
         if event.kind != "tool" or call is None or call.rejected:
             continue
         phase = _phase_of(call, done_todos, created_tasks)
         if phase is None:
             continue
+        if phase.kind == "edit":
+            phase.said, said = said, ""
         last = phases[-1] if phases else None
         if last and last.kind == phase.kind and phase.kind in ("read", "edit") and not last.failed:
             last.files += phase.files
             last.count += 1
+            last.said = last.said or phase.said
             continue
         same_key = last and last.kind == phase.kind and last.key == phase.key and phase.key
         if (

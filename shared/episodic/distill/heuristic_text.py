@@ -151,7 +151,10 @@ def _lower(text: str) -> str:
 
 
 def has_any(text: str, words: tuple[str, ...]) -> bool:
-    """A fast literal prefilter (lowercase words) before a slower regex."""
+    """A fast literal prefilter (lowercase words) before a slower regex; non-ASCII text always passes
+    (case folding can turn "ſ" into "s", which no literal word test sees)."""
+    if not words or not text.isascii():
+        return True
     low = _lower(text)
     for word in words:  # noqa: SIM110 - a plain loop: cheaper than any() over a generator
         if word in low:

@@ -1,0 +1,76 @@
+"""eval/card_quality.py and eval/reference_retrieval.py on the small fixture corpus (hashing embedder)."""
+
+from __future__ import annotations
+
+import json
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+from episodic.distill.heuristic import HeuristicDistiller
+from episodic.models import Outcome, Trajectory
+from episodic.parse.claude_code import ClaudeCodeSource
+from episodic.scrub import default_scrubber
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURES = REPO / "tests" / "fixtures" / "eval"
+
+
+def _run(script: str, monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
+    monkeypatch.setattr(sys, "argv", [script, *args])
+    runpy.run_path(str(REPO / "eval" / script), run_name="__main__")
+
+
+@pytest.fixture()
+def reference_cards(episodic_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """The heuristic's own cards as the reference, one outcome flipped from verified."""
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    folder = tmp_path / "cards"
+    folder.mkdir()
+    source = ClaudeCodeSource(default_scrubber(), roots=[])
+    flipped = False
+    for found in source.discover([str(FIXTURES / "transcripts")]):
+        loaded = source.load(found)
+        if not isinstance(loaded, Trajectory):
+            continue
+        card = HeuristicDistiller().distill(loaded, "").card
+        if card.outcome is Outcome.VERIFIED and not flipped:
+            card, flipped = card.model_copy(update={"outcome": Outcome.UNVERIFIED}), True
+        (folder / f"{loaded.session_id}.json").write_text(card.model_dump_json())
+    assert flipped, "the fixture corpus has a verified session"
+    return folder
+
+
+def test_card_quality_against_identical_cards(
+    reference_cards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    transcripts = str(FIXTURES / "transcripts")
+    _run(
+        "card_quality.py",
+        monkeypatch,
+        "--transcripts",
+        transcripts,
+        "--cards",
+        str(reference_cards),
+        "--json",
+    )
+    result = json.loads(capsys.readouterr().out)
+    assert result["sessions"] == 5 and result["distiller"] == "heuristic:v3"
+    assert result["fields"]["problem"]["cosine"] == pytest.approx(1.0, abs=1e-3)  # the same text
+    outcome = result["outcome"]
+    assert outcome["verified_precision"] < 1.0 and outcome["verified_recall"] == 1.0
+    assert len(outcome["poisoning"]) == 1
+    assert result["chatter"]["heuristic"] == result["chatter"]["reference"]
+    _run("card_quality.py", monkeypatch, "--transcripts", transcripts, "--cards", str(reference_cards))
+    assert "verified precision" in capsys.readouterr().out
+
+
+def test_reference_retrieval_ranks_with_the_reference_cards(
+    reference_cards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--transcripts", str(FIXTURES / "transcripts"), "--cards", str(reference_cards)]
+    _run("reference_retrieval.py", monkeypatch, *args, "--queries", str(FIXTURES / "queries.jsonl"))
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("reference cards from") and "hashing" in lines[0]
+    assert {line.split()[0] for line in lines[1:]} == {"hybrid", "struct", "semantic", "reflect"}
