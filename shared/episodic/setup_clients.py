@@ -9,6 +9,7 @@ import json
 import os
 import shlex
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -57,6 +58,40 @@ def user_home(settings_home: str | None) -> Path:
     return Path(settings_home).expanduser() if settings_home else Path.home()
 
 
+def installed_executable(argv0: str | None = None, python: str | None = None) -> str:
+    """The absolute path of the installed `episodic` console script (clients must not rely on PATH)."""
+    candidates = [Path(argv0 if argv0 is not None else sys.argv[0])]
+    candidates.append(Path(python or sys.executable).parent / "episodic")  # the venv's bin folder
+    found = shutil.which("episodic")
+    if found:
+        candidates.append(Path(found))
+    for candidate in candidates:
+        if candidate.name == "episodic" and candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate.absolute())  # absolute, not resolved: keep the venv's own bin path
+    raise ConfigError(
+        "cannot find the installed `episodic` executable; run setup through it, e.g. `.venv/bin/episodic setup …`"
+    )
+
+
+def hook_command(executable: str) -> str:
+    return f"{shlex.quote(executable)} {HOOK_ARGS}"
+
+
+def _header(token: str | None, literal: bool, reference: str) -> str:
+    """An environment reference unless a literal token was asked for (`claude mcp get` prints headers)."""
+    return f"Bearer {token}" if token and literal else f"Bearer {reference}"
+
+
+def _token_notes(url: str | None, token: str | None, literal: bool) -> list[str]:
+    if not url or (token and literal):
+        return []
+    given = "the token you passed with --token" if token else "a token from `episodic token add`"
+    return [
+        f"The server entry reads ${{{TOKEN_ENV}}} from the environment: `export {TOKEN_ENV}=<{given}>` in "
+        "the shell profile Claude Code/Cursor start from (--literal-token writes it into the file instead)."
+    ]
+
+
 def _hook_entry(command: str) -> dict[str, Any]:
     return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
 
@@ -66,30 +101,33 @@ def hook_settings_snippet(command: str) -> dict[str, Any]:
 
 
 def claude_code_plan(
-    home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
+    home: Path,
+    url: str | None = None,
+    token: str | None = None,
+    executable: str = "episodic",
+    literal_token: bool = False,
 ) -> ClientPlan:
     """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`."""
     from episodic.remember import remember_command_file  # it imports this module
 
     if url:
-        header_value = f"Bearer {token}" if token else "Bearer ${" + TOKEN_ENV + "}"
-        shell_header = f"Bearer {token}" if token else f"Bearer ${TOKEN_ENV}"
+        header_value = _header(token, literal_token, "${" + TOKEN_ENV + "}")
+        # single quotes: the shell must not expand the reference, Claude Code does when it connects
         command = (
             f"claude mcp add --transport http --scope user {SERVER_NAME} {shlex.quote(url)} "
-            f'--header "Authorization: {shell_header}"'
+            f"--header {shlex.quote('Authorization: ' + header_value)}"
         )
         entry: dict[str, Any] = {"type": "http", "url": url, "headers": {"Authorization": header_value}}
     else:
         command = f"claude mcp add --scope user {SERVER_NAME} -- {shlex.quote(executable)} mcp"
         entry = {"type": "stdio", "command": executable, "args": ["mcp"]}
     notes = [
-        "The prompt hook asks the HTTP server at `url` (default http://127.0.0.1:8765/mcp, started by "
-        "`episodic serve`) with `token`: set EPISODIC_URL / EPISODIC_TOKEN in the environment Claude Code "
-        "starts from, or `url = ...` and `token = ...` in the episodic config file. Create a token with "
-        "`episodic token add --tenant NAME`.",
+        f"Entries name {executable} by its absolute path: if that virtualenv moves or is rebuilt elsewhere, "
+        "re-run `setup claude-code --write` from the new one (`episodic doctor` reports a stale path).",
+        "The prompt hook asks the local HTTP server (`episodic serve`; the hook starts one in the background "
+        "when none answers) with the `token` that `setup --write` keeps in the episodic config file.",
+        *_token_notes(url, token, literal_token),
     ]
-    if url and not token:
-        notes.append(f"No --token given: the server entry reads ${{{TOKEN_ENV}}} from the environment.")
     notes.append(
         "`/remember` in a Claude Code session asks the agent to save its own card with record_episode; "
         "over HTTP that needs a write token (`episodic token add --tenant NAME --scope write`)."
@@ -100,29 +138,30 @@ def claude_code_plan(
         server_file=home / ".claude.json",
         server_entry=entry,
         hook_file=home / ".claude" / "settings.json",
-        hook_command=f"{executable} {HOOK_ARGS}",
+        hook_command=hook_command(executable),
         files=[remember_command_file(home)],
         notes=notes,
     )
 
 
 def cursor_plan(
-    home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
+    home: Path,
+    url: str | None = None,
+    token: str | None = None,
+    executable: str = "episodic",
+    literal_token: bool = False,
 ) -> ClientPlan:
     """`~/.cursor/mcp.json` (no `type`; `${env:NAME}` interpolation). Cursor hooks cannot inject context."""
     if url:
-        header_value = f"Bearer {token}" if token else "Bearer ${env:" + TOKEN_ENV + "}"
+        header_value = _header(token, literal_token, "${env:" + TOKEN_ENV + "}")
         entry: dict[str, Any] = {"url": url, "headers": {"Authorization": header_value}}
     else:
         entry = {"command": executable, "args": ["mcp"]}
     notes = [
+        *_token_notes(url, token, literal_token),
         "Reload Cursor after editing; it reads env vars from the process that launched it.",
         "No prompt hook for Cursor: its beforeSubmitPrompt hook cannot add context; the agent calls search_traces.",
     ]
-    if url and not token:
-        notes.insert(
-            0, f"Export {TOKEN_ENV} (a token from `episodic token add --tenant NAME`) before starting Cursor."
-        )
     return ClientPlan(
         client="cursor",
         commands=[],
@@ -196,7 +235,7 @@ def _is_our_hook(hook: Any) -> bool:
 
 
 def merge_hook(path: Path, command: str) -> MergeResult:
-    """Add the UserPromptSubmit hook unless an episodic prompt hook is already there."""
+    """One episodic UserPromptSubmit hook running `command`: an older one is updated, duplicates dropped."""
     data = _load_json_object(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
@@ -204,10 +243,28 @@ def merge_hook(path: Path, command: str) -> MergeResult:
     groups = hooks.setdefault("UserPromptSubmit", [])
     if not isinstance(groups, list):
         raise ConfigError(f'{path}: "hooks.UserPromptSubmit" is not a list; nothing was changed')
+    before = json.dumps(groups, sort_keys=True)
+    wanted = _hook_entry(command)["hooks"][0]
+    kept_ours = False
+    emptied: list[int] = []
     for group in groups:
-        if isinstance(group, dict) and any(_is_our_hook(h) for h in group.get("hooks") or []):
-            return MergeResult(path, changed=False)
-    groups.append(_hook_entry(command))
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        updated: list[Any] = []
+        for hook in group["hooks"]:
+            if not _is_our_hook(hook):
+                updated.append(hook)
+            elif not kept_ours:  # the first of ours is brought up to date, any later one is a duplicate
+                updated.append({**hook, **wanted})
+                kept_ours = True
+        if group["hooks"] and not updated:
+            emptied.append(id(group))
+        group["hooks"] = updated
+    groups[:] = [g for g in groups if id(g) not in emptied]
+    if not kept_ours:
+        groups.append(_hook_entry(command))
+    if json.dumps(groups, sort_keys=True) == before:
+        return MergeResult(path, changed=False)
     return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
 
 
