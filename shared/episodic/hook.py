@@ -2,7 +2,8 @@
 
 Never blocks: every failure path (server down or slow, bad stdin, bad answer, missing config, nothing
 similar) exits 0 within the budget, prints nothing and appends one line to <home>/logs/hook.log.
-Stdlib only (plus the stdlib-only `episodic.envsource` and `episodic.marker`): it runs on every prompt.
+Stdlib only (plus the stdlib-only `episodic.envsource`, `episodic.marker` and `episodic.autostart`):
+it runs on every prompt. No local server answering: it starts one in the background (fail open).
 """
 
 from __future__ import annotations
@@ -36,6 +37,10 @@ HEADER = (
 
 class HookSkip(Exception):
     """A reason to print nothing (logged as one line)."""
+
+
+class ServerDown(HookSkip):
+    """Nothing listens at the endpoint (connection refused)."""
 
 
 def _log(outcome: str) -> None:
@@ -198,6 +203,8 @@ def _post(url: str, payload: bytes, headers: dict[str, str], timeout: float) -> 
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError):
             raise HookSkip(f"fail: server timed out after {timeout:.2f} s") from exc
+        if isinstance(reason, ConnectionRefusedError):
+            raise ServerDown(f"fail: server unreachable ({type(reason).__name__}: {reason})") from exc
         raise HookSkip(f"fail: server unreachable ({type(reason).__name__}: {reason})") from exc
     except Exception as exc:  # http.client.HTTPException and friends: a broken answer
         raise HookSkip(f"fail: bad response ({type(exc).__name__})") from exc
@@ -285,6 +292,23 @@ def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:
     return wrap_injected(_cut(inner, inner_budget))
 
 
+def start_and_retry(url: str, token: str, query: str, budget: float, down: ServerDown) -> list[dict[str, Any]]:
+    """No local server: start one in the background, ask it if it is up within the budget, else fail open."""
+    from urllib.parse import urlsplit
+
+    from episodic import autostart
+
+    if (urlsplit(url).hostname or "") not in LOCAL_HOSTS or str(setting("hook_autostart", "true")).lower() in ("false", "0"):
+        raise down
+    pid = autostart.start_local_server(envsource.home_dir())
+    started = f"started `episodic serve` in the background (pid {pid})" if pid else "a server is starting"
+    while (remaining := budget - (time.monotonic() - STARTED) - 0.1) > 0.3:
+        time.sleep(0.2)
+        with contextlib.suppress(ServerDown):
+            return ask_server(url, token, query, remaining - 0.2)
+    raise HookSkip(f"fail: no server answered; {started}")
+
+
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
     budget = _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS)
@@ -295,7 +319,10 @@ def run(stdin: TextIO) -> tuple[str, str]:
     remaining = budget - (time.monotonic() - STARTED) - 0.1
     if remaining <= 0.05:
         raise HookSkip("fail: budget spent before the request")
-    hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
+    try:
+        hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
+    except ServerDown as down:
+        hits = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], budget, down)
     if not hits:
         raise HookSkip("ok: no sufficiently similar verified episode")
     output = {

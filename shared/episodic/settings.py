@@ -65,6 +65,7 @@ class Settings(BaseSettings):
     token: str | None = None
     hook_budget_seconds: float = 1.5
     hook_max_chars: int = 4000
+    hook_autostart: bool = True  # the hook starts a background `episodic serve` when no local one answers
     allowed_origins: list[str] = Field(default_factory=list)
 
     # AWS

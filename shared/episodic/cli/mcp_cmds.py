@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 import sys
 
 import click
@@ -65,11 +64,24 @@ def token_group() -> None:
     """Bearer tokens for the HTTP server (each maps to one tenant)."""
 
 
+def _tenant_cards(settings, tenant: str) -> int | None:  # type: ignore[no-untyped-def]
+    """How many cards the tenant holds in the configured index (None when it cannot be read)."""
+    from episodic.backends import build_store
+
+    try:
+        store, _ = build_store(settings)
+        return store.count(tenant)
+    except Exception:  # a warning's input: an unreadable index is doctor's to report
+        return None
+
+
 @token_group.command("add")
-@click.option("--tenant", required=True, help="The tenant whose cards this token may read.")
+@click.option("--tenant", default=None, help="The tenant whose cards this token may read (default: `tenant`).")
 @click.option("--scope", type=click.Choice(["read", "write"]), default="read", show_default=True)
-def token_add(tenant: str, scope: str) -> None:
+def token_add(tenant: str | None, scope: str) -> None:
     """Create a token and print it once (only its hash is stored)."""
+    settings = _settings()
+    tenant = tenant or settings.tenant  # the tenant `index` writes, so the token finds its cards
     store = _token_store()
     try:
         token = store.add(tenant, scope)
@@ -82,6 +94,12 @@ def token_add(tenant: str, scope: str) -> None:
         f"(e.g. as EPISODIC_TOKEN). Its hash is in {store.path}",
         err=True,
     )
+    if _tenant_cards(settings, tenant) == 0:
+        click.echo(
+            f"warning: tenant {tenant!r} holds no cards, so this token's searches find nothing; "
+            f"`episodic index` writes tenant {settings.tenant!r} (set `tenant` or EPISODIC_TENANT to change it)",
+            err=True,
+        )
 
 
 @token_group.command("list")
@@ -133,13 +151,34 @@ def _finish(plan, write: bool) -> None:  # type: ignore[no-untyped-def]
             click.echo(f"unchanged {result.path} (already configured)")
     for note in plan.notes:
         click.echo(note, err=True)
-    if shutil.which("episodic") is None:
-        click.echo("note: `episodic` is not on PATH; Claude Code/Cursor need it there to run it", err=True)
+
+
+def _executable() -> str:
+    from episodic.setup_clients import installed_executable
+
+    try:
+        return installed_executable()
+    except EpisodicError as exc:
+        raise click.ClickException(str(exc)) from exc
+
+
+def _provision_hook_token(settings) -> None:  # type: ignore[no-untyped-def]
+    from episodic.hook_token import ensure_hook_token
+
+    try:
+        outcome = ensure_hook_token(settings)
+    except EpisodicError as exc:
+        raise click.ClickException(str(exc)) from exc
+    where = f" (`token` in {outcome.config_path})" if outcome.created else ""
+    click.echo(f"prompt hook token: {outcome.reason}{where}")
 
 
 _url_option = click.option("--url", default=None, help="The HTTP endpoint (…/mcp); omit for local stdio.")
 _token_option = click.option(
-    "--token", default=None, help="Bearer token (default: read from $EPISODIC_TOKEN)."
+    "--token", default=None, help="Bearer token for --url (written as ${EPISODIC_TOKEN} unless --literal-token)."
+)
+_literal_option = click.option(
+    "--literal-token", is_flag=True, help="Write the --token value itself into the client's config file."
 )
 _write_option = click.option("--write", is_flag=True, help="Merge into the config files (keeps a backup).")
 
@@ -147,25 +186,50 @@ _write_option = click.option("--write", is_flag=True, help="Merge into the confi
 @setup_group.command("claude-code")
 @_url_option
 @_token_option
+@_literal_option
 @_write_option
-def setup_claude_code(url: str | None, token: str | None, write: bool) -> None:
+def setup_claude_code(url: str | None, token: str | None, literal_token: bool, write: bool) -> None:
     """`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json."""
     from episodic.setup_clients import claude_code_plan, user_home
 
     settings = _settings()
-    _finish(claude_code_plan(user_home(settings.user_home), url, token, "episodic"), write)
+    plan = claude_code_plan(user_home(settings.user_home), url, token, _executable(), literal_token)
+    _finish(plan, write)
+    if write and (url is None or url == settings.endpoint_url):  # the hook asks the local server
+        _provision_hook_token(settings)
 
 
 @setup_group.command("cursor")
 @_url_option
 @_token_option
+@_literal_option
 @_write_option
-def setup_cursor(url: str | None, token: str | None, write: bool) -> None:
+def setup_cursor(url: str | None, token: str | None, literal_token: bool, write: bool) -> None:
     """The episodic entry for ~/.cursor/mcp.json."""
     from episodic.setup_clients import cursor_plan, user_home
 
     settings = _settings()
-    _finish(cursor_plan(user_home(settings.user_home), url, token, "episodic"), write)
+    _finish(cursor_plan(user_home(settings.user_home), url, token, _executable(), literal_token), write)
+
+
+@click.command("doctor")
+@click.option("--json", "as_json", is_flag=True)
+def doctor_cmd(as_json: bool) -> None:
+    """Check the chain from the executable to an injected memory; a fix for every failure."""
+    import json
+
+    from episodic.doctor import run_checks
+
+    checks = run_checks(_settings())
+    if as_json:
+        click.echo(json.dumps([c.__dict__ for c in checks], indent=2))
+    else:
+        for check in checks:
+            click.echo(f"[{check.status:<4}] {check.name}: {check.detail}")
+            if check.fix:
+                click.echo(f"       fix: {check.fix}")
+    if any(c.status == "fail" for c in checks):
+        raise SystemExit(1)
 
 
 @click.group("hook")
@@ -183,5 +247,5 @@ def hook_user_prompt_submit() -> None:
 
 
 def register(group: click.Group) -> None:
-    for command in (serve_cmd, mcp_cmd, token_group, setup_group, hook_group):
+    for command in (serve_cmd, mcp_cmd, token_group, setup_group, hook_group, doctor_cmd):
         group.add_command(command)
