@@ -31,15 +31,15 @@ def _claim(marker: Path) -> bool:
     return True
 
 
-def start_local_server(home: Path, python: str | None = None) -> int | None:
-    """Spawn `python -m episodic serve` detached (its own session); its pid, or None if not now."""
+def start_local_server(home: Path, host: str, port: int, python: str | None = None) -> int | None:
+    """Spawn `python -m episodic serve` on host:port, detached (its own session); its pid, or None if not now."""
     home.mkdir(parents=True, exist_ok=True)
     if not _claim(home / STARTED_FILE):
         return None
     (home / "logs").mkdir(parents=True, exist_ok=True)
     with open(home / "logs" / "serve.log", "ab") as log:
         process = subprocess.Popen(
-            [python or sys.executable, "-m", "episodic", "serve"],
+            [python or sys.executable, "-m", "episodic", "serve", "--host", host, "--port", str(port)],
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,

@@ -52,7 +52,9 @@ def check_executable() -> tuple[Check, str | None]:
     try:
         path = installed_executable()
     except EpisodicError as exc:
-        return Check("executable", FAIL, str(exc), "run `./scripts/install`, then `.venv/bin/episodic doctor`"), None
+        return Check(
+            "executable", FAIL, str(exc), "run `./scripts/install`, then `.venv/bin/episodic doctor`"
+        ), None
     return Check("executable", OK, path), path
 
 
@@ -138,7 +140,9 @@ def check_token(settings: Settings, up: bool, count: Callable[[str], int]) -> Ch
             return Check("token", FAIL, f"the hook's token does not authenticate: {exc}", setup_fix)
         cards = count(tenant)
         if cards == 0:
-            detail = f"the token reads tenant {tenant!r}, which holds no cards (index writes {settings.tenant!r})"
+            detail = (
+                f"the token reads tenant {tenant!r}, which holds no cards (index writes {settings.tenant!r})"
+            )
             return Check("token", FAIL, detail, setup_fix)
         return Check("token", OK, f"reads tenant {tenant!r} ({cards} cards)")
     if not up:
@@ -148,7 +152,9 @@ def check_token(settings: Settings, up: bool, count: Callable[[str], int]) -> Ch
     try:
         hook.ask_server(settings.endpoint_url, settings.token, PROBE_QUERY, 5.0)
     except hook.HookSkip as skip:
-        return Check("token", FAIL, f"the server refused the hook's search: {skip}", "a token from its operator")
+        return Check(
+            "token", FAIL, f"the server refused the hook's search: {skip}", "a token from its operator"
+        )
     return Check("token", OK, f"{settings.endpoint_url} accepts the hook's token")
 
 
@@ -166,12 +172,16 @@ def check_parity(settings: Settings, stored: Any) -> Check:
     from episodic.store.parity import check_parity as parity
 
     if stored is None:
-        return Check("embedder parity", WARN, "the index has no manifest yet (nothing indexed)", "`episodic index`")
+        return Check(
+            "embedder parity", WARN, "the index has no manifest yet (nothing indexed)", "`episodic index`"
+        )
     try:
         embedder = build_embedder(settings)
         parity(
             stored,
-            IndexManifest(embedder_id=embedder.id, dimension=embedder.dimension, renderings=settings.renderings),
+            IndexManifest(
+                embedder_id=embedder.id, dimension=embedder.dimension, renderings=settings.renderings
+            ),
             str(settings.db_path),
             "query",
         )
@@ -185,7 +195,9 @@ def run_checks(settings: Settings) -> list[Check]:
 
     home = user_home(settings.user_home)
     executable_check, current = check_executable()
-    setup = f"`{shlex.quote(current or 'episodic')} setup claude-code --write` (re-running it fixes old entries)"
+    setup = (
+        f"`{shlex.quote(current or 'episodic')} setup claude-code --write` (re-running it fixes old entries)"
+    )
     checks = [executable_check, check_mcp_entry(home, setup, current), check_hook_entry(home, setup)]
     server, up = check_server(settings)
     checks.append(server)

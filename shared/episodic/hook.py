@@ -292,15 +292,19 @@ def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:
     return wrap_injected(_cut(inner, inner_budget))
 
 
-def start_and_retry(url: str, token: str, query: str, budget: float, down: ServerDown) -> list[dict[str, Any]]:
+def start_and_retry(
+    url: str, token: str, query: str, budget: float, down: ServerDown
+) -> list[dict[str, Any]]:
     """No local server: start one in the background, ask it if it is up within the budget, else fail open."""
     from urllib.parse import urlsplit
 
     from episodic import autostart
 
-    if (urlsplit(url).hostname or "") not in LOCAL_HOSTS or str(setting("hook_autostart", "true")).lower() in ("false", "0"):
+    parts = urlsplit(url)
+    autostart_off = str(setting("hook_autostart", "true")).lower() in ("false", "0")
+    if parts.scheme != "http" or (parts.hostname or "") not in LOCAL_HOSTS or autostart_off:
         raise down
-    pid = autostart.start_local_server(envsource.home_dir())
+    pid = autostart.start_local_server(envsource.home_dir(), parts.hostname or "", parts.port or 80)
     started = f"started `episodic serve` in the background (pid {pid})" if pid else "a server is starting"
     while (remaining := budget - (time.monotonic() - STARTED) - 0.1) > 0.3:
         time.sleep(0.2)

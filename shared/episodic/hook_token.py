@@ -72,7 +72,9 @@ def ensure_hook_token(settings: Settings) -> HookToken:
     """Keep a working token for the configured tenant, else create one and write it to the config file."""
     config = envsource.config_path()
     if not endpoint_is_local(settings):
-        return HookToken(False, settings.tenant, config, f"the hook asks {settings.endpoint_url}: bring its token")
+        return HookToken(
+            False, settings.tenant, config, f"the hook asks {settings.endpoint_url}: bring its token"
+        )
     store = LocalTokenStore(settings.tokens_path)
     if settings.token:
         with contextlib.suppress(AuthError):

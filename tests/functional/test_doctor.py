@@ -57,7 +57,8 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv("EPISODIC_PORT", str(server.httpd.server_address[1]))
         checks = _by_name()
     assert {name: c.status for name, c in checks.items()} == dict.fromkeys(
-        ["executable", "MCP entry", "hook entry", "server reachable", "token", "index", "embedder parity"], "ok"
+        ["executable", "MCP entry", "hook entry", "server reachable", "token", "index", "embedder parity"],
+        "ok",
     )
     assert checks["index"].detail == "6 cards for tenant 'local'"
     assert checks["token"].detail == "reads tenant 'local' (6 cards)"
@@ -107,7 +108,13 @@ def test_broken_hook_entry(chain: Path, how: str) -> None:
     else:
         path.write_text(
             json.dumps(
-                {"hooks": {"UserPromptSubmit": [{"hooks": [{"command": "/old/bin/episodic hook user-prompt-submit"}]}]}}
+                {
+                    "hooks": {
+                        "UserPromptSubmit": [
+                            {"hooks": [{"command": "/old/bin/episodic hook user-prompt-submit"}]}
+                        ]
+                    }
+                }
             )
         )
     check = _by_name()["hook entry"]

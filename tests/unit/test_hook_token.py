@@ -78,4 +78,7 @@ def test_token_add_defaults_to_the_configured_tenant_and_warns_when_it_holds_no_
 
     monkeypatch.setenv("EPISODIC_TENANT", "team")
     named = CliRunner().invoke(_cli(), ["token", "add", "--tenant", "me"])
-    assert "tenant 'me' holds no cards" in named.stderr and "`episodic index` writes tenant 'team'" in named.stderr
+    assert (
+        "tenant 'me' holds no cards" in named.stderr
+        and "`episodic index` writes tenant 'team'" in named.stderr
+    )

@@ -152,7 +152,9 @@ def test_merge_into_missing_files_creates_them(tmp_path: Path) -> None:
     }
     hook = merge_hook(tmp_path / "settings.json", "/opt/venv/bin/episodic hook user-prompt-submit")
     assert hook.changed
-    assert not merge_hook(tmp_path / "settings.json", "/opt/venv/bin/episodic hook user-prompt-submit").changed
+    assert not merge_hook(
+        tmp_path / "settings.json", "/opt/venv/bin/episodic hook user-prompt-submit"
+    ).changed
 
 
 @pytest.mark.parametrize("content", ["{broken", "[1, 2]", '{"mcpServers": []}'])

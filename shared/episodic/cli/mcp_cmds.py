@@ -76,7 +76,9 @@ def _tenant_cards(settings, tenant: str) -> int | None:  # type: ignore[no-untyp
 
 
 @token_group.command("add")
-@click.option("--tenant", default=None, help="The tenant whose cards this token may read (default: `tenant`).")
+@click.option(
+    "--tenant", default=None, help="The tenant whose cards this token may read (default: `tenant`)."
+)
 @click.option("--scope", type=click.Choice(["read", "write"]), default="read", show_default=True)
 def token_add(tenant: str | None, scope: str) -> None:
     """Create a token and print it once (only its hash is stored)."""
@@ -175,7 +177,9 @@ def _provision_hook_token(settings) -> None:  # type: ignore[no-untyped-def]
 
 _url_option = click.option("--url", default=None, help="The HTTP endpoint (…/mcp); omit for local stdio.")
 _token_option = click.option(
-    "--token", default=None, help="Bearer token for --url (written as ${EPISODIC_TOKEN} unless --literal-token)."
+    "--token",
+    default=None,
+    help="Bearer token for --url (written as ${EPISODIC_TOKEN} unless --literal-token).",
 )
 _literal_option = click.option(
     "--literal-token", is_flag=True, help="Write the --token value itself into the client's config file."
