@@ -188,3 +188,31 @@ def test_setup_commands(episodic_home: Path) -> None:
     cursor = runner.invoke(group, ["setup", "cursor", "--url", URL, "--write"])
     assert cursor.exit_code == 0
     assert "${env:EPISODIC_TOKEN}" in (user_home / ".cursor" / "mcp.json").read_text()
+
+
+def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
+    episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.cli.mcp_cmds import register
+    from episodic.settings import load_settings
+
+    group = click.Group("episodic")
+    register(group)
+    runner = CliRunner()
+    monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(tmp_path / "no-such-claude"))
+    assert "Claude Code is on PATH" not in runner.invoke(group, ["setup", "claude-code"]).stderr
+
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(claude))
+    offered = runner.invoke(group, ["setup", "claude-code"])
+    assert "Claude Code is on PATH" in offered.stderr and "your Claude Code plan or API key" in offered.stderr
+    assert "--distiller claude-code --write" in offered.stderr
+
+    chosen = runner.invoke(group, ["setup", "claude-code", "--distiller", "claude-code", "--write"])
+    assert chosen.exit_code == 0, chosen.output
+    assert "distiller: claude-code (saved in" in chosen.stdout
+    assert load_settings().distiller == "claude-code" and load_settings().token  # both kept in the file
+    assert "Claude Code is on PATH" not in runner.invoke(group, ["setup", "claude-code"]).stderr
