@@ -317,6 +317,8 @@ def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
     budget = _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS)
     max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
+    if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
+        raise HookSkip("skip: inside a background distil")
     prompt = read_prompt(stdin)
     url, token = endpoint()
     # leave a margin for formatting and exit inside the budget

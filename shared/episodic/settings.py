@@ -89,6 +89,12 @@ class Settings(BaseSettings):
     claude_model: str | None = None
     distill_concurrency: int = 2
     distill_timeout_seconds: float = 180.0
+    background_distill_processes: int = Field(
+        default=1, ge=1
+    )  # `claude` runs the SessionEnd hook may start at once
+    distill_daily_cap: int = Field(
+        default=20, ge=0
+    )  # SessionEnd distils a day (0: none); `index` is not capped
 
     # harvest
     quiet_minutes: float = 15.0

@@ -20,6 +20,7 @@ from episodic.errors import ConfigError
 
 SERVER_NAME = "episodic"
 HOOK_ARGS = "hook user-prompt-submit"
+SESSION_DISTILL_ARGS = "hook session-distill"  # SessionEnd, when Claude Code is the saved distiller
 HOOK_TIMEOUT_SECONDS = 5  # the hook keeps its own 1.5 s budget; this is Claude Code's hard stop
 TOKEN_ENV = "EPISODIC_TOKEN"
 
@@ -40,6 +41,7 @@ class ClientPlan:
     server_entry: dict[str, Any]
     hook_file: Path | None = None
     hook_command: str | None = None
+    session_end_command: str | None = None
     files: list[PlannedFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -96,8 +98,11 @@ def _hook_entry(command: str) -> dict[str, Any]:
     return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
 
 
-def hook_settings_snippet(command: str) -> dict[str, Any]:
-    return {"hooks": {"UserPromptSubmit": [_hook_entry(command)]}}
+def hook_settings_snippet(command: str, session_end_command: str | None = None) -> dict[str, Any]:
+    hooks = {"UserPromptSubmit": [_hook_entry(command)]}
+    if session_end_command:
+        hooks["SessionEnd"] = [_hook_entry(session_end_command)]
+    return {"hooks": hooks}
 
 
 def claude_code_plan(
@@ -106,8 +111,10 @@ def claude_code_plan(
     token: str | None = None,
     executable: str = "episodic",
     literal_token: bool = False,
+    distil_on_session_end: bool = False,
 ) -> ClientPlan:
-    """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`."""
+    """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`;
+    with Claude Code as the distiller, a SessionEnd hook that distils the ended session in the background."""
     from episodic.remember import remember_command_file  # it imports this module
 
     if url:
@@ -139,6 +146,9 @@ def claude_code_plan(
         server_entry=entry,
         hook_file=home / ".claude" / "settings.json",
         hook_command=hook_command(executable),
+        session_end_command=(
+            f"{shlex.quote(executable)} {SESSION_DISTILL_ARGS}" if distil_on_session_end else None
+        ),
         files=[remember_command_file(home)],
         notes=notes,
     )
@@ -183,7 +193,7 @@ def render_plan(plan: ClientPlan) -> str:
     out.append(json.dumps({"mcpServers": {SERVER_NAME: plan.server_entry}}, indent=2))
     if plan.hook_file and plan.hook_command:
         out.append(f"# Prompt hook: merge this into {plan.hook_file}:")
-        out.append(json.dumps(hook_settings_snippet(plan.hook_command), indent=2))
+        out.append(json.dumps(hook_settings_snippet(plan.hook_command, plan.session_end_command), indent=2))
     for planned in plan.files:
         out.append(f"# Write {planned.path}:")
         out.append(planned.content)
@@ -229,20 +239,22 @@ def _write_with_backup(path: Path, data: dict[str, Any]) -> Path | None:
     return backup
 
 
-def _is_our_hook(hook: Any) -> bool:
+def _is_our_hook(hook: Any, args: str = HOOK_ARGS) -> bool:
     command = hook.get("command", "") if isinstance(hook, dict) else ""
-    return isinstance(command, str) and command.rstrip().endswith(HOOK_ARGS) and "episodic" in command
+    return isinstance(command, str) and command.rstrip().endswith(args) and "episodic" in command
 
 
-def merge_hook(path: Path, command: str) -> MergeResult:
-    """One episodic UserPromptSubmit hook running `command`: an older one is updated, duplicates dropped."""
+def merge_hook(
+    path: Path, command: str, event: str = "UserPromptSubmit", args: str = HOOK_ARGS
+) -> MergeResult:
+    """One episodic `event` hook running `command`: an older one is updated, duplicates dropped."""
     data = _load_json_object(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f'{path}: "hooks" is not an object; nothing was changed')
-    groups = hooks.setdefault("UserPromptSubmit", [])
+    groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
-        raise ConfigError(f'{path}: "hooks.UserPromptSubmit" is not a list; nothing was changed')
+        raise ConfigError(f'{path}: "hooks.{event}" is not a list; nothing was changed')
     before = json.dumps(groups, sort_keys=True)
     wanted = _hook_entry(command)["hooks"][0]
     kept_ours = False
@@ -252,7 +264,7 @@ def merge_hook(path: Path, command: str) -> MergeResult:
             continue
         updated: list[Any] = []
         for hook in group["hooks"]:
-            if not _is_our_hook(hook):
+            if not _is_our_hook(hook, args):
                 updated.append(hook)
             elif not kept_ours:  # the first of ours is brought up to date, any later one is a duplicate
                 updated.append({**hook, **wanted})
@@ -292,5 +304,9 @@ def apply_plan(plan: ClientPlan) -> list[MergeResult]:
     results = [merge_server(plan.server_file, plan.server_entry)]
     if plan.hook_file and plan.hook_command:
         results.append(merge_hook(plan.hook_file, plan.hook_command))
+    if plan.hook_file and plan.session_end_command:
+        results.append(
+            merge_hook(plan.hook_file, plan.session_end_command, "SessionEnd", SESSION_DISTILL_ARGS)
+        )
     results.extend(write_missing_file(f) for f in plan.files)
     return results

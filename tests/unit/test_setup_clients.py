@@ -216,3 +216,15 @@ def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
     assert "distiller: claude-code (saved in" in chosen.stdout
     assert load_settings().distiller == "claude-code" and load_settings().token  # both kept in the file
     assert "Claude Code is on PATH" not in runner.invoke(group, ["setup", "claude-code"]).stderr
+
+
+def test_with_claude_code_as_distiller_setup_adds_one_session_end_hook(tmp_path: Path) -> None:
+    plan = claude_code_plan(tmp_path, executable=EXE, distil_on_session_end=True)
+    assert plan.session_end_command == "'/opt/my venv/bin/episodic' hook session-distill"
+    assert '"SessionEnd"' in render_plan(plan)
+    apply_plan(plan)
+    assert not any(r.changed for r in apply_plan(plan))  # idempotent
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert [h["command"] for g in hooks["SessionEnd"] for h in g["hooks"]] == [plan.session_end_command]
+    assert len(hooks["UserPromptSubmit"]) == 1
+    assert claude_code_plan(tmp_path, executable=EXE).session_end_command is None

@@ -244,7 +244,8 @@ def setup_claude_code(
     from episodic.setup_clients import claude_code_plan, user_home
 
     settings = _settings()
-    plan = claude_code_plan(user_home(settings.user_home), url, token, _executable(), literal_token)
+    llm = (distiller or settings.distiller) == "claude-code"
+    plan = claude_code_plan(user_home(settings.user_home), url, token, _executable(), literal_token, llm)
     _finish(plan, write)
     if write and (url is None or url == settings.endpoint_url):  # the hook asks the local server
         _provision_hook_token(settings)
@@ -301,6 +302,29 @@ def hook_user_prompt_submit() -> None:
     entry()
 
 
+@hook_group.command("session-distill")
+def hook_session_distill() -> None:
+    """SessionEnd: distil the ended session with Claude Code in the background (when it is the distiller)."""
+    from episodic.session_distill import hook_main
+
+    raise SystemExit(hook_main())
+
+
+@click.command("distil-session", hidden=True)
+@click.argument("transcript")
+def distil_session_cmd(transcript: str) -> None:
+    """The SessionEnd worker: one session's card, heuristic first, then Claude Code's (logged)."""
+    from episodic.session_distill import LOG_FILE, _log, distil_session
+
+    settings = _settings()
+    try:
+        outcome = distil_session(settings, transcript)
+    except (EpisodicError, TimeoutError, OSError) as exc:
+        outcome = f"failed for {transcript}: {type(exc).__name__}: {exc}"
+    _log(settings.home, f"worker: {outcome}")
+    click.echo(f"{outcome} (logged in {settings.log_dir / LOG_FILE})", err=True)
+
+
 def register(group: click.Group) -> None:
-    for command in (serve_cmd, mcp_cmd, token_group, setup_group, hook_group, doctor_cmd):
+    for command in (serve_cmd, mcp_cmd, token_group, setup_group, hook_group, doctor_cmd, distil_session_cmd):
         group.add_command(command)
