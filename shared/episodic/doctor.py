@@ -201,6 +201,8 @@ def run_checks(settings: Settings) -> list[Check]:
     checks = [executable_check, check_mcp_entry(home, setup, current), check_hook_entry(home, setup)]
     server, up = check_server(settings)
     checks.append(server)
+    if settings.store == "sqlite" and not settings.db_path.exists():
+        return [*checks, Check("index", FAIL, f"no index at {settings.db_path}", "`episodic index`")]
     try:
         store, _ = build_store(settings)
         total, stored = store.count(None), store.manifest()

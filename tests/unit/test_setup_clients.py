@@ -210,6 +210,7 @@ def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
     offered = runner.invoke(group, ["setup", "claude-code"])
     assert "Claude Code is on PATH" in offered.stderr and "your Claude Code plan or API key" in offered.stderr
     assert "--distiller claude-code --write" in offered.stderr
+    assert not (episodic_home / "index.sqlite3").exists()  # printing creates no index
 
     chosen = runner.invoke(group, ["setup", "claude-code", "--distiller", "claude-code", "--write"])
     assert chosen.exit_code == 0, chosen.output

@@ -68,6 +68,8 @@ def _tenant_cards(settings, tenant: str) -> int | None:  # type: ignore[no-untyp
     """How many cards the tenant holds in the configured index (None when it cannot be read)."""
     from episodic.backends import build_store
 
+    if settings.store == "sqlite" and not settings.db_path.exists():
+        return 0  # no index yet (and asking must not create one)
     try:
         store, _ = build_store(settings)
         return store.count(tenant)
@@ -196,11 +198,12 @@ def _offer_claude_code_distiller(settings) -> None:  # type: ignore[no-untyped-d
 
     if settings.distiller != "heuristic" or shutil.which(settings.claude_binary) is None:
         return
+    heuristic = 0
     try:
-        store, _ = build_store(settings)
-        heuristic = sum(
-            1 for r in store.iter_records(settings.tenant) if r.distiller.id.startswith("heuristic")
-        )
+        if settings.store != "sqlite" or settings.db_path.exists():  # printing setup must not create an index
+            store, _ = build_store(settings)
+            records = store.iter_records(settings.tenant)
+            heuristic = sum(1 for r in records if r.distiller.id.startswith("heuristic"))
     except EpisodicError:
         return
     minutes = estimate_claude_code_time(heuristic, settings.distill_concurrency) / 60
