@@ -20,7 +20,14 @@ from urllib.parse import urlsplit
 from episodic import envsource
 from episodic.errors import EpisodicError
 from episodic.settings import Settings
-from episodic.setup_clients import HOOK_ARGS, SERVER_NAME, TOKEN_ENV, installed_executable, user_home
+from episodic.setup_clients import (
+    HOOK_ARGS,
+    SERVER_NAME,
+    SESSION_DISTILL_ARGS,
+    TOKEN_ENV,
+    installed_executable,
+    user_home,
+)
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 PROBE_QUERY = "episodic doctor probe: does this token reach the search tool"
@@ -102,6 +109,26 @@ def check_hook_entry(home: Path, setup: str) -> Check:
         return Check("hook entry", FAIL, f"hook command {program!r} cannot be run", setup)
     extra = f" ({len(commands)} episodic hooks: one would do)" if len(commands) > 1 else ""
     return Check("hook entry", WARN if extra else OK, f"{commands[0]}{extra}", setup if extra else "")
+
+
+def check_distiller(settings: Settings, home: Path, setup: str) -> Check:
+    if settings.distiller != "claude-code":
+        return Check("distiller", OK, f"{settings.distiller}")
+    if shutil.which(settings.claude_binary) is None:
+        fix = "install Claude Code, or `episodic setup claude-code --distiller heuristic --write`"
+        return Check("distiller", FAIL, f"claude-code, but {settings.claude_binary!r} is not on PATH", fix)
+    groups = (
+        ((_json_file(home / ".claude" / "settings.json") or {}).get("hooks") or {}).get("SessionEnd")
+    ) or []
+    installed = any(
+        isinstance(h, dict) and str(h.get("command", "")).rstrip().endswith(SESSION_DISTILL_ARGS)
+        for g in groups
+        if isinstance(g, dict)
+        for h in g.get("hooks") or []
+    )
+    if not installed:
+        return Check("distiller", WARN, "claude-code, but no SessionEnd hook distils ended sessions", setup)
+    return Check("distiller", OK, "claude-code, SessionEnd distils ended sessions in the background")
 
 
 def _reachable(url: str, timeout: float = 1.0) -> bool:
@@ -198,7 +225,12 @@ def run_checks(settings: Settings) -> list[Check]:
     setup = (
         f"`{shlex.quote(current or 'episodic')} setup claude-code --write` (re-running it fixes old entries)"
     )
-    checks = [executable_check, check_mcp_entry(home, setup, current), check_hook_entry(home, setup)]
+    checks = [
+        executable_check,
+        check_mcp_entry(home, setup, current),
+        check_hook_entry(home, setup),
+        check_distiller(settings, home, setup),
+    ]
     server, up = check_server(settings)
     checks.append(server)
     if settings.store == "sqlite" and not settings.db_path.exists():

@@ -300,6 +300,29 @@ def write_missing_file(planned: PlannedFile) -> MergeResult:
     return MergeResult(planned.path, changed=True)
 
 
+def drop_hook(path: Path, event: str, args: str) -> MergeResult | None:
+    """Remove episodic `event` hooks ending in `args` (e.g. SessionEnd distil once the heuristic is chosen)."""
+    if not path.exists():
+        return None
+    data = _load_json_object(path)
+    groups = (data.get("hooks") or {}).get(event) if isinstance(data.get("hooks"), dict) else None
+    if not isinstance(groups, list):
+        return None
+    kept: list[Any] = []
+    for group in groups:
+        hooks = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(hooks, list):
+            kept.append(group)
+            continue
+        remaining = [h for h in hooks if not _is_our_hook(h, args)]
+        if remaining or not hooks:
+            kept.append({**group, "hooks": remaining})
+    if kept == groups:
+        return None
+    data["hooks"][event] = kept
+    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+
+
 def apply_plan(plan: ClientPlan) -> list[MergeResult]:
     results = [merge_server(plan.server_file, plan.server_entry)]
     if plan.hook_file and plan.hook_command:
@@ -308,5 +331,7 @@ def apply_plan(plan: ClientPlan) -> list[MergeResult]:
         results.append(
             merge_hook(plan.hook_file, plan.session_end_command, "SessionEnd", SESSION_DISTILL_ARGS)
         )
+    elif plan.hook_file and (dropped := drop_hook(plan.hook_file, "SessionEnd", SESSION_DISTILL_ARGS)):
+        results.append(dropped)
     results.extend(write_missing_file(f) for f in plan.files)
     return results

@@ -57,7 +57,16 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv("EPISODIC_PORT", str(server.httpd.server_address[1]))
         checks = _by_name()
     assert {name: c.status for name, c in checks.items()} == dict.fromkeys(
-        ["executable", "MCP entry", "hook entry", "server reachable", "token", "index", "embedder parity"],
+        [
+            "executable",
+            "MCP entry",
+            "hook entry",
+            "distiller",
+            "server reachable",
+            "token",
+            "index",
+            "embedder parity",
+        ],
         "ok",
     )
     assert checks["index"].detail == "6 cards for tenant 'local'"
@@ -170,3 +179,20 @@ def test_doctor_command_exits_1_on_a_failure(episodic_home: Path) -> None:
     assert "[fail] MCP entry" in result.output and "fix: `" in result.output
     assert "[fail] index: no index at" in result.output
     assert not (episodic_home / "index.sqlite3").exists()  # checking creates nothing
+
+
+def test_claude_code_distiller_without_claude_or_without_the_session_end_hook(
+    chain: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EPISODIC_DISTILLER", "claude-code")
+    monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(tmp_path / "no-claude"))
+    check = _by_name()["distiller"]
+    assert check.status == "fail" and "--distiller heuristic" in check.fix
+    claude = tmp_path / "claude"
+    claude.write_text("#!/bin/sh\n")
+    claude.chmod(0o755)
+    monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(claude))
+    check = _by_name()["distiller"]
+    assert check.status == "warn" and "setup claude-code --write" in check.fix
+    CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"])
+    assert _by_name()["distiller"].status == "ok"

@@ -229,3 +229,12 @@ def test_with_claude_code_as_distiller_setup_adds_one_session_end_hook(tmp_path:
     assert [h["command"] for g in hooks["SessionEnd"] for h in g["hooks"]] == [plan.session_end_command]
     assert len(hooks["UserPromptSubmit"]) == 1
     assert claude_code_plan(tmp_path, executable=EXE).session_end_command is None
+    other = {"type": "command", "command": "other-tool end"}
+    settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
+    settings["hooks"]["SessionEnd"][0]["hooks"].append(other)
+    (tmp_path / ".claude" / "settings.json").write_text(json.dumps(settings))
+    heuristic = apply_plan(claude_code_plan(tmp_path, executable=EXE))  # the heuristic again: hook removed
+    assert any(r.changed and r.path.name == "settings.json" for r in heuristic)
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert hooks["SessionEnd"] == [{"hooks": [other]}]
+    assert not any(r.changed for r in apply_plan(claude_code_plan(tmp_path, executable=EXE)))
