@@ -2,12 +2,14 @@
 
 Never blocks: every failure path (server down or slow, bad stdin, bad answer, missing config, nothing
 similar) exits 0 within the budget, prints nothing and appends one line to <home>/logs/hook.log.
-Stdlib only (plus the stdlib-only `episodic.envsource`, `episodic.bounded` and `episodic.marker`): it runs
-on every prompt. One deadline (process start + budget) bounds stdin, connect, send, read and output.
+Stdlib only (plus the stdlib-only `episodic.envsource`, `episodic.bounded`, `episodic.marker` and
+`episodic.autostart`): it runs on every prompt. One deadline (process start + budget) bounds stdin, connect,
+send, read and output. No local server answering: it starts one in the background (fail open).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -41,6 +43,10 @@ HEADER = (
 
 class HookSkip(Exception):
     """A reason to print nothing (logged as one line)."""
+
+
+class ServerDown(HookSkip):
+    """Nothing listens at the endpoint (connection refused)."""
 
 
 def _log(outcome: str) -> None:
@@ -238,6 +244,8 @@ def _post(url: str, payload: bytes, headers: dict[str, str], timeout: float) -> 
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError):
             raise HookSkip(f"fail: server timed out after {timeout:.2f} s") from exc
+        if isinstance(reason, ConnectionRefusedError):
+            raise ServerDown(f"fail: server unreachable ({type(reason).__name__}: {reason})") from exc
         raise HookSkip(f"fail: server unreachable ({type(reason).__name__}: {reason})") from exc
     except Exception as exc:  # http.client.HTTPException and friends: a broken answer
         raise HookSkip(f"fail: bad response ({type(exc).__name__})") from exc
@@ -330,16 +338,40 @@ def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:
     return wrap_injected(_cut(inner, inner_budget))
 
 
+def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> list[dict[str, Any]]:
+    """No local server: start one in the background, ask it if it is up within the budget, else fail open."""
+    from urllib.parse import urlsplit
+
+    from episodic import autostart
+
+    parts = urlsplit(url)
+    autostart_off = str(setting("hook_autostart", "true")).lower() in ("false", "0")
+    if parts.scheme != "http" or (parts.hostname or "") not in LOCAL_HOSTS or autostart_off:
+        raise down
+    pid = autostart.start_local_server(envsource.home_dir(), parts.hostname or "", parts.port or 80)
+    started = f"started `episodic serve` in the background (pid {pid})" if pid else "a server is starting"
+    while (remaining := deadline() - time.monotonic() - 0.1) > 0.3:
+        time.sleep(0.2)
+        with contextlib.suppress(ServerDown):
+            return ask_server(url, token, query, remaining - 0.2)
+    raise HookSkip(f"fail: no server answered; {started}")
+
+
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
     max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
+    if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
+        raise HookSkip("skip: inside a background distil")
     prompt = read_prompt(stdin)
     url, token = endpoint()
     # leave a margin for formatting and exit inside the budget
     remaining = deadline() - time.monotonic() - 0.05
     if remaining <= 0.05:
         raise HookSkip("fail: budget spent before the request")
-    hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
+    try:
+        hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
+    except ServerDown as down:
+        hits = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
     if not hits:
         raise HookSkip("ok: no sufficiently similar verified episode")
     output = {

@@ -68,6 +68,7 @@ class Settings(BaseSettings):
     token: str | None = None
     hook_budget_seconds: float = 1.5
     hook_max_chars: int = 4000
+    hook_autostart: bool = True  # the hook starts a background `episodic serve` when no local one answers
     allowed_origins: list[str] = Field(default_factory=list)
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names beside localhost (a proxy's)
     serve_read_timeout_seconds: float = 10.0  # a connection silent this long is closed
@@ -94,6 +95,12 @@ class Settings(BaseSettings):
     claude_model: str | None = None
     distill_concurrency: int = 2
     distill_timeout_seconds: float = 180.0
+    background_distill_processes: int = Field(
+        default=1, ge=1
+    )  # `claude` runs the SessionEnd hook may start at once
+    distill_daily_cap: int = Field(
+        default=20, ge=0
+    )  # SessionEnd distils a day (0: none); `index` is not capped
 
     # harvest
     quiet_minutes: float = 15.0

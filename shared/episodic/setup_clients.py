@@ -9,6 +9,7 @@ import json
 import os
 import shlex
 import shutil
+import sys
 import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -20,6 +21,7 @@ from episodic.mcp import SERVER_NAME
 from episodic.remember import REMEMBER_COMMAND, remember_command_path
 
 HOOK_ARGS = "hook user-prompt-submit"
+SESSION_DISTILL_ARGS = "hook session-distill"  # SessionEnd, when Claude Code is the saved distiller
 HOOK_TIMEOUT_SECONDS = 5  # the hook keeps its own 1.5 s budget; this is Claude Code's hard stop
 TOKEN_ENV = "EPISODIC_TOKEN"
 
@@ -40,6 +42,7 @@ class ClientPlan:
     server_entry: dict[str, Any]
     hook_file: Path | None = None
     hook_command: str | None = None
+    session_end_command: str | None = None
     files: list[PlannedFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -63,37 +66,79 @@ def user_home(settings_home: str | None) -> Path:
     return Path(settings_home).expanduser() if settings_home else Path.home()
 
 
+def installed_executable(argv0: str | None = None, python: str | None = None) -> str:
+    """The absolute path of the installed `episodic` console script (clients must not rely on PATH)."""
+    candidates = [Path(argv0 if argv0 is not None else sys.argv[0])]
+    candidates.append(Path(python or sys.executable).parent / "episodic")  # the venv's bin folder
+    found = shutil.which("episodic")
+    if found:
+        candidates.append(Path(found))
+    for candidate in candidates:
+        if candidate.name == "episodic" and candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate.absolute())  # absolute, not resolved: keep the venv's own bin path
+    raise ConfigError(
+        "cannot find the installed `episodic` executable; run setup through it, e.g. `.venv/bin/episodic setup …`"
+    )
+
+
+def hook_command(executable: str) -> str:
+    return f"{shlex.quote(executable)} {HOOK_ARGS}"
+
+
+def _header(token: str | None, literal: bool, reference: str) -> str:
+    """An environment reference unless a literal token was asked for (`claude mcp get` prints headers)."""
+    return f"Bearer {token}" if token and literal else f"Bearer {reference}"
+
+
+def _token_notes(url: str | None, token: str | None, literal: bool) -> list[str]:
+    if not url or (token and literal):
+        return []
+    given = "the token you passed with --token" if token else "a token from `episodic token add`"
+    return [
+        f"The server entry reads ${{{TOKEN_ENV}}} from the environment: `export {TOKEN_ENV}=<{given}>` in "
+        "the shell profile Claude Code/Cursor start from (--literal-token writes it into the file instead)."
+    ]
+
+
 def _hook_entry(command: str) -> dict[str, Any]:
     return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
 
 
-def hook_settings_snippet(command: str) -> dict[str, Any]:
-    return {"hooks": {"UserPromptSubmit": [_hook_entry(command)]}}
+def hook_settings_snippet(command: str, session_end_command: str | None = None) -> dict[str, Any]:
+    hooks = {"UserPromptSubmit": [_hook_entry(command)]}
+    if session_end_command:
+        hooks["SessionEnd"] = [_hook_entry(session_end_command)]
+    return {"hooks": hooks}
 
 
 def claude_code_plan(
-    home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
+    home: Path,
+    url: str | None = None,
+    token: str | None = None,
+    executable: str = "episodic",
+    literal_token: bool = False,
+    distil_on_session_end: bool = False,
 ) -> ClientPlan:
-    """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`."""
+    """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`;
+    with Claude Code as the distiller, a SessionEnd hook that distils the ended session in the background."""
     if url:
-        header_value = f"Bearer {token}" if token else "Bearer ${" + TOKEN_ENV + "}"
-        shell_header = f"Bearer {token}" if token else f"Bearer ${TOKEN_ENV}"
+        header_value = _header(token, literal_token, "${" + TOKEN_ENV + "}")
+        # single quotes: the shell must not expand the reference, Claude Code does when it connects
         command = (
             f"claude mcp add --transport http --scope user {SERVER_NAME} {shlex.quote(url)} "
-            f'--header "Authorization: {shell_header}"'
+            f"--header {shlex.quote('Authorization: ' + header_value)}"
         )
         entry: dict[str, Any] = {"type": "http", "url": url, "headers": {"Authorization": header_value}}
     else:
         command = f"claude mcp add --scope user {SERVER_NAME} -- {shlex.quote(executable)} mcp"
         entry = {"type": "stdio", "command": executable, "args": ["mcp"]}
     notes = [
-        "The prompt hook asks the HTTP server at `url` (default http://127.0.0.1:8765/mcp, started by "
-        "`episodic serve`) with `token`: set EPISODIC_URL / EPISODIC_TOKEN in the environment Claude Code "
-        "starts from, or `url = ...` and `token = ...` in the episodic config file. Create a token with "
-        "`episodic token add --tenant NAME`.",
+        f"Entries name {executable} by its absolute path: if that virtualenv moves or is rebuilt elsewhere, "
+        "re-run `setup claude-code --write` from the new one (`episodic doctor` reports a stale path).",
+        "The prompt hook asks the local HTTP server (`episodic serve`; the hook starts one in the background "
+        "when none answers) with the `token` that `setup --write` keeps in the episodic config file.",
+        *_token_notes(url, token, literal_token),
     ]
-    if url and not token:
-        notes.append(f"No --token given: the server entry reads ${{{TOKEN_ENV}}} from the environment.")
     notes.append(
         "`/remember` in a Claude Code session asks the agent to save its own card with record_episode; "
         "over HTTP that needs a write token (`episodic token add --tenant NAME --scope write`)."
@@ -104,29 +149,33 @@ def claude_code_plan(
         server_file=home / ".claude.json",
         server_entry=entry,
         hook_file=home / ".claude" / "settings.json",
-        hook_command=f"{executable} {HOOK_ARGS}",
+        hook_command=hook_command(executable),
+        session_end_command=(
+            f"{shlex.quote(executable)} {SESSION_DISTILL_ARGS}" if distil_on_session_end else None
+        ),
         files=[remember_command_file(home)],
         notes=notes,
     )
 
 
 def cursor_plan(
-    home: Path, url: str | None = None, token: str | None = None, executable: str = "episodic"
+    home: Path,
+    url: str | None = None,
+    token: str | None = None,
+    executable: str = "episodic",
+    literal_token: bool = False,
 ) -> ClientPlan:
     """`~/.cursor/mcp.json` (no `type`; `${env:NAME}` interpolation). Cursor hooks cannot inject context."""
     if url:
-        header_value = f"Bearer {token}" if token else "Bearer ${env:" + TOKEN_ENV + "}"
+        header_value = _header(token, literal_token, "${env:" + TOKEN_ENV + "}")
         entry: dict[str, Any] = {"url": url, "headers": {"Authorization": header_value}}
     else:
         entry = {"command": executable, "args": ["mcp"]}
     notes = [
+        *_token_notes(url, token, literal_token),
         "Reload Cursor after editing; it reads env vars from the process that launched it.",
         "No prompt hook for Cursor: its beforeSubmitPrompt hook cannot add context; the agent calls search_traces.",
     ]
-    if url and not token:
-        notes.insert(
-            0, f"Export {TOKEN_ENV} (a token from `episodic token add --tenant NAME`) before starting Cursor."
-        )
     return ClientPlan(
         client="cursor",
         commands=[],
@@ -148,7 +197,7 @@ def render_plan(plan: ClientPlan) -> str:
     out.append(json.dumps({"mcpServers": {SERVER_NAME: plan.server_entry}}, indent=2))
     if plan.hook_file and plan.hook_command:
         out.append(f"# Prompt hook: merge this into {plan.hook_file}:")
-        out.append(json.dumps(hook_settings_snippet(plan.hook_command), indent=2))
+        out.append(json.dumps(hook_settings_snippet(plan.hook_command, plan.session_end_command), indent=2))
     for planned in plan.files:
         out.append(f"# Write {planned.path}:")
         out.append(planned.content)
@@ -194,24 +243,44 @@ def _write_with_backup(path: Path, data: dict[str, Any]) -> Path | None:
     return backup
 
 
-def _is_our_hook(hook: Any) -> bool:
+def _is_our_hook(hook: Any, args: str = HOOK_ARGS) -> bool:
     command = hook.get("command", "") if isinstance(hook, dict) else ""
-    return isinstance(command, str) and command.rstrip().endswith(HOOK_ARGS) and "episodic" in command
+    return isinstance(command, str) and command.rstrip().endswith(args) and "episodic" in command
 
 
-def merge_hook(path: Path, command: str) -> MergeResult:
-    """Add the UserPromptSubmit hook unless an episodic prompt hook is already there."""
+def merge_hook(
+    path: Path, command: str, event: str = "UserPromptSubmit", args: str = HOOK_ARGS
+) -> MergeResult:
+    """One episodic `event` hook running `command`: an older one is updated, duplicates dropped."""
     data = _load_json_object(path)
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f'{path}: "hooks" is not an object; nothing was changed')
-    groups = hooks.setdefault("UserPromptSubmit", [])
+    groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
-        raise ConfigError(f'{path}: "hooks.UserPromptSubmit" is not a list; nothing was changed')
+        raise ConfigError(f'{path}: "hooks.{event}" is not a list; nothing was changed')
+    before = json.dumps(groups, sort_keys=True)
+    wanted = _hook_entry(command)["hooks"][0]
+    kept_ours = False
+    emptied: list[int] = []
     for group in groups:
-        if isinstance(group, dict) and any(_is_our_hook(h) for h in group.get("hooks") or []):
-            return MergeResult(path, changed=False)
-    groups.append(_hook_entry(command))
+        if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+            continue
+        updated: list[Any] = []
+        for hook in group["hooks"]:
+            if not _is_our_hook(hook, args):
+                updated.append(hook)
+            elif not kept_ours:  # the first of ours is brought up to date, any later one is a duplicate
+                updated.append({**hook, **wanted})
+                kept_ours = True
+        if group["hooks"] and not updated:
+            emptied.append(id(group))
+        group["hooks"] = updated
+    groups[:] = [g for g in groups if id(g) not in emptied]
+    if not kept_ours:
+        groups.append(_hook_entry(command))
+    if json.dumps(groups, sort_keys=True) == before:
+        return MergeResult(path, changed=False)
     return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
 
 
@@ -235,9 +304,38 @@ def write_missing_file(planned: PlannedFile) -> MergeResult:
     return MergeResult(planned.path, changed=True)
 
 
+def drop_hook(path: Path, event: str, args: str) -> MergeResult | None:
+    """Remove episodic `event` hooks ending in `args` (e.g. SessionEnd distil once the heuristic is chosen)."""
+    if not path.exists():
+        return None
+    data = _load_json_object(path)
+    groups = (data.get("hooks") or {}).get(event) if isinstance(data.get("hooks"), dict) else None
+    if not isinstance(groups, list):
+        return None
+    kept: list[Any] = []
+    for group in groups:
+        hooks = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(hooks, list):
+            kept.append(group)
+            continue
+        remaining = [h for h in hooks if not _is_our_hook(h, args)]
+        if remaining or not hooks:
+            kept.append({**group, "hooks": remaining})
+    if kept == groups:
+        return None
+    data["hooks"][event] = kept
+    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+
+
 def apply_plan(plan: ClientPlan) -> list[MergeResult]:
     results = [merge_server(plan.server_file, plan.server_entry)]
     if plan.hook_file and plan.hook_command:
         results.append(merge_hook(plan.hook_file, plan.hook_command))
+    if plan.hook_file and plan.session_end_command:
+        results.append(
+            merge_hook(plan.hook_file, plan.session_end_command, "SessionEnd", SESSION_DISTILL_ARGS)
+        )
+    elif plan.hook_file and (dropped := drop_hook(plan.hook_file, "SessionEnd", SESSION_DISTILL_ARGS)):
+        results.append(dropped)
     results.extend(write_missing_file(f) for f in plan.files)
     return results

@@ -33,6 +33,7 @@ def run_hook(
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home.parent),
         "EPISODIC_HOME": str(home),
+        "EPISODIC_HOOK_AUTOSTART": "false",  # these are fault tests; test_hook_autostart starts servers
         **extra_env,
     }
     env["EPISODIC_HOOK_BUDGET_SECONDS"] = str(BUDGET)

@@ -12,6 +12,10 @@ def main() -> None:
         from episodic.hook import entry
 
         entry()
+    if sys.argv[1:3] == ["hook", "session-distill"]:
+        from episodic.session_distill import hook_main
+
+        raise SystemExit(hook_main())
     if sys.argv[1:3] == ["hook", "session-end"]:
         from episodic.harvest.spool import main as session_end
 

@@ -81,6 +81,27 @@ def run_index(
             return index_sessions(memory, paths, tenant, progress=advance, sources=sources)
 
 
+def run_upgrade(
+    settings: Settings, paths: Sequence[str] | None, tenant: str, limit: int | None, as_json: bool
+) -> Any:
+    """`index --upgrade`: the newest sessions whose card the configured LLM distiller would improve."""
+    from episodic.backends import build_memory
+    from episodic.index_lock import index_lock
+    from episodic.ingest import index_sessions
+    from episodic.upgrade import DEFAULT_UPGRADE_LIMIT, plan_upgrade
+
+    memory = build_memory(settings)
+    with index_lock(settings.home):  # one writer per home, as for `index`
+        plan = plan_upgrade(memory, tenant, paths, limit or DEFAULT_UPGRADE_LIMIT)
+        click.echo(
+            f"upgrading {len(plan.sources)} of {plan.eligible} cards with {memory.distiller.info.id}, "
+            "newest first",
+            err=True,
+        )
+        with _progress(len(plan.sources), "upgrading", enabled=not as_json) as advance:
+            return index_sessions(memory, paths, tenant, progress=advance, sources=plan.sources)
+
+
 def _print_hits(hits: list[Any]) -> None:
     from episodic.present import pack_card
 
@@ -105,10 +126,25 @@ def register(group: click.Group) -> None:
         help="Distiller.",
     )
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-    def index_cmd(paths: tuple[str, ...], tenant: str | None, distiller: str | None, as_json: bool) -> None:
+    @click.option(
+        "--upgrade", is_flag=True, help="Re-distil cards of a lesser distiller with the configured LLM one."
+    )
+    @click.option("--limit", type=int, default=None, help="With --upgrade: at most this many sessions (50).")
+    def index_cmd(
+        paths: tuple[str, ...],
+        tenant: str | None,
+        distiller: str | None,
+        as_json: bool,
+        upgrade: bool,
+        limit: int | None,
+    ) -> None:
         """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
         settings = _settings({"distiller": distiller})
-        report = run_index(settings, list(paths) or None, tenant or settings.tenant, as_json)
+        tenant = tenant or settings.tenant
+        if upgrade:
+            report = run_upgrade(settings, list(paths) or None, tenant, limit, as_json)
+        else:
+            report = run_index(settings, list(paths) or None, tenant, as_json)
         if as_json:
             _echo_json(report.as_dict())
         else:

@@ -1,0 +1,246 @@
+"""`episodic doctor`: every link from the installed executable to an injected memory, each with its fix.
+
+The chain: executable → MCP entry → hook entry → server reachable → token valid for the tenant that
+holds the cards → index non-empty → embedder parity. A failing link names the command that mends it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import shutil
+import socket
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from episodic import envsource
+from episodic.errors import EpisodicError
+from episodic.settings import Settings
+from episodic.setup_clients import (
+    HOOK_ARGS,
+    SERVER_NAME,
+    SESSION_DISTILL_ARGS,
+    TOKEN_ENV,
+    installed_executable,
+    user_home,
+)
+
+OK, WARN, FAIL = "ok", "warn", "fail"
+PROBE_QUERY = "episodic doctor probe: does this token reach the search tool"
+
+
+@dataclass
+class Check:
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+
+def _json_file(path: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _runnable(command: str) -> bool:
+    if "/" not in command:
+        return shutil.which(command) is not None
+    return Path(command).is_file() and os.access(command, os.X_OK)
+
+
+def check_executable() -> tuple[Check, str | None]:
+    try:
+        path = installed_executable()
+    except EpisodicError as exc:
+        return Check(
+            "executable", FAIL, str(exc), "run `./scripts/install`, then `.venv/bin/episodic doctor`"
+        ), None
+    return Check("executable", OK, path), path
+
+
+def check_mcp_entry(home: Path, setup: str, current: str | None) -> Check:
+    path = home / ".claude.json"
+    entry = ((_json_file(path) or {}).get("mcpServers") or {}).get(SERVER_NAME)
+    if not isinstance(entry, dict):
+        return Check("MCP entry", FAIL, f"no {SERVER_NAME!r} server in {path}", setup)
+    if entry.get("type") == "http" or "url" in entry:
+        header = str((entry.get("headers") or {}).get("Authorization", ""))
+        if "${" + TOKEN_ENV + "}" in header and not envsource.environ().get(TOKEN_ENV):
+            return Check(
+                "MCP entry",
+                WARN,
+                f"HTTP {entry.get('url')} reads ${{{TOKEN_ENV}}}, which is not set here",
+                f"export {TOKEN_ENV}=<token> in the shell profile Claude Code starts from",
+            )
+        return Check("MCP entry", OK, f"HTTP {entry.get('url')}")
+    command = str(entry.get("command", ""))
+    if not _runnable(command):
+        why = "not on PATH" if "/" not in command else "missing (the virtualenv moved or was removed?)"
+        return Check("MCP entry", FAIL, f"stdio command {command!r} is {why}", setup)
+    if current and command != current:
+        return Check("MCP entry", WARN, f"stdio command {command} is not this install ({current})", setup)
+    return Check("MCP entry", OK, f"stdio {command} {' '.join(entry.get('args') or [])}")
+
+
+def check_hook_entry(home: Path, setup: str) -> Check:
+    path = home / ".claude" / "settings.json"
+    groups = (((_json_file(path) or {}).get("hooks") or {}).get("UserPromptSubmit")) or []
+    commands = [
+        str(h.get("command", ""))
+        for g in groups
+        if isinstance(g, dict)
+        for h in g.get("hooks") or []
+        if isinstance(h, dict) and str(h.get("command", "")).rstrip().endswith(HOOK_ARGS)
+    ]
+    if not commands:
+        return Check("hook entry", FAIL, f"no episodic UserPromptSubmit hook in {path}", setup)
+    try:
+        program = shlex.split(commands[0])[0]
+    except (ValueError, IndexError):
+        return Check("hook entry", FAIL, f"unreadable hook command {commands[0]!r}", setup)
+    if not _runnable(program):
+        return Check("hook entry", FAIL, f"hook command {program!r} cannot be run", setup)
+    extra = f" ({len(commands)} episodic hooks: one would do)" if len(commands) > 1 else ""
+    return Check("hook entry", WARN if extra else OK, f"{commands[0]}{extra}", setup if extra else "")
+
+
+def check_distiller(settings: Settings, home: Path, setup: str) -> Check:
+    if settings.distiller != "claude-code":
+        return Check("distiller", OK, f"{settings.distiller}")
+    if shutil.which(settings.claude_binary) is None:
+        fix = "install Claude Code, or `episodic setup claude-code --distiller heuristic --write`"
+        return Check("distiller", FAIL, f"claude-code, but {settings.claude_binary!r} is not on PATH", fix)
+    groups = (
+        ((_json_file(home / ".claude" / "settings.json") or {}).get("hooks") or {}).get("SessionEnd")
+    ) or []
+    installed = any(
+        isinstance(h, dict) and str(h.get("command", "")).rstrip().endswith(SESSION_DISTILL_ARGS)
+        for g in groups
+        if isinstance(g, dict)
+        for h in g.get("hooks") or []
+    )
+    if not installed:
+        return Check("distiller", WARN, "claude-code, but no SessionEnd hook distils ended sessions", setup)
+    return Check("distiller", OK, "claude-code, SessionEnd distils ended sessions in the background")
+
+
+def _reachable(url: str, timeout: float = 1.0) -> bool:
+    parts = urlsplit(url)
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parts.hostname or "", port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def check_server(settings: Settings) -> tuple[Check, bool]:
+    url = settings.endpoint_url
+    if _reachable(url):
+        return Check("server reachable", OK, url), True
+    local = (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
+    if local and settings.hook_autostart:
+        detail = f"nothing answers at {url}; the prompt hook starts `episodic serve` on the next prompt"
+        return Check("server reachable", WARN, detail, "or start it now: `episodic serve &`"), False
+    fix = "`episodic serve`" if local else f"check that {url} is up and reachable from here"
+    return Check("server reachable", FAIL, f"nothing answers at {url}", fix), False
+
+
+def check_token(settings: Settings, up: bool, count: Callable[[str], int]) -> Check:
+    from episodic.auth import LocalTokenStore
+    from episodic.hook_token import endpoint_is_local
+
+    setup_fix = "`episodic setup claude-code --write` (keeps a read token for the configured tenant)"
+    if not settings.token:
+        return Check("token", FAIL, "the prompt hook has no token", setup_fix)
+    if endpoint_is_local(settings):
+        try:
+            tenant = LocalTokenStore(settings.tokens_path).authenticate(settings.token).tenant_id
+        except EpisodicError as exc:
+            return Check("token", FAIL, f"the hook's token does not authenticate: {exc}", setup_fix)
+        cards = count(tenant)
+        if cards == 0:
+            detail = (
+                f"the token reads tenant {tenant!r}, which holds no cards (index writes {settings.tenant!r})"
+            )
+            return Check("token", FAIL, detail, setup_fix)
+        return Check("token", OK, f"reads tenant {tenant!r} ({cards} cards)")
+    if not up:
+        return Check("token", WARN, "not checked: the server is not reachable")
+    from episodic import hook
+
+    try:
+        hook.ask_server(settings.endpoint_url, settings.token, PROBE_QUERY, 5.0)
+    except hook.HookSkip as skip:
+        return Check(
+            "token", FAIL, f"the server refused the hook's search: {skip}", "a token from its operator"
+        )
+    return Check("token", OK, f"{settings.endpoint_url} accepts the hook's token")
+
+
+def check_index(settings: Settings, count: Callable[[str], int], total: int) -> Check:
+    cards = count(settings.tenant)
+    if cards:
+        return Check("index", OK, f"{cards} cards for tenant {settings.tenant!r}")
+    where = f"; the index holds {total} cards of other tenants" if total else ""
+    return Check("index", FAIL, f"no cards for tenant {settings.tenant!r}{where}", "`episodic index`")
+
+
+def check_parity(settings: Settings, stored: Any) -> Check:
+    from episodic.backends import build_embedder
+    from episodic.models import IndexManifest
+    from episodic.store.parity import check_parity as parity
+
+    if stored is None:
+        return Check(
+            "embedder parity", WARN, "the index has no manifest yet (nothing indexed)", "`episodic index`"
+        )
+    try:
+        embedder = build_embedder(settings)
+        parity(
+            stored,
+            IndexManifest(
+                embedder_id=embedder.id, dimension=embedder.dimension, renderings=settings.renderings
+            ),
+            str(settings.db_path),
+            "query",
+        )
+    except EpisodicError as exc:
+        return Check("embedder parity", FAIL, "the configured embedder does not match the index", str(exc))
+    return Check("embedder parity", OK, f"{stored.embedder_id} ({stored.dimension}-d)")
+
+
+def run_checks(settings: Settings) -> list[Check]:
+    from episodic.backends import build_store
+
+    home = user_home(settings.user_home)
+    executable_check, current = check_executable()
+    setup = (
+        f"`{shlex.quote(current or 'episodic')} setup claude-code --write` (re-running it fixes old entries)"
+    )
+    checks = [
+        executable_check,
+        check_mcp_entry(home, setup, current),
+        check_hook_entry(home, setup),
+        check_distiller(settings, home, setup),
+    ]
+    server, up = check_server(settings)
+    checks.append(server)
+    if settings.store == "sqlite" and not settings.db_path.exists():
+        return [*checks, Check("index", FAIL, f"no index at {settings.db_path}", "`episodic index`")]
+    try:
+        store = build_store(settings)
+        total, stored = store.count(None), store.manifest()
+    except EpisodicError as exc:
+        return [*checks, Check("index", FAIL, f"cannot open the index: {exc}", "`episodic index`")]
+    checks.append(check_token(settings, up, store.count))
+    checks.append(check_index(settings, store.count, total))
+    checks.append(check_parity(settings, stored))
+    return checks

@@ -1,0 +1,64 @@
+"""A fresh user as a client sees them: temporary HOME, no venv on PATH, a demo index, the default setup."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+BIN = Path(sys.executable).parent  # the venv's bin folder, kept off the client's PATH
+EPISODIC = BIN / "episodic"
+# a prompt whose closest verified demo card is the Biome lint one
+PROMPT = "npm run check passes locally but the GitHub Actions job fails with Biome lint errors, why?"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def bare_env(home: Path, user_home: Path, **extra: str) -> dict[str, str]:
+    """What a user's shell gives Claude Code: no venv on PATH, no EPISODIC_* but the home folder."""
+    path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != BIN)
+    return {"PATH": path, "HOME": str(user_home), "EPISODIC_HOME": str(home), "LANG": "C.UTF-8", **extra}
+
+
+def index_and_set_up(tmp: Path) -> tuple[Path, Path, int]:
+    """Demo index (hashing embedder, a free port in the config), then `episodic setup claude-code --write`."""
+    home, user_home = tmp / "episodic-home", tmp / "user-home"
+    home.mkdir()
+    user_home.mkdir()
+    port = free_port()
+    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {port}\n')
+    for args in (["index", str(DEMO)], ["setup", "claude-code", "--write"]):
+        done = subprocess.run(
+            [str(EPISODIC), *args], env=bare_env(home, user_home), capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+    return home, user_home, port
+
+
+def wait_for_port(port: int, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+            return
+        except OSError:
+            time.sleep(0.2)
+    raise AssertionError(f"no server came up on port {port}")
+
+
+def stop_spawned_server(home: Path) -> None:
+    """End the server the hook started (by the pid it recorded; it leads its own session)."""
+    pid_file = home / "serve.pid"
+    if pid_file.exists():
+        with contextlib.suppress(ProcessLookupError, ValueError):
+            os.killpg(int(pid_file.read_text()), signal.SIGTERM)

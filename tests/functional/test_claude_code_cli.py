@@ -1,0 +1,114 @@
+"""The real Claude Code CLI (npm @anthropic-ai/claude-code, installed by `scripts/install --dev` into
+.tools/claude), offline, in a temporary HOME with the venv off PATH, after `episodic setup claude-code
+--write` and nothing else. `claude -p` runs UserPromptSubmit hooks before it stops for lack of a login.
+Skipped when the CLI is absent (EPISODIC_TEST_CLAUDE names another binary)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_env import (
+    EPISODIC,
+    PROMPT,
+    bare_env,
+    free_port,
+    index_and_set_up,
+    stop_spawned_server,
+    wait_for_port,
+)
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+CLAUDE = Path(
+    os.environ.get(
+        "EPISODIC_TEST_CLAUDE", REPO_ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude"
+    )
+)
+OFFLINE = {"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+
+pytestmark = pytest.mark.skipif(not CLAUDE.exists(), reason=f"Claude Code CLI not installed at {CLAUDE}")
+
+
+@pytest.fixture(scope="module")
+def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, int]]:
+    home, user_home, port = index_and_set_up(tmp_path_factory.mktemp("claude-cli"))
+    (user_home / "project").mkdir()
+    try:
+        yield home, user_home, port
+    finally:
+        stop_spawned_server(home)
+
+
+def claude(user_home: Path, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [str(CLAUDE), *args],
+        env=bare_env(home, user_home, **OFFLINE, **env),
+        cwd=user_home / "project",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def hook_responses(stream: str) -> list[dict]:
+    events = [json.loads(line) for line in stream.splitlines() if line.startswith("{")]
+    return [
+        e for e in events if e.get("subtype") == "hook_response" and e.get("hook_event") == "UserPromptSubmit"
+    ]
+
+
+def test_claude_mcp_list_connects_over_stdio(user: tuple[Path, Path, int]) -> None:
+    home, user_home, _ = user
+    listed = claude(user_home, home, "mcp", "list")
+    assert f"episodic: {EPISODIC} mcp - ✔ Connected" in listed.stdout, listed.stdout + listed.stderr
+
+
+def test_claude_p_runs_our_hook_and_gets_additional_context(user: tuple[Path, Path, int]) -> None:
+    home, user_home, port = user
+    args = ("-p", PROMPT, "--output-format", "stream-json", "--verbose", "--include-hook-events")
+    first = claude(user_home, home, *args)
+    (response,) = hook_responses(first.stdout)
+    assert (response["outcome"], response["exit_code"], response["stderr"]) == ("success", 0, "")
+    if not response["stdout"]:  # the server the hook started was not up within this prompt's budget
+        wait_for_port(port)
+        (response,) = hook_responses(claude(user_home, home, *args).stdout)
+    output = json.loads(response["stdout"])["hookSpecificOutput"]
+    assert output["hookEventName"] == "UserPromptSubmit"
+    assert (
+        "Biome" in output["additionalContext"] and "<episodic-memory-context" in output["additionalContext"]
+    )
+
+
+def test_claude_mcp_over_http_reads_the_token_from_the_environment(user: tuple[Path, Path, int]) -> None:
+    home, user_home, _ = user
+    port = free_port()
+    url = f"http://127.0.0.1:{port}/mcp"
+    env = bare_env(home, user_home)
+    server = subprocess.Popen(
+        [str(EPISODIC), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
+    )
+    try:
+        token = subprocess.run(
+            [str(EPISODIC), "token", "add"], env=env, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        setup = subprocess.run(
+            [str(EPISODIC), "setup", "claude-code", "--url", url, "--token", token, "--write"],
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+        assert setup.returncode == 0, setup.stderr
+        assert token not in (user_home / ".claude.json").read_text()
+        wait_for_port(port)
+        listed = claude(user_home, home, "mcp", "list", EPISODIC_TOKEN=token)
+        assert f"episodic: {url} (HTTP) - ✔ Connected" in listed.stdout, listed.stdout + listed.stderr
+        shown = claude(user_home, home, "mcp", "get", "episodic", EPISODIC_TOKEN=token)
+        assert "Bearer ${EPISODIC_TOKEN}" in shown.stdout and token not in shown.stdout
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+        subprocess.run([str(EPISODIC), "setup", "claude-code", "--write"], env=env, capture_output=True)

@@ -1,0 +1,76 @@
+"""After `setup claude-code --write` alone, the prompt hook injects memory: it finds its token in the
+config file, starts a detached `episodic serve` when none answers (failing open for that prompt), and
+the next prompt is answered by that server. Runs the hook command exactly as setup wrote it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_env import BIN, PROMPT, bare_env, index_and_set_up, stop_spawned_server, wait_for_port
+
+
+@pytest.fixture()
+def set_up(tmp_path: Path) -> Iterator[tuple[Path, Path, int]]:
+    """A demo index, then the README's setup: `episodic setup claude-code --write`, nothing else."""
+    home, user_home, port = index_and_set_up(tmp_path)
+    try:
+        yield home, user_home, port
+    finally:
+        stop_spawned_server(home)
+
+
+def hook_command(user_home: Path) -> str:
+    settings = json.loads((user_home / ".claude" / "settings.json").read_text())
+    (group,) = settings["hooks"]["UserPromptSubmit"]
+    return str(group["hooks"][0]["command"])
+
+
+def run_hook(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": PROMPT, "session_id": "s"})
+    return subprocess.run(
+        command, shell=True, input=payload, env=env, capture_output=True, text=True, timeout=30
+    )
+
+
+def test_the_hook_works_after_the_default_setup(set_up: tuple[Path, Path, int]) -> None:
+    home, user_home, port = set_up
+    command = hook_command(user_home)
+    assert command == f"{BIN / 'episodic'} hook user-prompt-submit"  # absolute: the venv is not on PATH
+    assert 'token = "epi_' in (home / "config.toml").read_text()
+    env = bare_env(home, user_home)
+
+    first = run_hook(command, env)
+    assert first.returncode == 0 and first.stderr == ""
+    log = (home / "logs" / "hook.log").read_text().splitlines()
+    assert len(log) == 1
+    if not first.stdout:  # the cold server missed this prompt's budget: fail open, say so in the log
+        assert "started `episodic serve` in the background" in log[0]
+    assert (home / "serve.pid").exists()
+
+    wait_for_port(port)
+    second = run_hook(command, env)
+    assert second.returncode == 0, second.stderr
+    context = json.loads(second.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Biome" in context and "A past session with a similar symptom" in context
+
+
+def test_one_server_start_for_prompts_arriving_together(set_up: tuple[Path, Path, int]) -> None:
+    home, user_home, port = set_up
+    env = {**bare_env(home, user_home), "EPISODIC_HOOK_BUDGET_SECONDS": "0.5"}
+    command = hook_command(user_home)
+    procs = [
+        subprocess.Popen(
+            command, shell=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env, text=True
+        )
+        for _ in range(4)
+    ]
+    for proc in procs:
+        proc.communicate(json.dumps({"prompt": PROMPT}), timeout=30)
+        assert proc.returncode == 0
+    log = (home / "logs" / "hook.log").read_text()
+    assert log.count("started `episodic serve` in the background") == 1, log
+    wait_for_port(port)
