@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from episodic.cli import build_cli
+from episodic.cli.mcp_cmds import _executable
 from episodic.errors import ConfigError
 from episodic.setup_agents import apply_codex_plan, codex_plan
 
@@ -24,8 +25,10 @@ def invoke(args: list[str]) -> str:
 
 def test_setup_codex_prints_the_command_and_the_table(episodic_home: Path) -> None:
     out = invoke(["setup", "codex"])
-    assert "codex mcp add episodic -- episodic mcp" in out
-    assert '[mcp_servers.episodic]\ncommand = "episodic"\nargs = ["mcp"]' in out
+    # the absolute path of the installed executable: the CLI need not have the venv on PATH
+    exe = _executable()
+    assert f"codex mcp add episodic -- {exe} mcp" in out
+    assert f'[mcp_servers.episodic]\ncommand = "{exe}"\nargs = ["mcp"]' in out
     http = invoke(["setup", "codex", "--url", "http://127.0.0.1:8765/mcp"])
     assert (
         "--bearer-token-env-var EPISODIC_TOKEN" in http and 'bearer_token_env_var = "EPISODIC_TOKEN"' in http
@@ -58,7 +61,7 @@ def test_setup_codex_never_touches_a_broken_config(tmp_path: Path) -> None:
 
 
 def test_setup_gemini_writes_user_settings(episodic_home: Path) -> None:
-    assert "gemini mcp add --scope user episodic episodic mcp" in invoke(["setup", "gemini"])
+    assert f"gemini mcp add --scope user episodic {_executable()} mcp" in invoke(["setup", "gemini"])
     invoke(["setup", "gemini", "--url", "http://h/mcp", "--write"])
     settings = episodic_home.parent / "user-home" / ".gemini" / "settings.json"
     entry = json.loads(settings.read_text())["mcpServers"]["episodic"]

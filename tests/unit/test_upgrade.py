@@ -10,8 +10,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from episodic.distill.heuristic import HeuristicDistiller
 from episodic.store.sqlite import SQLiteStore
 from test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)
+
+HEURISTIC_ID = HeuristicDistiller().info.id
 
 
 def _episodic(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
@@ -48,7 +51,7 @@ def test_upgrade_respects_its_cap_newest_first_and_keeps_cards_on_failure(
     failed = _episodic(tmp_path, "index", "--upgrade", "--distiller", "claude-code", "--json", str(SESSIONS))
     assert failed.returncode == 0, failed.stderr
     assert len(json.loads(failed.stdout)["failed"]) == indexed  # default cap 50 covers them all
-    assert set(_by_distiller(tmp_path)) == {"heuristic:v2"}  # the heuristic cards stay in place
+    assert set(_by_distiller(tmp_path)) == {HEURISTIC_ID}  # the heuristic cards stay in place
 
     monkeypatch.setenv("FAKE_CLAUDE_SCENARIO", "valid")
     before = len(calls(fake_claude))
@@ -59,7 +62,7 @@ def test_upgrade_respects_its_cap_newest_first_and_keeps_cards_on_failure(
     assert json.loads(one.stdout)["replaced"] == 1 and len(calls(fake_claude)) == before + 1
     assert f"upgrading 1 of {indexed} cards" in one.stderr
     counts = _by_distiller(tmp_path)
-    assert counts.pop("heuristic:v2") == indexed - 1 and sum(counts.values()) == 1
+    assert counts.pop(HEURISTIC_ID) == indexed - 1 and sum(counts.values()) == 1
 
     with SQLiteStore(tmp_path / "home" / "index.sqlite3") as store:
         records = list(store.iter_records("local"))
