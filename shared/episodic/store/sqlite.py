@@ -326,7 +326,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         ]
         cosines = matrix.per_rendering(query, names)[:, pool]  # only the voting renderings are scored
         return Candidates(
-            keys=[int(i) for i in pool], cosines=cosines, renderings=names, weights=weights, keyword=keyword
+            keys=pool.tolist(), cosines=cosines, renderings=names, weights=weights, keyword=keyword
         )
 
     def _resolve(
