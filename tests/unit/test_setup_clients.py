@@ -238,3 +238,19 @@ def test_with_claude_code_as_distiller_setup_adds_one_session_end_hook(tmp_path:
     hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
     assert hooks["SessionEnd"] == [{"hooks": [other]}]
     assert not any(r.changed for r in apply_plan(claude_code_plan(tmp_path, executable=EXE)))
+
+
+def test_quickstart_offers_claude_code_when_it_is_on_path(
+    episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.cli import build_cli
+
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    claude = tmp_path / "bin" / "claude"
+    claude.parent.mkdir()
+    claude.write_text("#!/bin/sh\nexit 0\n")
+    claude.chmod(0o755)
+    monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(claude))
+    done = CliRunner().invoke(build_cli(), ["quickstart"])
+    assert done.exit_code == 0, done.output
+    assert "Claude Code is on PATH" in done.stderr and "6 sessions indexed so far" in done.stderr
