@@ -38,6 +38,9 @@ ProgressFn = Callable[[SessionSource], None]
 DISTILLER_RANK = {"heuristic": 0, "bedrock": 2, "claude-code": 2, "import": 2, "self": 3}
 
 
+LLM_RANK = 2
+
+
 def distiller_rank(info: DistillerInfo) -> int:
     return DISTILLER_RANK.get(info.kind, 1)
 
@@ -179,8 +182,11 @@ def existing_card_verdict(
     if existing is None:
         return None
     current = memory.distiller.info
-    # content hash + distiller id: a new distiller (or version) of equal or higher rank re-distills
-    same_distiller = existing.distiller.id == current.id
+    # content hash + distiller id: a new distiller (or version) of equal or higher rank re-distills; an LLM
+    # distiller's model is a choice, not a card format: another model re-distils grown sessions only
+    same_distiller = existing.distiller.id == current.id or (
+        existing.distiller.kind == current.kind and distiller_rank(current) >= LLM_RANK
+    )
     if existing.source_sha256 == trajectory.source_sha256 and (
         same_distiller or distiller_rank(existing.distiller) > distiller_rank(current)
     ):

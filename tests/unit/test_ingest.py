@@ -52,6 +52,22 @@ def test_same_distiller_is_unchanged_a_new_version_redistills() -> None:
     assert (upgraded.indexed, upgraded.replaced) == (6, 6)
 
 
+class AnotherModel(VersionedHeuristic):
+    """An LLM distiller under a chosen model: switching the model is a choice, not a new card format."""
+
+    def __init__(self, model: str) -> None:
+        super().__init__(model)
+        self.info = DistillerInfo(kind="claude-code", model=model)
+
+
+@pytest.mark.usefixtures("episodic_home")
+def test_another_llm_model_redistils_only_grown_sessions() -> None:
+    assert index_sessions(memory_with(AnotherModel("haiku")), [str(DEMO)], "local").indexed == 6
+    switched = AnotherModel("sonnet")
+    again = index_sessions(memory_with(switched), [str(DEMO)], "local")
+    assert (again.indexed, again.unchanged, switched.calls) == (0, 6, 0)
+
+
 @pytest.mark.usefixtures("episodic_home")
 def test_an_agent_written_card_is_kept_and_failures_are_recorded_for_a_retry() -> None:
     memory = memory_with(VersionedHeuristic("v1"))
