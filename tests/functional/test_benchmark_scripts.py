@@ -1,0 +1,52 @@
+"""Every benchmark the README quotes runs end to end (small inputs): a refactor that breaks one fails here.
+
+Numbers are not checked (tests time nothing); the scripts' own labels and a clean exit are."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DEMO = REPO / "shared" / "episodic" / "demo"
+
+CASES = {
+    "bench_parse": (["scripts/bench_parse.py", str(DEMO), "--repeat", "1"], "parse+scrub+distill:"),
+    "survey_sizes": (["scripts/survey_sizes.py", str(DEMO)], "budget 6000: median"),
+    "bench_scrub": (
+        ["scripts/bench_scrub.py", "--transcripts", str(DEMO), "--repeat", "1"],
+        "redactions per kind",
+    ),
+    "bench_search": (
+        [
+            "scripts/bench_search.py",
+            "--cards",
+            "300",
+            "--queries",
+            "5",
+            "--no-minilm",
+            "--other-tenant",
+            "50",
+        ],
+        "store.query (all outcomes, tag filter)",
+    ),
+    "bench_embed": (["scripts/bench_embed.py", "--texts", "4", "--threads", "1"], "texts/s"),
+    "bench_hook": (["scripts/bench_hook.py", "--n", "3", "--embedder", "hashing"], "injected context on 3/3"),
+    "bench_hook_cold": (["scripts/bench_hook_cold.py", "--n", "1", "--embedder", "hashing"], "first prompt"),
+}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_benchmark_script_runs(name: str, episodic_home: Path) -> None:
+    args, expected = CASES[name]
+    env = {**os.environ, "EPISODIC_HOME": str(episodic_home)}
+    done = subprocess.run(
+        [sys.executable, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert expected in done.stdout + done.stderr, done.stdout[-2000:]
