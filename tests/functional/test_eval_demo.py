@@ -195,3 +195,41 @@ def test_eval_with_a_cards_folder_side_by_side_with_split(hashing_home: Path, tm
     assert set(only["systems"]) == {"hybrid"}
     imported = json.loads(_cli("cards", "import", str(folder), corpus, "--json"))
     assert imported["imported"] == 3 and len(imported["invalid"]) == 1
+
+
+def test_cards_only_distils_just_the_sessions_the_folder_lacks(hashing_home: Path, tmp_path: Path) -> None:
+    from episodic.distill.heuristic import HeuristicDistiller
+    from episodic.embed.hashing import HashingEmbedder
+    from episodic.evaluation.runner import run_evaluation
+    from episodic.ports import Distiller
+    from episodic.settings import load_settings
+
+    class Counting(Distiller):
+        def __init__(self) -> None:
+            self.inner = HeuristicDistiller()
+            self.info = self.inner.info
+            self.seen: list[str] = []
+
+        def distill(self, trajectory, survey):  # type: ignore[no-untyped-def]
+            self.seen.append(trajectory.session_id)
+            return self.inner.distill(trajectory, survey)
+
+    corpus = str(FIXTURES / "transcripts")
+    _cli("index", corpus)
+    folder = tmp_path / "cards"
+    _cli("cards", "export", str(folder))
+    dropped = sorted(p for p in folder.glob("*.json") if p.name != "episodic-cards.json")[0]
+    dropped.unlink()
+    counting = Counting()
+    result = run_evaluation(
+        load_settings(),
+        [corpus],
+        FIXTURES / "queries.jsonl",
+        ["struct"],
+        embedder=HashingEmbedder(384),
+        distiller=counting,
+        cards_dir=folder,
+        cards_only=True,
+    )
+    assert counting.seen == [dropped.stem]  # an LLM distiller is never paid for a card the folder has
+    assert result.corpus["card_sets"]["cards"]["distilled"] == 1

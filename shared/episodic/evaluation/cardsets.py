@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from episodic.cardfiles import IMPORTED, read_card_folder
+from episodic.cardfiles import IMPORTED, CardFolder, read_card_folder
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.models import Card, DistillerInfo
 from episodic.scrub import Scrubber
@@ -36,9 +36,13 @@ def distilled_set(corpus: EvalCorpus) -> CardSet:
     return CardSet(distiller.kind, dict(corpus.cards), distiller, summary)
 
 
-def folder_set(corpus: EvalCorpus, folder: Path, settings: Settings) -> CardSet:
+def read_folder(corpus: EvalCorpus, folder: Path, settings: Settings) -> CardFolder:
+    """The folder's valid cards for the corpus sessions (scrubbed, validated against each trajectory)."""
+    return read_card_folder(folder, Scrubber.from_settings(settings), corpus.trajectories)
+
+
+def folder_set(corpus: EvalCorpus, folder: Path, read: CardFolder) -> CardSet:
     """Cards from `folder` for the corpus sessions, the distilled card where a session has no valid file."""
-    read = read_card_folder(folder, Scrubber.from_settings(settings), corpus.trajectories)
     cards: dict[str, Card] = {}
     distilled = 0
     for session_id in corpus.trajectories:

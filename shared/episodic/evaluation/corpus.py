@@ -102,15 +102,18 @@ def distill_corpus(
     distiller: Distiller,
     cache: WorkCache,
     progress: Progress | None = None,
+    only: set[str] | None = None,
 ) -> None:
-    """One card per session with the configured distiller (as `index` makes it), cached by content."""
+    """One card per session with the configured distiller (as `index` makes it), cached by content;
+    with `only`, just those sessions (e.g. the ones a cards folder lacks: an LLM distiller costs money)."""
     from episodic.survey import render_survey
 
     progress = progress or Progress()
     fingerprint = distiller_fingerprint(settings, distiller)
     corpus.distiller = distiller.info
-    progress.start(f"distilling ({distiller.info.id})", len(corpus.trajectories))
-    for session_id, trajectory in corpus.trajectories.items():
+    wanted = {s: t for s, t in corpus.trajectories.items() if only is None or s in only}
+    progress.start(f"distilling ({distiller.info.id})", len(wanted))
+    for session_id, trajectory in wanted.items():
         key = combine(fingerprint, corpus.keys[session_id])
         card = cache.get_card(key)
         if card is None:

@@ -11,9 +11,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from episodic.cardfiles import CardFolder
 from episodic.errors import InvalidArgumentError
 from episodic.evaluation.cache import WorkCache
-from episodic.evaluation.cardsets import CardSet, distilled_set, fold_of, folder_set
+from episodic.evaluation.cardsets import CardSet, distilled_set, fold_of, folder_set, read_folder
 from episodic.evaluation.corpus import EvalCorpus, distill_corpus, load_corpus
 from episodic.evaluation.metrics import Comparison, SystemMetrics, compare_all, rank_of, summarize
 from episodic.evaluation.progress import Progress
@@ -107,12 +108,12 @@ def _by_group(
 
 
 def _card_sets(
-    corpus: EvalCorpus, settings: Settings, cards_dir: Path | None, cards_only: bool
+    corpus: EvalCorpus, cards_dir: Path | None, read: CardFolder | None, cards_only: bool
 ) -> list[CardSet]:
     """The card sets to compare: the distilled cards, a folder's cards, or both side by side."""
-    if cards_dir is None:
+    if cards_dir is None or read is None:
         return [distilled_set(corpus)]
-    folder = folder_set(corpus, cards_dir, settings)
+    folder = folder_set(corpus, cards_dir, read)
     return [folder] if cards_only else [distilled_set(corpus), folder]
 
 
@@ -159,12 +160,15 @@ def run_evaluation(
     if not corpus.trajectories:
         raise InvalidArgumentError(f"no sessions found under {', '.join(map(str, transcripts))}")
 
+    read = read_folder(corpus, Path(cards_dir), settings) if cards_dir else None
     if any(cls.needs_cards for cls in chosen):
         from episodic.backends import build_distiller
 
         distiller = distiller or build_distiller(settings)
         mark = time.perf_counter()
-        distill_corpus(corpus, settings, distiller, cache, progress)
+        # --cards-only: distil only what the folder lacks (with an LLM distiller, the rest costs money)
+        only = set(corpus.trajectories) - set(read.cards) if read is not None and cards_only else None
+        distill_corpus(corpus, settings, distiller, cache, progress, only=only)
         seconds["distill"] = time.perf_counter() - mark
 
     missing = [q.id for q in query_list if q.session_id not in corpus.trajectories]
@@ -174,7 +178,7 @@ def run_evaluation(
                 f"warning: query {q.id}: target session {q.session_id} is not in the corpus (a miss)"
             )
 
-    sets = _card_sets(corpus, settings, Path(cards_dir) if cards_dir else None, cards_only)
+    sets = _card_sets(corpus, Path(cards_dir) if cards_dir else None, read, cards_only)
     embedder = embedder or default_embedder(settings)
     ranks: dict[str, list[int | None]] = {}
     notes: dict[str, list[dict[str, Any]]] = {}
