@@ -19,7 +19,7 @@ def session_lines(session_id: str, prompt: str, answer: str = "done, the tests p
             "type": "user",
             "sessionId": session_id,
             "uuid": f"{session_id}-u1",
-            "cwd": "/work/shop",
+            "cwd": "/home/dev/shop",
             "timestamp": "2026-01-10T10:00:00Z",
             "message": {"role": "user", "content": prompt},
         },

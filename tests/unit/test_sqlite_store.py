@@ -22,7 +22,7 @@ from contract.vector_store_contract import (
     search,
 )
 from episodic.errors import ConfigError, ParityError
-from episodic.models import SearchFilters
+from episodic.models import DEFAULT_RENDERING_WEIGHTS, SearchFilters
 from episodic.ports import IngestFailure
 from episodic.store import hybrid, schema
 from episodic.store.sqlite import SQLiteStore
@@ -306,7 +306,7 @@ def test_blend_weights_renderings_and_standardise_is_over_the_pool() -> None:
     import numpy as np
 
     per_rendering = np.array([[0.8, 0.2, -np.inf], [0.4, 0.6, 0.3], [0.0, 0.0, 0.9]])
-    weights = hybrid.rendering_weights(["struct", "semantic", "reflect"], hybrid.DEFAULT_RENDERING_WEIGHTS)
+    weights = hybrid.rendering_weights(["struct", "semantic", "reflect"], DEFAULT_RENDERING_WEIGHTS)
     assert weights.tolist() == [0.5, 0.5, 0.0]
     blended = hybrid.blend(per_rendering, weights)
     # session 2 lacks `struct`: its mean is over what it has; a zero weight never votes
@@ -315,7 +315,7 @@ def test_blend_weights_renderings_and_standardise_is_over_the_pool() -> None:
     assert z.mean() == pytest.approx(0.0) and z.std() == pytest.approx(1.0)
     assert hybrid.standardise(blended, np.array([1])).tolist() == [0.0, 0.0, 0.0]  # a pool of one: no spread
     # no positive weight among the renderings given: equal weights
-    assert hybrid.rendering_weights(["reflect"], hybrid.DEFAULT_RENDERING_WEIGHTS).tolist() == [1.0]
+    assert hybrid.rendering_weights(["reflect"], DEFAULT_RENDERING_WEIGHTS).tolist() == [1.0]
 
 
 def test_on_a_large_index_the_most_common_terms_go_first_to_fit_the_posting_budget() -> None:

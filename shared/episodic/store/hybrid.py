@@ -21,11 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from episodic.models import DEFAULT_KEYWORD_WEIGHT, DEFAULT_RENDERING_WEIGHTS
-
 KEYWORD_RESCUE_FACTOR = 0.5
 CANDIDATES = 50  # vector candidates before fusion: far more than k (<= 5), few enough to stay fast
-__all__ = ["DEFAULT_KEYWORD_WEIGHT", "DEFAULT_RENDERING_WEIGHTS"]  # re-exported for stores
 MAX_QUERY_TERMS = 32  # a pasted log must not become a 5,000-term OR
 # Terms in more than half of the cards get no weight from BM25 (FTS5's idf,
 # ln((N - n + 0.5) / (n + 0.5)), is <= 0 there and clamped to 1e-6) yet make it score most of the

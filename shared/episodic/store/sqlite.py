@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 
 from episodic.models import (
+    DEFAULT_KEYWORD_WEIGHT,
+    DEFAULT_RENDERING_WEIGHTS,
     CardRecord,
     IndexManifest,
     SearchFilters,
@@ -45,7 +47,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         self,
         path: Path | str,
         *,
-        keyword_weight: float = hybrid.DEFAULT_KEYWORD_WEIGHT,
+        keyword_weight: float = DEFAULT_KEYWORD_WEIGHT,
         rendering_weights: Mapping[str, float] | None = None,
         busy_timeout_ms: int = 10_000,
     ) -> None:
@@ -55,7 +57,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.keyword_weight = keyword_weight
         self.rendering_weights = dict(
-            hybrid.DEFAULT_RENDERING_WEIGHTS if rendering_weights is None else rendering_weights
+            DEFAULT_RENDERING_WEIGHTS if rendering_weights is None else rendering_weights
         )
         self._lock = threading.RLock()  # one connection, shared by the server's threads
         self._conn = sqlite3.connect(
@@ -276,24 +278,37 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         self._keyword_indexes[tenant] = (matrix.generation, built)
         return built
 
-    def _keyword_ranked(
-        self, conn: sqlite3.Connection, tenant: str, text: str, filters: SearchFilters, limit: int
-    ) -> list[tuple[int, float]]:
-        """(rowid, BM25: higher is better) of the tenant's best keyword matches that the filters admit.
+    def _keyword_scores(
+        self, conn: sqlite3.Connection, tenant: str, matrix: TenantMatrix, text: str
+    ) -> np.ndarray | None:
+        """(S,) BM25 of each of the tenant's sessions for the query (higher is better), None without terms.
 
         Statistics are the tenant's own (`store.keywords`): no other tenant's writes move this ranking."""
         terms = list(dict.fromkeys(fold(t) for t in hybrid.query_terms(text)))
-        stored = self._read_manifest(conn)
-        if not terms or stored is None:
-            return []
-        matrix = self._matrix(conn, tenant, stored.dimension)
+        if not terms or not len(matrix):
+            return None
         keywords = self._keywords(conn, tenant, matrix)
         selected = hybrid.selective_terms(terms, keywords.doc_counts(terms), keywords.sessions)
-        if not selected:
+        return keywords.scores(selected) if selected else None
+
+    @staticmethod
+    def _best_keyword(scores: np.ndarray, allowed: np.ndarray, rowids: np.ndarray, limit: int) -> np.ndarray:
+        """Indices of the best `limit` allowed matches, best first (ties by rowid)."""
+        found = np.flatnonzero((scores > 0) & allowed)
+        return found[np.lexsort((rowids[found], -scores[found]))][:limit]
+
+    def _keyword_ranked(
+        self, conn: sqlite3.Connection, tenant: str, text: str, filters: SearchFilters, limit: int
+    ) -> list[tuple[int, float]]:
+        """(rowid, BM25) of the tenant's best keyword matches that the filters admit (the keyword half alone)."""
+        stored = self._read_manifest(conn)
+        if stored is None:
             return []
-        scores = keywords.scores(selected)
-        found = np.flatnonzero((scores > 0) & matrix.allowed(filters))
-        order = found[np.lexsort((matrix.rowids[found], -scores[found]))][:limit]
+        matrix = self._matrix(conn, tenant, stored.dimension)
+        scores = self._keyword_scores(conn, tenant, matrix, text)
+        if scores is None:
+            return []
+        order = self._best_keyword(scores, matrix.allowed(filters), matrix.rowids, limit)
         return [(int(matrix.rowids[i]), float(scores[i])) for i in order]
 
     @contextmanager
@@ -316,14 +331,16 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         if not len(matrix) or not names:
             return Candidates()
         # the pool is every session the filters admit: the vector half is standardised over all of them
-        pool = np.flatnonzero(matrix.allowed(filters))
+        allowed = matrix.allowed(filters)
+        pool = np.flatnonzero(allowed)
         position = np.full(len(matrix), -1, dtype=np.int64)
         position[pool] = np.arange(len(pool))
         depth = max(hybrid.CANDIDATES, k)  # an evaluation may ask for every session
-        keyword = [
-            (int(position[matrix.index_of[rowid]]), score)
-            for rowid, score in self._keyword_ranked(conn, tenant_id, query_text, filters, depth)
-        ]
+        keyword: list[tuple[int, float]] = []
+        scores = self._keyword_scores(conn, tenant_id, matrix, query_text)
+        if scores is not None:  # session index -> pool position: every allowed match is in the pool
+            best = self._best_keyword(scores, allowed, matrix.rowids, depth)
+            keyword = [(int(position[i]), float(scores[i])) for i in best]
         cosines = matrix.per_rendering(query, names)[:, pool]  # only the voting renderings are scored
         return Candidates(
             keys=pool.tolist(), cosines=cosines, renderings=names, weights=weights, keyword=keyword
