@@ -74,3 +74,18 @@ def test_reference_retrieval_ranks_with_the_reference_cards(
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("reference cards from") and "hashing" in lines[0]
     assert {line.split()[0] for line in lines[1:]} == {"hybrid", "struct", "semantic", "reflect"}
+
+
+def test_exchange_fusion_weight_zero_is_the_default(
+    reference_cards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--transcripts", str(FIXTURES / "transcripts"), "--cards", str(reference_cards)]
+    queries = ["--queries", str(FIXTURES / "queries.jsonl")]
+    _run("exchange_fusion.py", monkeypatch, *args, *queries, "--weights", "0,1", "--exchanges", "1", "--json")
+    table = json.loads(capsys.readouterr().out)
+    assert set(table) == {f"hybrid+ex1x{w}@{s}" for w in ("0", "1") for s in ("heuristic", "cards")}
+    _run("reference_retrieval.py", monkeypatch, *args, *queries, "--systems", "hybrid")
+    default = capsys.readouterr().out.splitlines()[1].split()
+    # w = 0 ranks exactly as the default does on the same cards (here the reference is the heuristic's)
+    assert default[2] == f"{table['hybrid+ex1x0@cards']['recall@3']:.3f}"
+    assert all(0.0 <= row["recall@3"] <= 1.0 for row in table.values())
