@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.errors import EpisodicError, InvalidArgumentError, InvalidCardError
@@ -37,6 +38,7 @@ class CardFile:
     notes: list[str] = field(default_factory=list)
     distiller: DistillerInfo = field(default_factory=lambda: IMPORTED)
     source_sha256: str = ""
+    review: dict[str, Any] | None = None  # a person's review (episodic.review), as exported
 
 
 @dataclass
@@ -138,6 +140,7 @@ def read_card_folder(
             notes=notes,
             distiller=distiller,
             source_sha256=str(entry.get("source_sha256", "")),
+            review=entry["review"] if isinstance(entry.get("review"), dict) else None,
         )
     return result
 
@@ -161,6 +164,8 @@ def write_card_folder(records: Iterable[CardRecord], folder: Path | str) -> int:
             "source_sha256": record.source_sha256,
             "tenant": record.tenant_id,
         }
+        if record.review is not None:  # the review travels with the card (its original beside an edit)
+            meta[record.session_id]["review"] = record.review.model_dump(mode="json")
         written += 1
     index = {"format": META_FORMAT, "cards": dict(sorted(meta.items()))}
     (folder / META_FILE).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")
