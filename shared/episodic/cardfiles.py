@@ -74,6 +74,12 @@ def _read_meta(folder: Path) -> dict[str, dict[str, str]]:
     return {str(k): v for k, v in cards.items() if isinstance(v, dict)}
 
 
+def _review_of(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The exported review of one card (episodic.review), when the index holds one."""
+    review = entry.get("review")
+    return review if isinstance(review, dict) else None
+
+
 def read_card_file(path: Path, scrubber: Scrubber, trajectory: Trajectory | None) -> tuple[Card, list[str]]:
     """One file to a valid card, or InvalidCardError with the reason (secrets scrubbed before anything)."""
     try:
@@ -140,7 +146,7 @@ def read_card_folder(
             notes=notes,
             distiller=distiller,
             source_sha256=str(entry.get("source_sha256", "")),
-            review=entry["review"] if isinstance(entry.get("review"), dict) else None,
+            review=_review_of(entry),
         )
     return result
 
@@ -165,7 +171,8 @@ def write_card_folder(records: Iterable[CardRecord], folder: Path | str) -> int:
             "tenant": record.tenant_id,
         }
         if record.review is not None:  # the review travels with the card (its original beside an edit)
-            meta[record.session_id]["review"] = record.review.model_dump(mode="json")
+            reviewed: dict[str, Any] = meta[record.session_id]
+            reviewed["review"] = record.review.model_dump(mode="json")
         written += 1
     index = {"format": META_FORMAT, "cards": dict(sorted(meta.items()))}
     (folder / META_FILE).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")

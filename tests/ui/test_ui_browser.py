@@ -152,3 +152,45 @@ def test_timeline_queue_eval_and_dream_pages(chromium: Any, world: World) -> Non
     assert "No eval report" in page.locator("#eval-empty").inner_text()
     page.goto(f"{world.ui.base}/dream")
     assert "No dream records" in page.locator("#dream-empty").inner_text()
+
+
+REPORT = """# Retrieval evaluation
+
+Command: `episodic eval --transcripts T --queries Q --report R`
+
+| system | recall@1 | recall@3 | MRR |
+|---|---|---|---|
+| **cards** | 0.61 | 0.77 | 0.69 |
+| raw-bm25 | 0.10 | 0.15 | 0.13 |
+
+Wall time: build 1.0 s.
+"""
+
+
+def test_eval_and_dream_pages_show_their_folders(chromium: Any, world: World, tmp_path: Any) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    report = tmp_path / "eval-report"  # the folders the world's viewer was given
+    report.mkdir()
+    (report / "report.md").write_text(REPORT, encoding="utf-8")
+    figure, axes = plt.subplots(figsize=(4, 2))
+    axes.bar(["cards", "raw-bm25"], [0.77, 0.15])
+    figure.savefig(report / "chart.png")
+    plt.close(figure)
+    dream = tmp_path / "dream"
+    dream.mkdir()
+    (dream / "2026-W11.json").write_text(
+        json.dumps({"title": "Week 11: cookie and rounding bugs", "week": "2026-W11"})
+    )
+    (dream / "broken.json").write_text("{not json")
+    page = open_viewer(chromium, world)
+    page.goto(f"{world.ui.base}/eval")
+    assert page.locator("table.report td").first.inner_text() == "cards"  # the bold marks dropped
+    assert page.locator("img.chart").evaluate("img => img.naturalWidth") > 0  # served locally
+    screenshot(page, "eval")
+    page.goto(f"{world.ui.base}/dream")
+    assert "Week 11: cookie and rounding bugs" in page.locator("details.dream summary").inner_text()
+    assert "broken.json: not JSON" in page.content()

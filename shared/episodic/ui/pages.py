@@ -4,6 +4,7 @@ folder of dream records (JSON or Markdown files), each shown as it is, or a clea
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -28,8 +29,13 @@ class EvalReport:
     missing: str = ""
 
 
+def _plain(text: str) -> str:
+    """Markdown emphasis and code marks dropped (the page shows text; the template escapes it)."""
+    return re.sub(r"\*\*|`", "", text).strip()
+
+
 def _cells(line: str) -> list[str]:
-    return [cell.strip() for cell in line.strip().strip("|").split("|")]
+    return [_plain(cell) for cell in line.strip().strip("|").split("|")]
 
 
 def markdown_blocks(text: str) -> list[str | Table]:
@@ -48,7 +54,7 @@ def markdown_blocks(text: str) -> list[str | Table]:
             blocks.append(table)
             continue
         if line.strip():
-            blocks.append(line.strip().lstrip("#").strip() if line.startswith("#") else line.strip())
+            blocks.append(_plain(line.lstrip("#")))
         i += 1
     return blocks
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
+from typing import Protocol
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import urlsplit
@@ -32,6 +32,10 @@ SECURITY_HEADERS: dict[str, str] = {
     "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
 }
+
+
+class Headers(Protocol):
+    def get(self, name: str, /) -> str | None: ...
 
 
 class Refused(Exception):
@@ -68,7 +72,7 @@ class Guard:
         if host not in LOOPBACK:
             raise Refused(421, f"this viewer answers only on loopback, not for host {host_header!r}")
 
-    def has_secret(self, headers: Mapping[str, str], query_key: str | None) -> bool:
+    def has_secret(self, headers: Headers, query_key: str | None) -> bool:
         """The cookie, or the opening URL's `key` parameter, holds this run's secret."""
         if query_key is not None and hmac.compare_digest(query_key.encode(), self.secret.encode()):
             return True
@@ -80,7 +84,7 @@ class Guard:
         morsel = jar.get(COOKIE)
         return morsel is not None and hmac.compare_digest(morsel.value.encode(), self.secret.encode())
 
-    def check_post(self, headers: Mapping[str, str], form_token: str) -> None:
+    def check_post(self, headers: Headers, form_token: str) -> None:
         """A state-changing request: same origin, and the form carries the CSRF token."""
         origin = headers.get("Origin")
         if origin is None:
