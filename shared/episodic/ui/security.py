@@ -14,9 +14,9 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
-from typing import Protocol
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
+from typing import Protocol
 from urllib.parse import urlsplit
 
 COOKIE = "episodic_ui"
