@@ -123,6 +123,8 @@ def test_requests_without_the_secret_or_from_elsewhere_are_refused(world: World)
     assert status == 403 and b"per-run secret" in body
     secret = world.ui.guard.secret
     cookie = {"Cookie": f"episodic_ui={secret}"}
+    status, headers, _ = post(f"{base}//evil.example/?key={secret}", None, method="GET")
+    assert status == 303 and headers["location"] == "/evil.example/"  # stays on this server
     status, headers, _ = post(f"{base}/?key={secret}", None, method="GET")
     assert (
         status == 303 and "HttpOnly" in headers["set-cookie"] and "SameSite=Strict" in headers["set-cookie"]

@@ -46,7 +46,8 @@ class _Handler(BaseHTTPRequestHandler):
             if not self.guard.has_secret(self.headers, key):
                 raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
             if key is not None:  # the opening URL: keep the secret in a cookie, out of the address bar
-                self._send(Response.redirect(parts.path or "/", {"Set-Cookie": self.guard.cookie_header()}))
+                local = "/" + parts.path.lstrip("/")  # never `//host`: a redirect stays on this server
+                self._send(Response.redirect(local, {"Set-Cookie": self.guard.cookie_header()}))
                 return
             form: dict[str, str] = {}
             if self.command == "POST":
