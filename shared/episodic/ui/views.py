@@ -171,7 +171,9 @@ class Viewer:
 
     def queue(self) -> Response:
         records = queue_order(r for r in self.source.records(self.tenant_id) if needs_review(r))
-        return self.page("queue.html", records=records[:MAX_LISTED], total=len(records))
+        return self.page(
+            "queue.html", records=records[:MAX_LISTED], total=len(records), can_list=self.source.can_list
+        )
 
     def episode(self, session_id: str, done: str = "", error: str = "", form: Any = None) -> Response:
         record = self.source.get(self.tenant_id, session_id)
