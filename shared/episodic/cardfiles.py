@@ -13,6 +13,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.errors import EpisodicError, InvalidArgumentError, InvalidCardError
@@ -37,6 +38,7 @@ class CardFile:
     notes: list[str] = field(default_factory=list)
     distiller: DistillerInfo = field(default_factory=lambda: IMPORTED)
     source_sha256: str = ""
+    review: dict[str, Any] | None = None  # a person's review (episodic.review), as exported
 
 
 @dataclass
@@ -70,6 +72,12 @@ def _read_meta(folder: Path) -> dict[str, dict[str, str]]:
     if not isinstance(cards, dict):
         raise InvalidArgumentError(f"{path}: expected format {META_FORMAT} with a 'cards' object")
     return {str(k): v for k, v in cards.items() if isinstance(v, dict)}
+
+
+def _review_of(entry: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The exported review of one card (episodic.review), when the index holds one."""
+    review = entry.get("review")
+    return review if isinstance(review, dict) else None
 
 
 def read_card_file(path: Path, scrubber: Scrubber, trajectory: Trajectory | None) -> tuple[Card, list[str]]:
@@ -138,6 +146,7 @@ def read_card_folder(
             notes=notes,
             distiller=distiller,
             source_sha256=str(entry.get("source_sha256", "")),
+            review=_review_of(entry),
         )
     return result
 
@@ -161,6 +170,9 @@ def write_card_folder(records: Iterable[CardRecord], folder: Path | str) -> int:
             "source_sha256": record.source_sha256,
             "tenant": record.tenant_id,
         }
+        if record.review is not None:  # the review travels with the card (its original beside an edit)
+            reviewed: dict[str, Any] = meta[record.session_id]
+            reviewed["review"] = record.review.model_dump(mode="json")
         written += 1
     index = {"format": META_FORMAT, "cards": dict(sorted(meta.items()))}
     (folder / META_FILE).write_text(json.dumps(index, indent=1) + "\n", encoding="utf-8")

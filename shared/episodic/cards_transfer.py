@@ -30,6 +30,7 @@ class ImportReport:
     kept_better: int = 0
     without_transcript: int = 0  # stored with `verified` downgraded: no evidence could be checked
     downgraded: int = 0
+    reviewed: int = 0  # cards whose exported review (approved, vetoed, edited) was restored
     invalid: list[tuple[str, str]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
@@ -77,7 +78,7 @@ def import_cards(
             continue
         trajectory = trajectories.get(session_id)
         fallback = cardfile.source_sha256 or (existing.source_sha256 if existing else "")
-        store_card(
+        stored = store_card(
             memory,
             tenant_id,
             cardfile.card,
@@ -86,6 +87,10 @@ def import_cards(
             trajectory=trajectory,
             source_sha256=None if trajectory else fallback,
         )
+        if cardfile.review is not None:
+            from episodic.review import import_review
+
+            report.reviewed += import_review(memory, stored, cardfile.review, report.invalid, cardfile.path)
         report.imported += 1
         report.replaced += existing is not None
         report.without_transcript += trajectory is None

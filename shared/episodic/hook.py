@@ -262,6 +262,9 @@ def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[st
             "arguments": {"query": query, "k": MAX_CARDS, "include_unverified": False},
         },
     }
+    approved_only = str(setting("review_required", "false")).lower() in ("true", "1", "yes", "on")
+    if approved_only:  # `review_required`: only cards a person approved are injected
+        body["params"]["arguments"]["approved_only"] = True  # type: ignore[index]
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
@@ -284,6 +287,8 @@ def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[st
     verified = [
         r for r in results if isinstance(r, dict) and (r.get("card") or {}).get("outcome") == "verified"
     ]
+    if approved_only:
+        verified = [r for r in verified if r.get("review") == "approved"]
     return verified[:MAX_CARDS]
 
 

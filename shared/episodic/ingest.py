@@ -125,6 +125,10 @@ def store_card(
         usage=usage or DistillUsage(),
         indexed_at=datetime.now(UTC),
     )
+    from episodic.review_rules import carry_review
+
+    # a person's review outlives re-indexing (a veto holds when the session grows: episodic.review)
+    record = carry_review(memory.store.get(tenant_id, session_id), record)
     memory.store.upsert(record, _vectors_for(memory, card), memory.manifest)
     return record
 

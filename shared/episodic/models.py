@@ -120,6 +120,41 @@ class DistillUsage(BaseModel):
     cost_usd: float | None = None
 
 
+class ReviewState(StrEnum):
+    """What a person decided about a card (episodic.review): only `vetoed` hides it."""
+
+    UNREVIEWED = "unreviewed"
+    APPROVED = "approved"
+    VETOED = "vetoed"
+
+
+class ReviewEvent(BaseModel):
+    """One review act, kept in order (approve, edit, veto, restore, or the session growing under it)."""
+
+    action: str
+    at: datetime
+    reviewer: str = ""
+    reason: str = ""
+
+
+class Review(BaseModel):
+    """A person's review of one session's card, stored with the record (both stores, export/import)."""
+
+    state: ReviewState = ReviewState.UNREVIEWED
+    reason: str = ""  # why it was vetoed (required for a veto)
+    reviewer: str = ""
+    reviewed_at: datetime | None = None
+    reviewed_sha256: str = ""  # the transcript hash the review was made on
+    original: Card | None = None  # the distilled card, kept beside a human-edited one
+    superseded: Card | None = None  # a human-edited card replaced when its session grew
+    session_grew: bool = False  # the session grew since this review: the card is new
+    history: list[ReviewEvent] = Field(default_factory=list)
+
+    @property
+    def edited(self) -> bool:
+        return self.original is not None
+
+
 class CardRecord(BaseModel):
     """A card with the metadata kept beside it (not embedded)."""
 
@@ -138,6 +173,11 @@ class CardRecord(BaseModel):
     usage: DistillUsage = Field(default_factory=DistillUsage)
     card_schema_version: int = CARD_SCHEMA_VERSION
     indexed_at: datetime | None = None
+    review: Review | None = None  # None: nobody has looked at it (episodic.review)
+
+    @property
+    def review_state(self) -> ReviewState:
+        return self.review.state if self.review else ReviewState.UNREVIEWED
 
 
 # ---------------------------------------------------------------- trajectories
@@ -265,6 +305,7 @@ class SearchFilters(BaseModel):
     tags: list[str] = Field(default_factory=list)
     since: datetime | None = None
     renderings: list[str] = Field(default_factory=list)  # compare the query with these only (empty: all)
+    approved_only: bool = False  # only cards a person approved (the hook under `review_required`)
 
 
 class SearchHit(BaseModel):

@@ -138,3 +138,12 @@ class IngestLedger(ABC):
 
     @abstractmethod
     def failures(self, tenant_id: str | None = None) -> list[IngestFailure]: ...
+
+
+class ReviewableStore(ABC):
+    """A store that keeps review state (episodic.review): a record rewritten without new vectors."""
+
+    @abstractmethod
+    def rewrite_record(self, record: CardRecord) -> None:
+        """Replace the stored record of `record`'s session (e.g. its review), keeping its vectors; a vetoed
+        record stays stored (so `index` does not re-create it) but leaves every query pool."""

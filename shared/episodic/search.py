@@ -52,4 +52,6 @@ def get_episode(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
     record = memory.store.get(tenant_id, session_id)
     if record is None:
         raise NotFoundError(f"no episode with session id {session_id!r}")
+    if record.review is not None and record.review.state.value == "vetoed":  # episodic.review
+        raise NotFoundError(f"episode {session_id!r} was vetoed by a reviewer")
     return record

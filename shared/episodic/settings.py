@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     # harvest
     quiet_minutes: float = 15.0
 
+    # human review (episodic.review, `episodic ui`): when on, the hook injects approved cards only
+    review_required: bool = False
+
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

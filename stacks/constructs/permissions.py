@@ -24,6 +24,9 @@ VECTOR_READ_ACTIONS = (
     "s3vectors:GetIndex",
 )
 
+# the MCP function's write-scope tools (review_episode, record_episode) rewrite a session's vectors in place
+VECTOR_REVIEW_ACTIONS = ("s3vectors:PutVectors",)
+
 
 def vector_statement(index_arn: str, actions: tuple[str, ...]) -> iam.PolicyStatement:
     return iam.PolicyStatement(actions=list(actions), resources=[index_arn])

@@ -18,7 +18,12 @@ from constructs import Construct
 
 from stacks.config import StackConfig, core_environment
 from stacks.constructs.functions import PythonFunction
-from stacks.constructs.permissions import VECTOR_READ_ACTIONS, titan_statement, vector_statement
+from stacks.constructs.permissions import (
+    VECTOR_READ_ACTIONS,
+    VECTOR_REVIEW_ACTIONS,
+    titan_statement,
+    vector_statement,
+)
 from stacks.constructs.storage import Storage
 from stacks.nag import acknowledge
 
@@ -111,6 +116,7 @@ class Serving(Construct):
         mcp_fn = self.mcp.function
         mcp_fn.node.add_dependency(storage.index)
         mcp_fn.add_to_role_policy(vector_statement(storage.index_arn, VECTOR_READ_ACTIONS))
+        mcp_fn.add_to_role_policy(vector_statement(storage.index_arn, VECTOR_REVIEW_ACTIONS))
         mcp_fn.add_to_role_policy(titan_statement(config))
         key.grant_decrypt(mcp_fn)
 

@@ -79,6 +79,7 @@ def filterable_metadata(record: CardRecord, rendering: str) -> dict[str, Any]:
         ),  # matched in any case
         "source_sha256": record.source_sha256,
         "distiller": record.distiller.id[:200],
+        "review": record.review_state.value,  # episodic.review: vetoed vectors leave every query
     }
     if record.started_at is not None:
         meta["started_at"] = epoch_seconds(record.started_at)
@@ -122,6 +123,7 @@ def build_filter(
     since: datetime | None,
     renderings: list[str] | None = None,
     agent: str | None = None,
+    approved_only: bool = False,
 ) -> dict[str, Any]:
     """Every query's filter: the tenant always, then the caller's narrowing."""
     clauses: list[dict[str, Any]] = [{"tenant": {"$eq": tenant_id}}]
@@ -142,4 +144,8 @@ def build_filter(
         clauses.append({"started_at": {"$gte": epoch_seconds(since)}})
     if renderings:
         clauses.append({"rendering": {"$in": sorted(renderings)}})
+    # a vetoed card is never returned; vectors written before reviews existed have no `review` key
+    clauses.append({"$or": [{"review": {"$exists": False}}, {"review": {"$ne": "vetoed"}}]})
+    if approved_only:
+        clauses.append({"review": {"$eq": "approved"}})
     return {"$and": clauses}

@@ -36,6 +36,7 @@ from episodic.models import (
     CardRecord,
     IndexManifest,
 )
+from episodic.ports import ReviewableStore
 from episodic.render import keyword_text
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 
@@ -48,7 +49,7 @@ THROTTLE_CODES = frozenset(
 )
 
 
-class S3VectorsStore(RuleEnforcingStore):
+class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
     def __init__(
         self,
         client: Any,
@@ -215,6 +216,17 @@ class S3VectorsStore(RuleEnforcingStore):
             self._delete(existing)
         return bool(existing)
 
+    def rewrite_record(self, record: CardRecord) -> None:
+        """The review lives in each vector's metadata: the session's vectors are put back unchanged."""
+        keys = [vector_key(record.tenant_id, record.session_id, r) for r in self._renderings()]
+        vectors = [
+            (str(v["key"]).rsplit("#", 1)[-1], np.asarray(v["data"]["float32"], dtype=np.float32))
+            for v in self._get(keys, data=True, metadata=False)
+            if (v.get("data") or {}).get("float32")
+        ]
+        if vectors:
+            self._write(record, vectors)
+
     # ------------------------------------------------------------ reads
 
     def get(self, tenant_id: str, session_id: str) -> CardRecord | None:
@@ -274,6 +286,7 @@ class S3VectorsStore(RuleEnforcingStore):
                 since=filters.since,
                 renderings=names,
                 agent=filters.agent,
+                approved_only=filters.approved_only,
             ),
             "returnMetadata": True,
             "returnDistance": True,

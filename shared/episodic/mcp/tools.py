@@ -55,6 +55,7 @@ def _hit_schema() -> dict[str, Any]:
             "score": {"type": "number"},
             "similarity": {"type": "number"},
             "card": _card_schema(),
+            "review": {"type": "string", "description": "unreviewed | approved (a person's review)."},
         },
         "required": ["session_id", "project", "date", "score", "similarity", "card"],
         "additionalProperties": False,
@@ -101,6 +102,11 @@ SEARCH_INPUT_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": "Only episodes started on or after this ISO date (YYYY-MM-DD).",
         },
+        "approved_only": {
+            "type": "boolean",
+            "default": False,
+            "description": "Only episodes a person reviewed and approved.",
+        },
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -140,6 +146,7 @@ EPISODE_OUTPUT_SCHEMA: dict[str, Any] = {
         "distiller": {"type": "string"},
         "card_schema_version": {"type": "integer"},
         "card": _card_schema(),
+        "review": {"type": "string", "description": "unreviewed | approved (a person's review)."},
     },
     "required": ["session_id", "project", "started_at", "ended_at", "distiller", "card"],
     "additionalProperties": False,
@@ -173,6 +180,7 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "score": round(float(hit.score), 4),
         "similarity": round(float(hit.similarity), 4),
         "card": record.card.model_dump(mode="json"),
+        "review": record.review_state.value,
     }
 
 
@@ -186,6 +194,7 @@ def episode_json(record: CardRecord) -> dict[str, Any]:
         "distiller": record.distiller.id,
         "card_schema_version": record.card_schema_version,
         "card": record.card.model_dump(mode="json"),
+        "review": record.review_state.value,
     }
 
 
@@ -202,6 +211,7 @@ def read_tools(memory: Memory) -> list[Tool]:
             agent=args.get("agent") or None,
             tags=list(args.get("tags") or []),
             since=_parse_since(args["since"]) if args.get("since") else None,
+            approved_only=bool(args.get("approved_only", False)),
         )
         k = args.get("k")  # JSON Schema's "integer" admits 3.0: the core wants an int
         hits = search_traces(
@@ -257,7 +267,9 @@ def read_tools(memory: Memory) -> list[Tool]:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
-    return ToolRegistry([*read_tools(memory), record_tool(memory)])
+    from episodic.mcp.review_tool import review_tool
+
+    return ToolRegistry([*read_tools(memory), record_tool(memory), review_tool(memory)])
 
 
 __all__ = [

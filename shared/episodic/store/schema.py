@@ -41,7 +41,13 @@ def _statements(statements: tuple[str, ...]) -> Callable[[sqlite3.Connection], N
 # Append only: a released migration never changes. Each runs in the same transaction as its version bump.
 # v2: the coding agent that wrote each session (cards indexed before it were all Claude Code's)
 _V2 = ("ALTER TABLE cards ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code'",)
-MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [_statements(_V1), _statements(_V2)]
+# v3: a person's review of the card (episodic.review): 'vetoed' rows leave the query pool
+_V3 = ("ALTER TABLE cards ADD COLUMN review TEXT NOT NULL DEFAULT 'unreviewed'",)
+MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
+    _statements(_V1),
+    _statements(_V2),
+    _statements(_V3),
+]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 

@@ -26,7 +26,7 @@ from episodic.models import (
     IndexManifest,
     SearchFilters,
 )
-from episodic.ports import IngestFailure, IngestLedger
+from episodic.ports import IngestFailure, IngestLedger, ReviewableStore
 from episodic.render import keyword_text
 from episodic.store import hybrid
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
@@ -42,7 +42,7 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
-class SQLiteStore(RuleEnforcingStore, IngestLedger):
+class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
     def __init__(
         self,
         path: Path | str,
@@ -187,6 +187,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
                 "INSERT INTO vectors (card_id, rendering, vector) VALUES (?, ?, ?)",
                 [(rowid, rendering, blob) for rendering, blob in blobs],
             )
+            conn.execute("UPDATE cards SET review = ? WHERE rowid = ?", (record.review_state.value, rowid))
             self._bump(conn, tenant)
 
     def _bump(self, conn: sqlite3.Connection, tenant: str) -> None:
@@ -259,7 +260,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
             return cached
         rows = conn.execute(
             "SELECT c.rowid, c.outcome, c.project, c.started_ts, c.tags, v.rendering, v.vector, c.agent "
-            "FROM cards c JOIN vectors v ON v.card_id = c.rowid WHERE c.tenant_id = ? "
+            "FROM cards c JOIN vectors v ON v.card_id = c.rowid WHERE c.tenant_id = ? AND c.review != 'vetoed' "
             "ORDER BY c.rowid, v.rendering",
             (tenant,),
         )
@@ -308,7 +309,9 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         scores = self._keyword_scores(conn, tenant, matrix, text)
         if scores is None:
             return []
-        order = self._best_keyword(scores, matrix.allowed(filters), matrix.rowids, limit)
+        order = self._best_keyword(
+            scores, self._admitted(conn, tenant, matrix, filters), matrix.rowids, limit
+        )
         return [(int(matrix.rowids[i]), float(scores[i])) for i in order]
 
     @contextmanager
@@ -331,7 +334,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         if not len(matrix) or not names:
             return Candidates()
         # the pool is every session the filters admit: the vector half is standardised over all of them
-        allowed = matrix.allowed(filters)
+        allowed = self._admitted(conn, tenant_id, matrix, filters)
         pool = np.flatnonzero(allowed)
         position = np.full(len(matrix), -1, dtype=np.int64)
         position[pool] = np.arange(len(pool))
@@ -355,6 +358,32 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger):
         marks = ",".join("?" * len(rowids))
         rows = conn.execute(f"SELECT rowid, record FROM cards WHERE rowid IN ({marks})", list(rowids))
         return {rowids[rowid]: (CardRecord.model_validate_json(raw), None) for rowid, raw in rows.fetchall()}
+
+    # ------------------------------------------------------------------ review state (episodic.review)
+
+    def _admitted(
+        self, conn: sqlite3.Connection, tenant: str, matrix: TenantMatrix, filters: SearchFilters
+    ) -> np.ndarray:
+        """The matrix's filter mask, narrowed to approved cards when asked (vetoed ones are never in it)."""
+        allowed = matrix.allowed(filters)
+        if filters.approved_only and len(matrix):
+            approved = np.zeros(len(matrix), dtype=bool)
+            rows = conn.execute(
+                "SELECT rowid FROM cards WHERE tenant_id = ? AND review = 'approved'", (tenant,)
+            )
+            approved[[matrix.index_of[r] for (r,) in rows if r in matrix.index_of]] = True
+            allowed &= approved
+        return allowed
+
+    def rewrite_record(self, record: CardRecord) -> None:
+        tenant = require_tenant(record.tenant_id)
+        with self._transaction(write=True) as conn:
+            updated = conn.execute(
+                "UPDATE cards SET record = ?, review = ? WHERE tenant_id = ? AND session_id = ?",
+                (record.model_dump_json(), record.review_state.value, tenant, record.session_id),
+            ).rowcount
+            if updated:
+                self._bump(conn, tenant)  # the query pool changes when a card is vetoed or restored
 
     # ------------------------------------------------------------------ ingest ledger
 

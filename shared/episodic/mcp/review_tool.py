@@ -1,0 +1,110 @@
+"""The MCP tool `review_episode` (write scope): approve, edit, veto or restore a card by session id, so a
+team can review the deployed service remotely. A thin face over `episodic.review.review_episode`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from episodic.auth import READ, WRITE, Principal
+from episodic.errors import InvalidCardError
+from episodic.mcp.registry import Tool, ToolOutput
+from episodic.models import Card, CardRecord
+from episodic.review import ACTIONS, review_episode
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+TOOL_NAME = "review_episode"
+REVIEW_ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": False,  # a veto hides a card; restore brings it back
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
+
+
+def _card_schema() -> dict[str, Any]:
+    schema = Card.json_schema()
+    schema.pop("title", None)
+    return schema
+
+
+REVIEW_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
+        "action": {"type": "string", "enum": list(ACTIONS)},
+        "reason": {"type": "string", "maxLength": 500, "description": "Why (required for veto)."},
+        "card": {**_card_schema(), "description": "The whole edited card (edit only)."},
+        "reviewer": {"type": "string", "maxLength": 80},
+    },
+    "required": ["session_id", "action"],
+    "additionalProperties": False,
+}
+REVIEW_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "session_id": {"type": "string"},
+        "action": {"type": "string"},
+        "review": {"type": "string", "enum": ["unreviewed", "approved", "vetoed"]},
+        "edited": {"type": "boolean"},
+        "outcome": {"type": "string"},
+        "notes": {"type": "array", "items": {"type": "string"}},
+    },
+    "required": ["session_id", "action", "review", "edited", "outcome", "notes"],
+    "additionalProperties": False,
+}
+DESCRIPTION = (
+    "Review one past session's card as a person would: approve it, edit it (give the whole card; it is "
+    "validated like any distilled card: no code, file paths or stack traces, and an unsupported 'verified' is "
+    "downgraded), veto it with a reason (a vetoed card is never returned by search_traces, get_episode or "
+    "the prompt hook), or restore a vetoed card. Needs a token with the write scope."
+)
+
+
+def review_json(record: CardRecord, action: str, notes: list[str]) -> dict[str, Any]:
+    review = record.review
+    return {
+        "session_id": record.session_id,
+        "action": action,
+        "review": record.review_state.value,
+        "edited": bool(review and review.edited),
+        "outcome": record.card.outcome.value,
+        "notes": notes,
+    }
+
+
+def review_tool(memory: Memory) -> Tool:
+    def handler(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        if not principal.allows(WRITE):
+            return ToolOutput(
+                "review_episode needs a token with the write scope; this token is read-only, so nothing "
+                "was changed.",
+                is_error=True,
+            )
+        try:
+            done = review_episode(
+                memory,
+                principal.tenant_id,
+                args["session_id"],
+                args["action"],
+                reason=args.get("reason", ""),
+                card=args.get("card"),
+                reviewer=args.get("reviewer", ""),
+            )
+        except InvalidCardError as exc:
+            return ToolOutput(f"The edit was refused and nothing was changed: {exc}.", is_error=True)
+        structured = review_json(done.record, done.action, done.notes)
+        text = f"Session {done.record.session_id}: {done.action} done; review state {structured['review']}."
+        return ToolOutput(" ".join([text, *(f"Note: {n}." for n in done.notes)]), structured)
+
+    return Tool(
+        name=TOOL_NAME,
+        title="Review a past session's card",
+        description=DESCRIPTION,
+        input_schema=REVIEW_INPUT_SCHEMA,
+        output_schema=REVIEW_OUTPUT_SCHEMA,
+        handler=handler,
+        annotations=dict(REVIEW_ANNOTATIONS),
+        required_scope=READ,  # checked in the handler, so a read-only token gets an isError result
+    )

@@ -1,0 +1,153 @@
+"""What the viewer reads and writes, behind one small port: the local index (a `Memory`) or a deployed
+endpoint over MCP with a token (read for browsing, write for review)."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from episodic.models import CardRecord, SearchFilters, SearchHit
+
+if TYPE_CHECKING:
+    from episodic.models import Trajectory
+    from episodic.service import Memory
+
+MAX_LISTED = 500  # the browse page lists at most this many episodes (newest first)
+
+
+@dataclass
+class Browse:
+    """The browse page's filters (from the query string)."""
+
+    query: str = ""
+    outcome: str = ""  # "" = any; verified | unverified | failed | informational
+    project: str = ""
+    agent: str = ""
+    distiller: str = ""
+    tag: str = ""
+    since: str = ""  # ISO date
+    until: str = ""
+    review: str = ""  # unreviewed | approved | vetoed
+    group: str = "day"  # timeline buckets: day | week
+
+    def admits(self, record: CardRecord) -> bool:
+        day = record.started_at.date().isoformat() if record.started_at else ""
+        tags = {t.lower() for t in record.card.tags}
+        return (
+            (not self.outcome or record.card.outcome.value == self.outcome)
+            and (not self.project or record.project == self.project)
+            and (not self.agent or record.agent == self.agent)
+            and (not self.distiller or record.distiller.kind == self.distiller)
+            and (not self.tag or self.tag.lower() in tags)
+            and (not self.since or (bool(day) and day >= self.since))
+            and (not self.until or (bool(day) and day <= self.until))
+            and (not self.review or record.review_state.value == self.review)
+        )
+
+
+@dataclass
+class SurveyView:
+    """The scrubbed survey the distiller read, and the evidence its outcome was judged on."""
+
+    survey: str = ""
+    last_edit: str = ""
+    evidence: list[tuple[str, bool, str]] = field(default_factory=list)  # (kind, passed, detail)
+    missing: str = ""  # why there is none (no transcript on this machine, remote index)
+
+
+class ViewerSource(ABC):
+    """The viewer's port: reads for browsing, review acts for the review pages."""
+
+    label: str
+    can_list: bool = True  # False: a remote endpoint browses by search only
+
+    @abstractmethod
+    def search(self, tenant_id: str, query: str, browse: Browse) -> list[SearchHit]: ...
+
+    @abstractmethod
+    def records(self, tenant_id: str) -> list[CardRecord]:
+        """Every episode of the tenant (vetoed ones included: they can be restored)."""
+
+    @abstractmethod
+    def get(self, tenant_id: str, session_id: str) -> CardRecord | None: ...
+
+    @abstractmethod
+    def survey(self, record: CardRecord) -> SurveyView: ...
+
+    @abstractmethod
+    def review(
+        self, tenant_id: str, session_id: str, action: str, *, reason: str, card: dict[str, Any] | None
+    ) -> tuple[CardRecord, list[str]]: ...
+
+
+def evidence_view(trajectory: Trajectory) -> tuple[str, list[tuple[str, bool, str]]]:
+    """The last edit and the evidence after it, as the outcome judge (`distill.checks`) saw them."""
+    from episodic.distill.evidence import evidence_after, last_edit_position, ordered_events
+
+    events = ordered_events(trajectory)
+    position, _attempted = last_edit_position(events)
+    if position is None:
+        return "", []
+    call = events[position].tool
+    edit = f"{call.name} {call.file_path or ''}".strip() if call else ""
+    found = evidence_after(events, position)
+    return edit, [(e.kind, e.passed, e.detail[:300]) for e in found]
+
+
+class LocalSource(ViewerSource):
+    """The local index, read and reviewed through the core."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+        self.label = f"local index {memory.settings.db_path}"
+
+    def search(self, tenant_id: str, query: str, browse: Browse) -> list[SearchHit]:
+        from episodic.search import search_traces
+
+        filters = SearchFilters(
+            include_unverified=browse.outcome != "verified",
+            project=browse.project or None,
+            agent=browse.agent or None,
+            tags=[browse.tag] if browse.tag else [],
+        )
+        hits = search_traces(self.memory, tenant_id, query, k=self.memory.settings.max_k, filters=filters)
+        return [h for h in hits if browse.admits(h.record)]
+
+    def records(self, tenant_id: str) -> list[CardRecord]:
+        return list(self.memory.store.iter_records(tenant_id))
+
+    def get(self, tenant_id: str, session_id: str) -> CardRecord | None:
+        return self.memory.store.get(tenant_id, session_id)
+
+    def survey(self, record: CardRecord) -> SurveyView:
+        from episodic.record import find_trajectory
+        from episodic.survey import render_survey
+
+        trajectory = find_trajectory(self.memory, record.session_id)
+        if trajectory is None:
+            return SurveyView(missing="the session's transcript was not found on this machine")
+        edit, evidence = evidence_view(trajectory)
+        survey = render_survey(trajectory, self.memory.settings.survey_token_budget)
+        return SurveyView(survey=survey, last_edit=edit, evidence=evidence)
+
+    def review(
+        self, tenant_id: str, session_id: str, action: str, *, reason: str, card: dict[str, Any] | None
+    ) -> tuple[CardRecord, list[str]]:
+        from episodic.review import review_episode
+
+        done = review_episode(
+            self.memory, tenant_id, session_id, action, reason=reason, card=card, reviewer="ui"
+        )
+        return done.record, done.notes
+
+
+def sort_newest(records: list[CardRecord]) -> list[CardRecord]:
+    epoch = datetime.min.replace(tzinfo=UTC)
+
+    def key(record: CardRecord) -> datetime:
+        stamp = record.started_at or record.indexed_at or epoch
+        return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+
+    return sorted(records, key=key, reverse=True)
