@@ -36,8 +36,8 @@ class RepoFile(NamedTuple):
     """A `.episodic` file: its path and what it says (None: silent on that purpose)."""
 
     path: str
-    index: bool | None = None
-    inject: bool | None = None
+    says_index: bool | None = None
+    says_inject: bool | None = None
     error: str = ""  # why it could not be read; such a file excludes both purposes
 
 
@@ -68,7 +68,7 @@ class ScopeRules:
     @classmethod
     def from_values(cls, get: Callable[[str], Any]) -> ScopeRules:
         """From a settings lookup: lists (config file, Settings) or comma strings (environment)."""
-        return cls(**{name: patterns(get(name)) for name in RULE_NAMES})
+        return cls(*(patterns(get(name)) for name in RULE_NAMES))
 
     @property
     def empty(self) -> bool:
@@ -95,7 +95,7 @@ class ScopeRules:
         repo = self.repo_file(path)
         if repo is not None and repo.error:
             return Decision(False, f"{SCOPE_REASON_PREFIX}: unreadable {repo.path} ({repo.error})")
-        said = None if repo is None else (repo.index if purpose == "index" else repo.inject)
+        said = None if repo is None else (repo.says_index if purpose == "index" else repo.says_inject)
         if repo is not None and said is False:
             return Decision(False, f"{SCOPE_REASON_PREFIX}: {repo.path} ({purpose} = false)")
         hit = first_match(self.exclude(purpose), path)
@@ -196,7 +196,7 @@ def read_repo_file(path: str) -> RepoFile:
     unknown = sorted(set(data) - {"index", "inject"})
     if unknown:
         return RepoFile(path, error=f"unknown keys {', '.join(unknown)} (only index and inject)")
-    return RepoFile(path, index=values["index"], inject=values["inject"])
+    return RepoFile(path, says_index=values["index"], says_inject=values["inject"])
 
 
 def rules_from_mapping(values: Mapping[str, Any]) -> ScopeRules:

@@ -244,12 +244,13 @@ def register(group: click.Group) -> None:
                 distill_concurrency=settings.distill_concurrency,
                 progress=advance,
             )
-        data = {**report.as_dict(), "scope": _scope_summary(source)}
+        scope = _scope_summary(source)
+        data = {**report.as_dict(), "scope": scope}
         if as_json:
             _echo_json(data)
             return
         _print_inspect(data)
-        _print_scope(data["scope"])
+        _print_scope(scope)
 
     @group.command("stats")
     @click.option("--json", "as_json", is_flag=True)

@@ -125,7 +125,7 @@ def arms_of(log: Iterable[Mapping[str, Any]], since: datetime | None) -> dict[st
     return {sid: arm for sid, arm in arms.items() if first_at[sid] >= cutoff}
 
 
-def verdict(rows: Sequence[Mapping[str, Any]], counts: Mapping[str, int]) -> dict[str, Any]:
+def verdict(rows: Sequence[Mapping[str, Any]], counts: Mapping[Arm, int]) -> dict[str, Any]:
     """A plain-language verdict that claims no more than the intervals support."""
     few = min(counts["with"], counts["without"]) < MIN_SESSIONS_PER_ARM
     better = [r["label"] for r in rows if r["status"] == "better"]
