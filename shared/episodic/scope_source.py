@@ -40,6 +40,7 @@ class ScopedSource(TranscriptSource):
     recorder: Recorder | None = None
     projects: dict[str, ProjectScope] = field(default_factory=dict)
     excluded: Counter[str] = field(default_factory=Counter)
+    excluded_sessions: dict[str, str] = field(default_factory=dict)  # session id -> why (record_episode)
 
     def discover(self, paths: Sequence[str] | None = None) -> Iterator[SessionSource]:
         return self.inner.discover(paths)
@@ -54,6 +55,7 @@ class ScopedSource(TranscriptSource):
         if not decision.included:
             project.marked += project.index_included
             self.excluded[decision.reason] += 1
+            self.excluded_sessions[loaded.session_id] = decision.reason
             return NotEpisode(
                 source=source, session_id=loaded.session_id, reason=decision.reason, stats=loaded.stats
             )

@@ -98,3 +98,15 @@ def test_the_session_end_queue_honours_the_rules(
     )
     assert result.exit_code == 0, result.output
     assert _uploaded(env["s3"]) == [f"{SHOP}.jsonl"]
+
+
+def test_harvest_measures_the_sessions_the_experiment_logged(env: dict[str, Any]) -> None:
+    # the AWS deployment distils in the cloud: the experiment's measures are taken here, at harvest
+    from episodic.experiment import holdout, measures
+
+    holdout.decide(
+        {"session_id": SHOP}, [{"session_id": "x", "similarity": 0.7}], lambda n, d=None: d, env["home"]
+    )
+    _harvest()
+    assert list(measures.load_all(env["home"])) == [SHOP]
+    assert measures.load_all(env["home"])[SHOP].verified is True

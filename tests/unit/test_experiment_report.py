@@ -87,6 +87,9 @@ def test_the_arm_with_memory_built_to_do_better_is_detected(episodic_home: Path,
     for name in ("failed_checks", "total_tokens", "wall_seconds", "reverted_edits"):
         assert rows[name]["status"] == "better", rows[name]
 
+    later = json.loads(report_cli(episodic_home, folder.parent, "--since", "2999-01-01", "--json"))
+    assert later["sessions"]["measured"] == {"with": 0, "without": 0}
+    assert later["verdict"]["status"] == "not-enough"
     text = report_cli(episodic_home, folder.parent)
     assert "verdict: memory helped" in text and "ended verified (share) (primary): better" in text
     assert "█" in text and "[" in text and "|" in text  # the chart: bars per arm, the interval on an axis

@@ -152,3 +152,38 @@ def test_inspect_and_doctor_show_the_rules(
     (bad / ".episodic").write_text("[not toml")
     warned = doctor.check_scope(load_settings(), str(bad))
     assert warned.status == "warn" and "not valid TOML" in warned.detail and ".episodic" in warned.fix
+
+
+def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -> None:
+    import shutil
+
+    from episodic.backends import build_memory
+    from episodic.embed.hashing import HashingEmbedder
+    from episodic.errors import InvalidArgumentError
+    from episodic.record import record_agent_card
+
+    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "projects"
+    user = tmp_path / "user-home"
+    shutil.copytree(fixtures, user / ".claude" / "projects")
+    settings = load_settings(
+        home=tmp_path / "home",
+        embedder="hashing",
+        user_home=str(user),
+        claude_config_dir=str(user / ".claude"),
+        index_exclude=["*"],
+    )
+    memory = build_memory(settings, embedder=HashingEmbedder(settings.hashing_dimension))
+    payload = {
+        "problem": "the settings page showed a stale plan name after upgrading the subscription",
+        "steps": ["invalidated the cached plan when the billing webhook arrives"],
+        "key_decisions": [],
+        "insight": "the plan name was cached for the whole browser session",
+        "dead_ends": [],
+        "misleading_intuitions": [],
+        "critical_checks": [],
+        "outcome": "verified",
+        "tags": ["caching"],
+    }
+    with pytest.raises(InvalidArgumentError, match="is not remembered: excluded by scope: index_exclude"):
+        record_agent_card(memory, "local", "11111111-1111-4111-8111-111111111111", payload)
+    assert memory.store.get("local", "11111111-1111-4111-8111-111111111111") is None
