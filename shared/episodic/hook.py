@@ -381,7 +381,7 @@ def held_out(payload: dict[str, Any], hits: list[dict[str, Any]]) -> bool:
 
     try:
         return holdout.decide(payload, hits, setting, envsource.home_dir()) == "without"
-    except OSError:  # an unrecorded decision is no experiment: the session gets its memory
+    except Exception:  # an unrecorded decision is no experiment: the session gets its memory
         return False
 
 

@@ -198,3 +198,15 @@ def test_injection_excluded_by_scope_is_not_an_eligible_prompt(tmp_path: Path, s
         **on,
     )
     assert code == 0 and CARD_TEXT in out
+
+
+def test_an_unwritable_log_means_no_experiment_and_memory_is_injected(
+    tmp_path: Path, search_server: str
+) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "experiment").write_text("a file where the log folder should be")
+    code, out, _ = run_hook(
+        home, _stdin(_session_in("without"), PROMPT), search_server, EPISODIC_EXPERIMENT_ENABLED="true"
+    )
+    assert code == 0 and CARD_TEXT in out

@@ -207,14 +207,19 @@ class MeasureRecorder:
     """Measures the sessions the experiment logged, once per content (a grown session again)."""
 
     def __init__(self, home: Path) -> None:
-        from episodic.experiment.holdout import read_log
-
         self.home = home
-        self.logged = {entry["session_id"] for entry in read_log(home)}
-        self.known = {sid: m.source_sha256 for sid, m in load_all(home).items()} if self.logged else {}
+        self.logged: set[str] | None = None  # read on the first session (a memory that serves reads none)
+        self.known: dict[str, str] = {}
         self.recorded = 0
 
     def __call__(self, trajectory: Trajectory) -> None:
+        if self.logged is None:
+            from episodic.experiment.holdout import read_log
+
+            self.logged = {entry["session_id"] for entry in read_log(self.home)}
+            self.known = (
+                {sid: m.source_sha256 for sid, m in load_all(self.home).items()} if self.logged else {}
+            )
         if trajectory.session_id not in self.logged:
             return
         if self.known.get(trajectory.session_id) == trajectory.source_sha256:
