@@ -226,8 +226,8 @@ def check_scope(settings: Settings, cwd: str) -> Check:
     index, inject = rules.decide("index", cwd), rules.decide("inject", cwd)
     repo = rules.repo_file(cwd)
     here = (
-        f"{cwd}: index {'yes' if index.included else 'no'} ({index.reason}), "
-        f"inject {'yes' if inject.included else 'no'} ({inject.reason})"
+        f"{cwd}: index {'yes' if index.included else 'no'} ({rules.why(index)}), "
+        f"inject {'yes' if inject.included else 'no'} ({rules.why(inject)})"
     )
     if repo is not None and repo.error:
         fix = f"fix {repo.path}: `index = true|false`, `inject = true|false` (TOML)"

@@ -102,15 +102,20 @@ class ScopeRules:
         if hit is not None:
             return Decision(False, f"{SCOPE_REASON_PREFIX}: {purpose}_exclude {hit!r}")
         if repo is not None and said is True:
-            return Decision(True, f"included by {repo.path} ({purpose} = true)")
+            return Decision(True, f"{repo.path} ({purpose} = true)")
         includes = self.include(purpose)
         if includes:
             hit = first_match(includes, path)
             if hit is None:
                 where = "no working directory" if not path else "not matched"
                 return Decision(False, f"{SCOPE_REASON_PREFIX}: {where} by {purpose}_include")
-            return Decision(True, f"included by {purpose}_include {hit!r}")
-        return Decision(True, "included (no rule excludes it)")
+            return Decision(True, f"{purpose}_include {hit!r}")
+        return Decision(True, "no rule excludes it")
+
+    @staticmethod
+    def why(decision: Decision) -> str:
+        """The reason without the `excluded by scope: ` prefix (for lines that already say yes or no)."""
+        return decision.reason.removeprefix(f"{SCOPE_REASON_PREFIX}: ")
 
     def describe(self) -> dict[str, list[str]]:
         return {name: list(getattr(self, name)) for name in RULE_NAMES}

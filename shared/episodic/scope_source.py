@@ -68,7 +68,7 @@ class ScopedSource(TranscriptSource):
             index = self.rules.decide("index", cwd)
             inject = self.rules.decide("inject", cwd)
             self.projects[cwd] = ProjectScope(
-                cwd, index.reason, inject.reason, index.included, inject.included
+                cwd, ScopeRules.why(index), ScopeRules.why(inject), index.included, inject.included
             )
         return self.projects[cwd]
 

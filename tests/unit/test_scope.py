@@ -80,7 +80,7 @@ def test_the_repository_file_decides_for_its_repository(tmp_path: Path) -> None:
 def test_a_folder_named_episodic_is_not_a_repository_file(tmp_path: Path) -> None:
     (tmp_path / ".episodic").mkdir()  # the default home folder, ~/.episodic
     (tmp_path / "proj").mkdir()
-    assert ScopeRules().decide("index", str(tmp_path / "proj")).reason == "included (no rule excludes it)"
+    assert ScopeRules().decide("index", str(tmp_path / "proj")).reason == "no rule excludes it"
 
 
 def test_rules_come_from_the_environment_and_the_config_file(
@@ -127,7 +127,7 @@ def test_index_skips_excluded_projects_and_says_which_rule(
     assert projects["/work/shop"]["index"]["included"] is True
     text = CliRunner().invoke(build_cli(), ["index", str(root)]).output
     assert "scope rules: index_exclude secret-*" in text
-    assert "/work/secret-x (1 sessions): index no (excluded by scope: index_exclude 'secret-*')" in text
+    assert "/work/secret-x (1 sessions): index no (index_exclude 'secret-*')" in text
 
 
 def test_inspect_and_doctor_show_the_rules(
@@ -139,14 +139,17 @@ def test_inspect_and_doctor_show_the_rules(
     projects = {p["cwd"]: p for p in data["scope"]["projects"]}
     assert projects["/work/shop"]["inject"] == {
         "included": False,
-        "reason": "excluded by scope: inject_exclude '/work/shop'",
+        "reason": "inject_exclude '/work/shop'",
     }
     assert data["episodes"] == 2  # injection rules do not change what is remembered
     text = CliRunner().invoke(build_cli(), ["inspect", str(root)]).output
     assert "/work/shop (1 sessions): index yes" in text and "inject no" in text
     check = doctor.check_scope(load_settings(), "/work/shop/api")
     assert check.status == "ok" and "inject_exclude /work/shop" in check.detail
-    assert "/work/shop/api: index yes (included (no rule excludes it)), inject no" in check.detail
+    assert (
+        "/work/shop/api: index yes (no rule excludes it), inject no (inject_exclude '/work/shop')"
+        in check.detail
+    )
     bad = tmp_path / "bad"
     bad.mkdir()
     (bad / ".episodic").write_text("[not toml")
