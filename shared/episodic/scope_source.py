@@ -10,12 +10,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from episodic.models import NotEpisode, SessionSource, Trajectory
 from episodic.ports import TranscriptSource
 from episodic.scope import SKIP_MARKER, ScopeRules
 from episodic.settings import Settings
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
 
 Recorder = Callable[[Trajectory], None]
 
@@ -90,6 +93,16 @@ class ScopedSource(TranscriptSource):
         }
 
 
+def scope_after_index(memory: Memory, tenant_id: str) -> dict[str, Any]:
+    """After an index run: forget the cards of sessions the rules now exclude (a rule added after they
+    were indexed), and say what the rules decided; empty when the memory's source is not scoped."""
+    source = memory.source
+    if not isinstance(source, ScopedSource):
+        return {}
+    forgotten = [sid for sid in sorted(source.excluded_sessions) if memory.store.delete(tenant_id, sid)]
+    return {**source.summary(), "forgotten": forgotten}
+
+
 def rules_from_settings(settings: Settings) -> ScopeRules:
     return ScopeRules.from_values(lambda name: getattr(settings, name, None))
 
@@ -110,4 +123,6 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
         )
     shown = sum(1 for p in summary["projects"] if p["index"]["included"] and p["inject"]["included"])
     lines.append(f"  {shown} other project(s) indexed and injected")
+    if summary.get("forgotten"):
+        lines.append(f"  forgot {len(summary['forgotten'])} card(s) of sessions the rules now exclude")
     return lines

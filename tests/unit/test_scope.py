@@ -190,3 +190,19 @@ def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -
     with pytest.raises(InvalidArgumentError, match="is not remembered: excluded by scope: index_exclude"):
         record_agent_card(memory, "local", "11111111-1111-4111-8111-111111111111", payload)
     assert memory.store.get("local", "11111111-1111-4111-8111-111111111111") is None
+
+
+def test_a_rule_added_later_forgets_the_projects_cards(
+    episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.backends import build_store
+
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    root = _projects(tmp_path)
+    first = json.loads(CliRunner().invoke(build_cli(), ["index", str(root), "--json"]).output)
+    assert first["indexed"] == 2 and first["scope"]["forgotten"] == []
+    monkeypatch.setenv("EPISODIC_INDEX_EXCLUDE", "/work/secret-x")
+    text = CliRunner().invoke(build_cli(), ["index", str(root)]).output
+    assert "forgot 1 card(s) of sessions the rules now exclude" in text
+    store = build_store(load_settings())
+    assert [r.session_id for r in store.iter_records("local")] == ["aaaa0000-0000-4000-8000-000000000001"]

@@ -71,6 +71,7 @@ def run_index(
     from episodic.backends import build_memory
     from episodic.index_lock import index_lock
     from episodic.ingest import index_sessions
+    from episodic.scope_source import scope_after_index
 
     def waiting() -> None:
         click.echo("another `episodic index` is running on this home; waiting for it to finish", err=True)
@@ -80,7 +81,7 @@ def run_index(
         sources = list(memory.source.discover(paths))
         with _progress(len(sources), "indexing", enabled=not as_json) as advance:
             report = index_sessions(memory, paths, tenant, progress=advance, sources=sources)
-    report.scope = _scope_summary(memory.source)
+        report.scope = scope_after_index(memory, tenant)  # under the lock: it may delete cards
     return report
 
 
