@@ -210,3 +210,17 @@ def test_an_unwritable_log_means_no_experiment_and_memory_is_injected(
         home, _stdin(_session_in("without"), PROMPT), search_server, EPISODIC_EXPERIMENT_ENABLED="true"
     )
     assert code == 0 and CARD_TEXT in out
+
+
+def test_against_a_remote_endpoint_the_hook_decides_and_the_log_stays_here(
+    tmp_path: Path, search_server: str
+) -> None:
+    # the AWS deployment: the hook asks a remote endpoint (here through a proxy answering for it)
+    home = tmp_path / "home"
+    remote = "http://memory.example.invalid/mcp"  # never resolved: the proxy answers
+    proxy = search_server.removesuffix("/mcp")
+    on = {"EPISODIC_EXPERIMENT_ENABLED": "true", "http_proxy": proxy}
+    _, held_out, _ = run_hook(home, _stdin(_session_in("without"), PROMPT), remote, **on)
+    _, injected, _ = run_hook(home, _stdin(_session_in("with"), PROMPT), remote, **on)
+    assert held_out == "" and CARD_TEXT in injected
+    assert [e["arm"] for e in holdout.read_log(home)] == ["without", "with"]
