@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 Arm = Literal["with", "without"]
+ARMS: tuple[Arm, Arm] = ("with", "without")
 DEFAULT_HOLDOUT = 0.10
 MAX_HOLDOUT = 0.5  # more than half the sessions without memory is not a holdout
 LOG_DIR = "experiment"
@@ -129,6 +130,3 @@ def read_log(home: Path) -> Iterator[dict[str, Any]]:
                 continue
             if isinstance(data, dict) and valid_id(data.get("session_id")) and data.get("arm") in ARMS:
                 yield data
-
-
-ARMS: tuple[Arm, Arm] = ("with", "without")
