@@ -28,6 +28,16 @@ def build_source(settings: Settings) -> TranscriptSource:
     return AllAgentsSource.from_settings(settings, build_scrubber(settings))
 
 
+def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) -> TranscriptSource:
+    """`build_source` honouring the scope rules (`index`, `inspect`, `harvest`); with `record_outcomes`,
+    the experiment's outcome measures of the sessions it logged are recorded as they are read."""
+    from episodic.experiment.measures import MeasureRecorder
+    from episodic.scope_source import ScopedSource, rules_from_settings
+
+    recorder = MeasureRecorder(settings.home) if record_outcomes else None
+    return ScopedSource(build_source(settings), rules_from_settings(settings), recorder)
+
+
 def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Embedder:
     if settings.embedder == "hashing":
         from episodic.embed.hashing import HashingEmbedder
@@ -119,9 +129,16 @@ def build_memory(
     store = build_store(settings, clients) if store is None else store
     return Memory(
         settings=settings,
-        source=build_source(settings) if source is None else source,
+        source=_memory_source(settings) if source is None else source,
         distiller=build_distiller(settings, clients) if distiller is None else distiller,
         embedder=build_embedder(settings, clients) if embedder is None else embedder,
         store=store,
         ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
     )
+
+
+def _memory_source(settings: Settings) -> TranscriptSource:
+    """The local memory reads what the scope rules allow (the deployed one reads what harvest uploaded)."""
+    if isinstance(settings, DeployedSettings):
+        return build_source(settings)
+    return build_scoped_source(settings, record_outcomes=True)

@@ -217,6 +217,41 @@ def check_parity(settings: Settings, stored: Any) -> Check:
     return Check("embedder parity", OK, f"{stored.embedder_id} ({stored.dimension}-d)")
 
 
+def check_scope(settings: Settings, cwd: str) -> Check:
+    """The scope rules and what they decide for the current directory (its `.episodic` file included)."""
+    from episodic.scope_source import rules_from_settings
+
+    rules = rules_from_settings(settings)
+    configured = "; ".join(f"{k} {', '.join(v)}" for k, v in rules.describe().items() if v) or "no rules set"
+    index, inject = rules.decide("index", cwd), rules.decide("inject", cwd)
+    repo = rules.repo_file(cwd)
+    here = (
+        f"{cwd}: index {'yes' if index.included else 'no'} ({rules.why(index)}), "
+        f"inject {'yes' if inject.included else 'no'} ({rules.why(inject)})"
+    )
+    if repo is not None and repo.error:
+        fix = f"fix {repo.path}: `index = true|false`, `inject = true|false` (TOML)"
+        return Check("scope", WARN, f"{configured}; {here}", fix)
+    return Check("scope", OK, f"{configured}; {here}")
+
+
+def check_experiment(settings: Settings) -> Check:
+    from episodic.experiment.holdout import read_log
+
+    if not settings.experiment_enabled:
+        return Check("experiment", OK, "off: every eligible prompt gets memory")
+    sessions: dict[str, str] = {}
+    for entry in read_log(settings.home):
+        sessions.setdefault(str(entry["session_id"]), str(entry["arm"]))
+    held = sum(1 for arm in sessions.values() if arm == "without")
+    return Check(
+        "experiment",
+        OK,
+        f"holdout {settings.experiment_holdout:.0%} of sessions; logged {len(sessions)} sessions "
+        f"({held} without memory): `episodic experiment report`",
+    )
+
+
 def run_checks(settings: Settings) -> list[Check]:
     from episodic.backends import build_store
 
@@ -230,6 +265,8 @@ def run_checks(settings: Settings) -> list[Check]:
         check_mcp_entry(home, setup, current),
         check_hook_entry(home, setup),
         check_distiller(settings, home, setup),
+        check_scope(settings, os.getcwd()),
+        check_experiment(settings),
     ]
     server, up = check_server(settings)
     checks.append(server)

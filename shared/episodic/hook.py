@@ -111,12 +111,20 @@ def _read_stdin(stdin: TextIO) -> str:
     return bounded.clean_text(raw.read(MAX_STDIN_BYTES).decode("utf-8", "replace"))
 
 
-def read_prompt(stdin: TextIO) -> str:
+def read_payload(stdin: TextIO) -> dict[str, Any]:
     try:
         payload = bounded.loads(_read_stdin(stdin) or "null", max_bytes=MAX_STDIN_BYTES)
     except (ValueError, UnicodeDecodeError) as exc:
         raise HookSkip(f"skip: bad stdin ({type(exc).__name__})") from exc
-    prompt = payload.get("prompt") if isinstance(payload, dict) else None
+    return payload if isinstance(payload, dict) else {}
+
+
+def read_prompt(stdin: TextIO) -> str:
+    return prompt_of(read_payload(stdin))
+
+
+def prompt_of(payload: dict[str, Any]) -> str:
+    prompt = payload.get("prompt")
     if not isinstance(prompt, str):
         raise HookSkip("skip: bad stdin (no prompt string)")
     prompt = bounded.clean_text(prompt).strip()  # a `\ud800` escape: the server refuses lone surrogates
@@ -362,12 +370,34 @@ def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> list[
     raise HookSkip(f"fail: no server answered; {started}")
 
 
+def out_of_scope(payload: dict[str, Any]) -> None:
+    """HookSkip when the scope rules (settings, the repository's `.episodic` file) exclude injection here."""
+    from episodic.scope import ScopeRules
+
+    cwd = payload.get("cwd")
+    decision = ScopeRules.from_values(setting).decide("inject", cwd if isinstance(cwd, str) else "")
+    if not decision.included:
+        raise HookSkip(f"skip: {decision.reason}")
+
+
+def held_out(payload: dict[str, Any], hits: list[dict[str, Any]]) -> bool:
+    """The experiment's call-out: True when this session is in the holdout arm (the decision is logged)."""
+    from episodic.experiment import holdout
+
+    try:
+        return holdout.decide(payload, hits, setting, envsource.home_dir()) == "without"
+    except Exception:  # an unrecorded decision is no experiment: the session gets its memory
+        return False
+
+
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
     max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
     if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
         raise HookSkip("skip: inside a background distil")
-    prompt = read_prompt(stdin)
+    payload = read_payload(stdin)
+    prompt = prompt_of(payload)
+    out_of_scope(payload)
     url, token = endpoint()
     # leave a margin for formatting and exit inside the budget
     remaining = deadline() - time.monotonic() - 0.05
@@ -379,6 +409,8 @@ def run(stdin: TextIO) -> tuple[str, str]:
         hits = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
     if not hits:
         raise HookSkip("ok: no sufficiently similar verified episode")
+    if held_out(payload, hits):
+        raise HookSkip(f"ok: holdout session (experiment): withheld {len(hits)} episode(s)")
     output = {
         "hookSpecificOutput": {
             "hookEventName": "UserPromptSubmit",

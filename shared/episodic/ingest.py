@@ -57,6 +57,9 @@ class IndexReport:
     stats: ParseStats = field(default_factory=ParseStats)
     source_bytes: int = 0
     agents: Counter[str] = field(default_factory=Counter)  # found sessions by the agent that wrote them
+    scope: dict[str, Any] = field(
+        default_factory=dict
+    )  # what the scope rules decided (episodic.scope_source)
 
     def count(self, outcome: SessionOutcome, path: str) -> None:
         if outcome.status == "indexed":
@@ -84,6 +87,7 @@ class IndexReport:
             "secrets_redacted": dict(self.stats.secrets_redacted),
             "source_bytes": self.source_bytes,
             "agents": dict(self.agents),
+            **({"scope": self.scope} if self.scope else {}),
         }
 
 

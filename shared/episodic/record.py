@@ -86,6 +86,9 @@ def record_agent_card(
     existing = memory.store.get(tenant_id, session_id)
     own_transcript = _transcript_is_tenants(memory, tenant_id, existing)
     trajectory = find_trajectory(memory, session_id) if own_transcript else None
+    excluded = getattr(memory.source, "excluded_sessions", {}).get(session_id)
+    if excluded:  # the scope rules keep this session out of memory: an agent's own card included
+        raise InvalidArgumentError(f"session {session_id} is not remembered: {excluded}")
     claimed = card.outcome
     card, notes = enforce_card(card, trajectory)
     if trajectory is None:

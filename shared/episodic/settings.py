@@ -107,6 +107,20 @@ class Settings(BaseSettings):
 
     # human review (episodic.review, `episodic ui`): when on, the hook injects approved cards only
     review_required: bool = False
+    # the holdout experiment (episodic.experiment) and per-project scope (episodic.scope): paths or globs
+    experiment_enabled: bool = True  # off: every eligible prompt gets memory, nothing is logged
+    experiment_holdout: float = Field(default=0.10, ge=0.0, le=0.5)  # share of sessions without memory
+    index_include: list[str] = Field(default_factory=list)  # set: only these projects are remembered
+    index_exclude: list[str] = Field(default_factory=list)
+    inject_include: list[str] = Field(default_factory=list)  # set: memory is injected only here
+    inject_exclude: list[str] = Field(default_factory=list)
+
+    @field_validator("index_include", "index_exclude", "inject_include", "inject_exclude", mode="before")
+    @classmethod
+    def _split_scope_patterns(cls, value: Any) -> Any:
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod

@@ -62,6 +62,8 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
             "MCP entry",
             "hook entry",
             "distiller",
+            "scope",
+            "experiment",
             "server reachable",
             "token",
             "index",

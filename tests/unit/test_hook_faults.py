@@ -34,6 +34,7 @@ def run_hook(
         "HOME": str(home.parent),
         "EPISODIC_HOME": str(home),
         "EPISODIC_HOOK_AUTOSTART": "false",  # these are fault tests; test_hook_autostart starts servers
+        "EPISODIC_EXPERIMENT_ENABLED": "false",  # no holdout here; test_experiment_hook runs the experiment
         **extra_env,
     }
     env["EPISODIC_HOOK_BUDGET_SECONDS"] = str(BUDGET)

@@ -27,7 +27,7 @@ def main() -> None:
 def build_cli() -> Any:
     import click
 
-    from episodic.cli import cards_cmds, core_cmds, eval_cmds, harvest_cmds, mcp_cmds
+    from episodic.cli import cards_cmds, core_cmds, eval_cmds, experiment_cmds, harvest_cmds, mcp_cmds
     from episodic.errors import EpisodicError
 
     class EpisodicGroup(click.Group):
@@ -43,7 +43,7 @@ def build_cli() -> Any:
         """Episodic memory for coding agents: one searchable card per past session."""
 
     # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
-    for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds):
+    for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds, experiment_cmds):
         area.register(cli)
     from episodic.cli import ui_cmds
 

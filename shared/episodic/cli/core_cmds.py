@@ -62,6 +62,7 @@ def _print_report(report: Any) -> None:
     redacted = sum(report.stats.secrets_redacted.values())
     if redacted:
         click.echo(f"  secrets redacted: {redacted} ({', '.join(sorted(report.stats.secrets_redacted))})")
+    _print_scope(getattr(report, "scope", {}))
 
 
 def run_index(
@@ -70,6 +71,7 @@ def run_index(
     from episodic.backends import build_memory
     from episodic.index_lock import index_lock
     from episodic.ingest import index_sessions
+    from episodic.scope_source import scope_after_index
 
     def waiting() -> None:
         click.echo("another `episodic index` is running on this home; waiting for it to finish", err=True)
@@ -78,7 +80,24 @@ def run_index(
     with index_lock(settings.home, on_wait=waiting):  # discovery after the lock: a waiter redoes nothing
         sources = list(memory.source.discover(paths))
         with _progress(len(sources), "indexing", enabled=not as_json) as advance:
-            return index_sessions(memory, paths, tenant, progress=advance, sources=sources)
+            report = index_sessions(memory, paths, tenant, progress=advance, sources=sources)
+        report.scope = scope_after_index(memory, tenant)  # under the lock: it may delete cards
+    return report
+
+
+def _scope_summary(source: Any) -> dict[str, Any]:
+    """What the scope rules decided for the sessions a scoped source read (empty for any other source)."""
+    from episodic.scope_source import ScopedSource
+
+    return source.summary() if isinstance(source, ScopedSource) else {}
+
+
+def _print_scope(summary: dict[str, Any]) -> None:
+    from episodic.scope_source import summary_lines
+
+    if summary:
+        for line in summary_lines(summary):
+            click.echo(line)
 
 
 def run_upgrade(
@@ -206,11 +225,11 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def inspect_cmd(paths: tuple[str, ...], render_survey: bool, as_json: bool) -> None:
         """How much history there is, what a distiller would receive, and what a backfill would cost."""
-        from episodic.backends import build_source
+        from episodic.backends import build_scoped_source
         from episodic.inspect_history import inspect_history, render_one
 
         settings = _settings({})
-        source = build_source(settings)
+        source = build_scoped_source(settings)
         if render_survey:
             if len(paths) != 1:
                 raise click.UsageError("--render takes exactly one session FILE")
@@ -226,11 +245,13 @@ def register(group: click.Group) -> None:
                 distill_concurrency=settings.distill_concurrency,
                 progress=advance,
             )
-        data = report.as_dict()
+        scope = _scope_summary(source)
+        data = {**report.as_dict(), "scope": scope}
         if as_json:
             _echo_json(data)
             return
         _print_inspect(data)
+        _print_scope(scope)
 
     @group.command("stats")
     @click.option("--json", "as_json", is_flag=True)

@@ -25,6 +25,7 @@ from episodic.harvest.body import ObjScrubber, build_body, read_source_files
 from episodic.harvest.state import HarvestState
 from episodic.models import NotEpisode, SessionSource
 from episodic.ports import TranscriptSource
+from episodic.scope import SCOPE_REASON_PREFIX
 
 HARVEST_VERSION = "1"
 QUIET_REASON = "still being written (quiet period)"
@@ -232,7 +233,7 @@ class Harvester:
             return Outcome.FAILED
         if isinstance(loaded, NotEpisode):
             report.skipped[f"not an episode: {loaded.reason}"] += 1
-            if not self.dry_run:
+            if not self.dry_run and not loaded.reason.startswith(SCOPE_REASON_PREFIX):  # rules change
                 self.state.record_skip(session.main_path, sha, loaded.reason)
             return Outcome.SKIPPED
         if loaded.source_sha256 != sha:

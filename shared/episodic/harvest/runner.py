@@ -58,7 +58,7 @@ def make_harvester(
     multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
     clock: Callable[[], float] = time.time,
 ) -> Harvester:
-    from episodic.backends import build_scrubber, build_source
+    from episodic.backends import build_scoped_source, build_scrubber
 
     if dry_run and not bucket and not settings.transcripts_bucket:
         try:
@@ -69,7 +69,7 @@ def make_harvester(
         resolved = resolve_bucket(bucket, settings.transcripts_bucket, settings.home)
     return Harvester(
         s3_client,
-        source or build_source(settings),
+        source or build_scoped_source(settings, record_outcomes=True),  # the scope rules before upload
         scrubber or build_scrubber(settings),
         HarvestState.load(settings.home / STATE_FILE),
         bucket=resolved,

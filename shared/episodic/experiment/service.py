@@ -1,0 +1,41 @@
+"""The experiment's one core call for the faces: measure what is missing, then build the report."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from episodic.experiment import holdout, measures
+from episodic.experiment.report import build_report
+from episodic.settings import Settings
+
+
+def measure_missing(settings: Settings, missing: set[str], paths: Sequence[str] | None = None) -> int:
+    """Measure logged sessions that have no measures yet from their transcripts on this machine (the AWS
+    deployment indexes in the cloud: its sessions are measured here, where the transcripts are)."""
+    from episodic.backends import build_scoped_source
+
+    if not missing:
+        return 0
+    source = build_scoped_source(settings, record_outcomes=True)
+    for found in source.discover(list(paths) if paths else None):
+        if found.session_key in missing:
+            source.load(found)  # the recorder measures it; a session out of scope stays unmeasured
+    recorder = getattr(source, "recorder", None)
+    return int(getattr(recorder, "recorded", 0))
+
+
+def experiment_report(
+    settings: Settings, since: datetime | None = None, paths: Sequence[str] | None = None
+) -> dict[str, Any]:
+    log = list(holdout.read_log(settings.home))
+    known = measures.load_all(settings.home)
+    missing = {str(entry["session_id"]) for entry in log} - set(known)
+    newly = measure_missing(settings, missing, paths)
+    if newly:
+        known = measures.load_all(settings.home)
+    share = settings.experiment_holdout if settings.experiment_enabled else None
+    report = build_report(log, known, since=since, configured_holdout=share)
+    report["sessions"]["measured_now"] = newly
+    return report
