@@ -105,6 +105,10 @@ class Settings(BaseSettings):
     # harvest
     quiet_minutes: float = 15.0
 
+    # dreaming (episodic.dream): weekly records
+    dream_exemplar: str | None = None  # the record new ones follow (None: the built-in exemplar)
+    dreams_prefix: str = "dreams/"  # on AWS: records in the transcripts bucket under <prefix><tenant>/
+
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

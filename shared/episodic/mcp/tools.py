@@ -257,7 +257,9 @@ def read_tools(memory: Memory) -> list[Tool]:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
-    return ToolRegistry([*read_tools(memory), record_tool(memory)])
+    from episodic.dream.mcp_tool import memory_dream_tool
+
+    return ToolRegistry([*read_tools(memory), record_tool(memory), memory_dream_tool(memory)])
 
 
 __all__ = [
