@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 import subprocess
+import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from typing import Any
 
 from pydantic import BaseModel, Field
 
+from episodic.aws._calls import with_backoff
 from episodic.aws.bedrock_distiller import strict_tool_schema
 from episodic.dream.extract import Claim, ThreadExtract
 from episodic.marker import DISTILLER_MARKER
@@ -63,14 +66,35 @@ class BedrockDreamModel(DreamModel):
 
     TOOL = "emit"
 
-    def __init__(self, client: Any, model_id: str, max_tokens: int = 3000) -> None:
+    def __init__(
+        self,
+        client: Any,
+        model_id: str,
+        max_tokens: int = 3000,
+        *,
+        attempts: int = 4,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
         self.client = client
         self.model_id = model_id
         self.max_tokens = max_tokens
+        self.attempts = attempts
+        self.sleep = sleep
         self.id = f"bedrock:{model_id}"
 
     def complete(self, system: str, prompt: str, schema: dict[str, Any]) -> Any:
-        response = self.client.converse(
+        response = with_backoff(
+            lambda: self._converse(system, prompt, schema), attempts=self.attempts, sleep=self.sleep
+        )
+        if response.get("stopReason") == "max_tokens":
+            raise ValueError("the answer was cut at the token limit")
+        for block in response.get("output", {}).get("message", {}).get("content", []) or []:
+            if block.get("toolUse", {}).get("name") == self.TOOL:
+                return block["toolUse"].get("input")
+        raise ValueError(f"no {self.TOOL} tool call in the reply (stopReason={response.get('stopReason')})")
+
+    def _converse(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
+        response: dict[str, Any] = self.client.converse(
             modelId=self.model_id,
             system=[{"text": system}],
             messages=[{"role": "user", "content": [{"text": prompt}]}],
@@ -89,12 +113,7 @@ class BedrockDreamModel(DreamModel):
                 "toolChoice": {"tool": {"name": self.TOOL}},
             },
         )
-        if response.get("stopReason") == "max_tokens":
-            raise ValueError("the answer was cut at the token limit")
-        for block in response.get("output", {}).get("message", {}).get("content", []) or []:
-            if block.get("toolUse", {}).get("name") == self.TOOL:
-                return block["toolUse"].get("input")
-        raise ValueError(f"no {self.TOOL} tool call in the reply (stopReason={response.get('stopReason')})")
+        return response
 
 
 class ClaudeCodeDreamModel(DreamModel):
