@@ -6,9 +6,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from episodic.dream.archive import LocalArchive, RecordArchive, S3Archive
+from episodic.dream.aws_source import BucketWeekSource
 from episodic.dream.cycle import DreamRun, run_dream
 from episodic.dream.exemplar import load_exemplar
 from episodic.dream.html import render_dashboard
@@ -16,8 +17,11 @@ from episodic.dream.llm import BedrockDreamModel, ClaudeCodeDreamModel, DreamMod
 from episodic.dream.record import ParsedRecord, parse_record
 from episodic.dream.source import IndexWeekSource, WeekSource
 from episodic.dream.weeks import IsoWeek, resolve_weeks
-from episodic.errors import ConfigError
+from episodic.errors import ConfigError, EpisodicError
 from episodic.settings import DeployedSettings, Settings
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
 
 
 @dataclass
@@ -61,12 +65,85 @@ def build_model(settings: Settings, clients: Any = None) -> DreamModel | None:
     return None
 
 
-def build_week_source(settings: Settings, transcripts: Sequence[str] | None) -> WeekSource:
-    from episodic.backends import build_source, build_store
+def build_week_source(
+    settings: Settings, transcripts: Sequence[str] | None, clients: Any = None
+) -> WeekSource:
+    """The local index and transcripts; with the deployed store, its index and the bucket's transcripts."""
+    from episodic.backends import build_memory, build_source, build_store
 
+    if settings.store == "s3vectors" and settings.transcripts_bucket:
+        from episodic.aws.clients import AwsClients
+
+        clients = clients or AwsClients(settings)
+        memory = build_memory(settings, clients=clients)
+        return BucketWeekSource(
+            memory, clients.get("s3"), settings.transcripts_bucket, settings.transcripts_prefix
+        )
     if settings.store == "sqlite" and not settings.db_path.exists():
         raise ConfigError(f"no index at {settings.db_path}: run `episodic index` first")
     return IndexWeekSource(build_store(settings), build_source(settings), transcripts)
+
+
+def bucket_tenants(s3_client: Any, bucket: str, prefix: str) -> list[str]:
+    """The tenants that have transcripts in the bucket (`<prefix><tenant>/`)."""
+    tenants: list[str] = []
+    for page in s3_client.get_paginator("list_objects_v2").paginate(
+        Bucket=bucket, Prefix=prefix, Delimiter="/"
+    ):
+        tenants += [p["Prefix"][len(prefix) :].rstrip("/") for p in page.get("CommonPrefixes", [])]
+    return sorted(tenants)
+
+
+def dream_tenants(
+    settings: Settings,
+    tenants: Sequence[str] | None,
+    clients: Any,
+    *,
+    memory: Memory | None = None,
+    now: datetime | None = None,
+) -> dict[str, Any]:
+    """The scheduled run: every tenant (or those given) dreamt from the last record to the last complete
+    week, with the Bedrock distiller, records in the bucket. One failed tenant fails the run after the rest."""
+    if not settings.transcripts_bucket:
+        raise ConfigError("EPISODIC_TRANSCRIPTS_BUCKET is required for the scheduled dream")
+    s3 = clients.get("s3")
+    chosen = (
+        list(tenants)
+        if tenants
+        else bucket_tenants(s3, settings.transcripts_bucket, settings.transcripts_prefix)
+    )
+    if memory is None:
+        source = build_week_source(settings, None, clients)
+    else:
+        source = BucketWeekSource(memory, s3, settings.transcripts_bucket, settings.transcripts_prefix)
+    archive = build_archive(settings, clients)
+    model = build_model(settings, clients)
+    summary: dict[str, Any] = {}
+    failures: list[str] = []
+    for tenant in chosen:
+        try:
+            run = dream(
+                settings.model_copy(update={"tenant": tenant}),
+                DreamRequest(),
+                source=source,
+                archive=archive,
+                model=model,
+                now=now,
+            )
+            summary[tenant] = [{"week": w.week, "status": w.status, "phases": w.phases} for w in run.weeks]
+        except EpisodicError as exc:
+            failures.append(f"{tenant}: {exc}")
+    if failures:
+        raise DreamRunError("; ".join(failures), summary)
+    return summary
+
+
+class DreamRunError(EpisodicError):
+    """Some tenant's dream failed (the others ran); the message names each failure."""
+
+    def __init__(self, message: str, summary: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.summary = summary
 
 
 def dream(
