@@ -141,7 +141,7 @@ def test_a_failed_bedrock_call_fails_the_invocation_with_its_reason(cloud: Local
         "converse", service_error_code="ValidationException", service_message="bad input"
     )
     with pytest.raises(
-        DreamRunError, match="acme: dream 2026-W30: the extract phase failed: .*ValidationException"
+        DreamRunError, match=r"acme: dream 2026-W30: the extract phase failed: .*ValidationException"
     ):
         dream_handler.handler({"tenants": ["acme"]}, LambdaContext())
     listed = cloud.s3.list_objects_v2(Bucket=BUCKET, Prefix="dreams/")
