@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
 
 from episodic.dream.source import SessionDigest, WeekSource
 from episodic.models import Card, CardRecord, DistillerInfo, Outcome, Trajectory
@@ -53,6 +54,21 @@ def digest(
         raw_bytes=10_000,
         transcript_found=transcript,
     )
+
+
+def bedrock_tool_reply(payload: dict[str, Any], tool: str = "emit") -> dict[str, Any]:
+    """A Converse response whose one content block is the forced tool call (the real output shape)."""
+    return {
+        "output": {
+            "message": {
+                "role": "assistant",
+                "content": [{"toolUse": {"toolUseId": "t1", "name": tool, "input": payload}}],
+            }
+        },
+        "stopReason": "tool_use",
+        "usage": {"inputTokens": 900, "outputTokens": 200, "totalTokens": 1100},
+        "metrics": {"latencyMs": 700},
+    }
 
 
 class ListWeekSource(WeekSource):

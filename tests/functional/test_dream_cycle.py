@@ -13,7 +13,7 @@ import boto3
 import jsonschema
 import pytest
 from botocore.stub import ANY, Stubber
-from dream_kit import ListWeekSource, digest, export_thread
+from dream_kit import ListWeekSource, bedrock_tool_reply, digest, export_thread
 from episodic.auth import Principal
 from episodic.dream.archive import LocalArchive, S3Archive
 from episodic.dream.cycle import run_dream
@@ -179,20 +179,6 @@ def test_a_malformed_model_answer_fails_the_phase(tmp_path: Path) -> None:
         dream(LocalArchive(tmp_path), ListWeekSource(week30()), [W30], model=Malformed())
 
 
-def _bedrock_reply(payload: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "output": {
-            "message": {
-                "role": "assistant",
-                "content": [{"toolUse": {"toolUseId": "t1", "name": "emit", "input": payload}}],
-            }
-        },
-        "stopReason": "tool_use",
-        "usage": {"inputTokens": 10, "outputTokens": 10, "totalTokens": 20},
-        "metrics": {"latencyMs": 5},
-    }
-
-
 def test_bedrock_adapter_request_shape_and_throttling_through_stubber() -> None:
     client = boto3.client(
         "bedrock-runtime", region_name="us-east-1", aws_access_key_id="x", aws_secret_access_key="x"
@@ -206,7 +192,7 @@ def test_bedrock_adapter_request_shape_and_throttling_through_stubber() -> None:
     with Stubber(client) as stub:
         stub.add_response(
             "converse",
-            _bedrock_reply({"label": "export"}),
+            bedrock_tool_reply({"label": "export"}),
             expected_params={
                 "modelId": "us.anthropic.claude-sonnet-4-6",
                 "system": [{"text": "sys"}],

@@ -8,9 +8,9 @@ import json
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import pytest
+from dream_kit import bedrock_tool_reply
 from episodic.aws.clients import AwsClients
 from episodic.dream import service as dream_service
 from episodic.dream.service import DreamRunError
@@ -30,20 +30,6 @@ def _trajectory(session_id: str, when: str) -> Trajectory:
     return Trajectory(
         session_id=session_id, source=source, source_sha256="1" * 64, project="app", started_at=started
     )
-
-
-def _reply(payload: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "output": {
-            "message": {
-                "role": "assistant",
-                "content": [{"toolUse": {"toolUseId": "d1", "name": "emit", "input": payload}}],
-            }
-        },
-        "stopReason": "tool_use",
-        "usage": {"inputTokens": 900, "outputTokens": 200, "totalTokens": 1100},
-        "metrics": {"latencyMs": 700},
-    }
 
 
 @pytest.fixture()
@@ -83,7 +69,7 @@ def cloud(episodic_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Loca
 
 def test_the_scheduled_run_writes_the_weeks_record_in_the_bucket_and_mcp_serves_it(cloud: LocalCloud) -> None:
     cloud.stub_converse(
-        _reply(
+        bedrock_tool_reply(
             {
                 "label": "Phoenix startup after upgrades",
                 "summary": "dependency pinning",
@@ -107,7 +93,7 @@ def test_the_scheduled_run_writes_the_weeks_record_in_the_bucket_and_mcp_serves_
                 "risks": [],
             }
         ),
-        _reply(
+        bedrock_tool_reply(
             {
                 "sentences": [
                     {"text": "The week went to keeping the Phoenix server starting.", "sessions": ["acme-2"]}

@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from episodic.dream.source import SessionDigest, WeekSource, digest_of
+from episodic.dream.source import SessionDigest, WeekSource, digest_of, earliest_in, records_in
 from episodic.errors import InvalidArgumentError
 from episodic.models import Trajectory
 
@@ -34,17 +34,11 @@ class BucketWeekSource(WeekSource):
         return loaded if isinstance(loaded, Trajectory) else None
 
     def sessions(self, tenant_id: str, since: datetime, until: datetime) -> list[SessionDigest]:
-        chosen = [
-            r
-            for r in self.memory.store.iter_records(tenant_id)
-            if (when := r.started_at or r.ended_at) is not None and since <= when < until
-        ]
-        chosen.sort(key=lambda r: ((r.started_at or r.ended_at), r.session_id))  # type: ignore[arg-type,return-value]
+        chosen = records_in(self.memory.store, tenant_id, since, until)
         return [digest_of(r, self._trajectory(tenant_id, r.session_id)) for r in chosen]
 
     def earliest(self, tenant_id: str) -> datetime | None:
-        starts = [w for r in self.memory.store.iter_records(tenant_id) if (w := r.started_at or r.ended_at)]
-        return min(starts) if starts else None
+        return earliest_in(self.memory.store, tenant_id)
 
     def deep_detail(self, digest: SessionDigest) -> Trajectory | None:
         return self._trajectory(digest.record.tenant_id, digest.session_id)

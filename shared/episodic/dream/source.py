@@ -80,6 +80,21 @@ def digest_of(record: CardRecord, trajectory: Trajectory | None) -> SessionDiges
     )
 
 
+def records_in(store: VectorStore, tenant_id: str, since: datetime, until: datetime) -> list[CardRecord]:
+    """The tenant's cards of sessions started in [since, until), oldest first (the index is only read)."""
+    chosen = [
+        r
+        for r in store.iter_records(tenant_id)
+        if (when := r.started_at or r.ended_at) is not None and since <= when < until
+    ]
+    return sorted(chosen, key=lambda r: (r.started_at or r.ended_at, r.session_id))  # type: ignore[arg-type,return-value]
+
+
+def earliest_in(store: VectorStore, tenant_id: str) -> datetime | None:
+    starts = [w for r in store.iter_records(tenant_id) if (w := r.started_at or r.ended_at)]
+    return min(starts) if starts else None
+
+
 class IndexWeekSource(WeekSource):
     """Cards from the index (never written to) and their transcripts, found under `paths` (None: the
     source's default roots) by session id."""
@@ -108,17 +123,13 @@ class IndexWeekSource(WeekSource):
         return loaded if isinstance(loaded, Trajectory) and loaded.session_id == session_id else None
 
     def sessions(self, tenant_id: str, since: datetime, until: datetime) -> list[SessionDigest]:
-        chosen = [
-            r
-            for r in self.store.iter_records(tenant_id)
-            if (when := r.started_at or r.ended_at) is not None and since <= when < until
+        return [
+            digest_of(r, self._trajectory(r.session_id))
+            for r in records_in(self.store, tenant_id, since, until)
         ]
-        chosen.sort(key=lambda r: (r.started_at or r.ended_at, r.session_id))  # type: ignore[return-value,arg-type]
-        return [digest_of(r, self._trajectory(r.session_id)) for r in chosen]
 
     def earliest(self, tenant_id: str) -> datetime | None:
-        starts = [w for r in self.store.iter_records(tenant_id) if (w := r.started_at or r.ended_at)]
-        return min(starts) if starts else None
+        return earliest_in(self.store, tenant_id)
 
     def deep_detail(self, digest: SessionDigest) -> Trajectory | None:
         return self._trajectory(digest.session_id)
