@@ -124,6 +124,25 @@ def test_the_input_index_is_byte_identical_after_dreaming_again_with_force(dream
     assert "2026-W06: replaced" in again.stdout and "gate not_recorded" in again.stdout
     kept = run(["dream", "--week", "2026-W06", "--transcripts", str(dreamt["corpus"])], dreamt["home"])
     assert "kept its record" in kept.stdout
+    surveyed = run(
+        [
+            "dream",
+            "--week",
+            "2026-W03",
+            "--force",
+            "--keep-survey",
+            "--offline",
+            "--transcripts",
+            str(dreamt["corpus"]),
+        ],
+        dreamt["home"],
+    )
+    assert surveyed.returncode == 0, surveyed.stderr
+    survey = (dreamt["home"] / "dreams" / "local" / "2026-W03.survey.md").read_text(encoding="utf-8")
+    assert survey.startswith("# Survey 2026-W03") and "- prompts (" in survey and "card only" not in survey
+    default = run(["dream", "--offline"], dreamt["home"])  # from the last record to the last complete week
+    assert default.returncode == 0, default.stderr
+    assert "2026-W08: no sessions, no record" in default.stdout
     assert sha256(dreamt["index"]) == dreamt["before"]
 
 

@@ -73,6 +73,9 @@ def register(group: click.Group) -> None:
             if result.status == "kept":
                 click.echo(f"{result.week}: kept its record (use --force to replace it)")
                 continue
+            if result.status == "empty":
+                click.echo(f"{result.week}: no sessions, no record")
+                continue
             click.echo(f"{result.week}: {result.status} ({result.record_bytes:,} bytes)")
             for phase, counts in result.phases.items():
                 click.echo(f"  {phase}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))

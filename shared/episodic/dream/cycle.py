@@ -45,7 +45,7 @@ DEEP_SURVEY_TOKENS = 2500
 @dataclass
 class WeekResult:
     week: str
-    status: str  # written | replaced | kept (already recorded, no --force)
+    status: str  # written | replaced | kept (already recorded, no --force) | empty (no session, no record)
     phases: dict[str, dict[str, int]] = field(default_factory=dict)
     explain: str = ""
     written: list[str] = field(default_factory=list)
@@ -195,7 +195,10 @@ def run_dream(
     model: DreamModel | None = None,
     force: bool = False,
     keep_survey: bool = False,
+    skip_empty: bool = False,
 ) -> DreamRun:
+    """`skip_empty`: a week without sessions gets no record (the default range); asked for by name, it
+    gets one that says so."""
     run = DreamRun()
     recorded = set(archive.weeks(tenant_id))
     for week in weeks:
@@ -205,6 +208,9 @@ def run_dream(
         analysis, phases = analyse_week(
             source, tenant_id, week, prior_memory(archive, tenant_id, week), model, exemplar
         )
+        if skip_empty and not analysis.digests:
+            run.weeks.append(WeekResult(week=str(week), status="empty", phases=phases))
+            continue
         try:
             record = build_record(analysis, exemplar, now)
             text = render_record(record, exemplar.headings)

@@ -179,6 +179,7 @@ def dream(
         model=model,
         force=request.force,
         keep_survey=request.keep_survey,
+        skip_empty=not (request.week or request.since),
     )
 
 
