@@ -19,6 +19,7 @@ from episodic.models import Outcome
 
 PATTERN_OVERLAP = 0.2  # a theme "recurs" from an earlier week at this term overlap
 NEAR_MISS = 0.6  # a recurring thread held back with a score this high is flagged
+MAX_NARRATIVE_THREADS = 3
 
 
 @dataclass
@@ -64,7 +65,7 @@ def _outcomes(digests: list[SessionDigest]) -> str:
     return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def offline_narrative(analysis: WeekAnalysis, cap: int) -> list[Item]:
+def offline_narrative(analysis: WeekAnalysis) -> list[Item]:
     digests = analysis.digests
     if not digests:
         return [Item(text="No session was indexed for this week.")]
@@ -77,15 +78,12 @@ def offline_narrative(analysis: WeekAnalysis, cap: int) -> list[Item]:
             cites=[citation(digests[0]), citation(digests[-1])],
         )
     ]
-    for rank, scored in enumerate(analysis.promoted[: max(1, cap - 2)], 1):
-        thread = scored.thread
-        days = sorted({c.day for c in _cites(analysis, thread.session_ids)})
-        items.append(
-            Item(
-                text=f"Thread {rank}: {thread.label} ({len(thread.sessions)} sessions, {days[0]} to {days[-1]}).",
-                cites=_cites(analysis, thread.session_ids),
-            )
-        )
+    centred = analysis.promoted[:MAX_NARRATIVE_THREADS]
+    if centred:
+        parts = [f"“{s.thread.label}” ({len(s.thread.sessions)} sessions)" for s in centred]
+        joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        cites = _cites(analysis, [sid for s in centred for sid in s.thread.session_ids])
+        items.append(Item(text=f"The week centred on {joined}.", cites=cites))
     if not analysis.promoted:
         recurring = [s for s in analysis.scored if len(s.thread.sessions) >= 2]
         best = max(analysis.scored, key=lambda s: s.score, default=None)
@@ -215,7 +213,7 @@ def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> D
     unfinished = _unfinished(analysis, exemplar.cap("unfinished"))
     insights, verified, marked = _insights(analysis, exemplar.cap("insights"))
     sections = {
-        "narrative": analysis.narrative or offline_narrative(analysis, exemplar.cap("narrative")),
+        "narrative": analysis.narrative or offline_narrative(analysis),
         "themes": themes,
         "decisions": _decisions(analysis, exemplar.cap("decisions")),
         "unfinished": unfinished,
