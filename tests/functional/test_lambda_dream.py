@@ -132,3 +132,19 @@ def test_a_failed_bedrock_call_fails_the_invocation_with_its_reason(cloud: Local
         dream_handler.handler({"tenants": ["acme"]}, LambdaContext())
     listed = cloud.s3.list_objects_v2(Bucket=BUCKET, Prefix="dreams/")
     assert listed.get("KeyCount", 0) == 0
+
+
+def test_by_hand_against_the_deployed_store_the_bucket_adapters_are_chosen(cloud: LocalCloud) -> None:
+    from episodic.dream.archive import S3Archive
+    from episodic.dream.aws_source import BucketWeekSource
+    from episodic.dream.service import build_archive, build_week_source
+
+    runtime = mcp.runtime()
+    clients = AwsClients(s3=cloud.s3, s3vectors=cloud.vectors, bedrock_runtime=cloud.bedrock)
+    source = build_week_source(runtime.settings, None, clients)
+    assert isinstance(source, BucketWeekSource) and isinstance(
+        build_archive(runtime.settings, clients), S3Archive
+    )
+    week = source.sessions("acme", datetime(2026, 7, 20, tzinfo=UTC), datetime(2026, 7, 27, tzinfo=UTC))
+    assert [d.transcript_found for d in week] == [True, False, False]  # the one uploaded transcript is read
+    assert week[0].prompts and source.earliest("acme") == datetime.fromisoformat(DAYS[0])

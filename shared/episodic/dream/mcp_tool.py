@@ -52,7 +52,7 @@ DESCRIPTION = (
 
 
 def dream_tool(archive_for: Any) -> Tool:
-    """`archive_for(memory-less)`: a callable returning the RecordArchive (built on first use)."""
+    """The read tool over the archive `archive_for()` returns (called per request; the caller may cache)."""
 
     def handler(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         archive: RecordArchive = archive_for()
