@@ -27,7 +27,7 @@ def record() -> DreamRecord:
         sessions_analysed=3,
         mode="offline",
         generated_at="2026-08-01T00:00:00+00:00",
-        input_range="[2026-07-20T00:00:00+00:00, 2026-07-27T00:00:00+00:00)",
+        input_range="2026-07-20T00:00:00+00:00 to 2026-07-27T00:00:00+00:00 (exclusive)",
         sections={
             "themes": [Item(text="**Export**: terms export, review; 3 sessions", cites=[cite], score=0.81)],
             "decisions": [Item(text="ship as one pull request", cites=[cite], day="2026-07-21")],
@@ -47,6 +47,15 @@ def test_render_has_the_front_matter_and_every_fixed_section_in_order() -> None:
     assert "- 2026-07-21: ship as one pull request [abcdef12 2026-07-21]" in text
     assert "(score 0.81) [abcdef12 2026-07-21]" in text
     assert "1. first [abcdef12 2026-07-21]\n2. second" in text  # flags are numbered
+
+
+def test_the_front_matter_is_valid_yaml() -> None:
+    import yaml
+
+    front = render_record(record()).split("---\n")[1]
+    loaded = yaml.safe_load(front)
+    assert loaded["week"] == "2026-W30" and loaded["sessions_analysed"] == 3
+    assert loaded["type"] == "dreaming-cycle" and loaded["input_range"].endswith("(exclusive)")
 
 
 def test_parse_reads_back_front_matter_sections_and_citations() -> None:

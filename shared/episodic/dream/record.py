@@ -60,7 +60,7 @@ class DreamRecord(BaseModel):
     sessions_analysed: int
     mode: str  # "offline" or "llm:<model id>"
     generated_at: str
-    input_range: str  # the index's sessions read: [since, until)
+    input_range: str  # the sessions read: started from `since` up to `until` (exclusive)
     newest_session: str | None = None
     survey_bytes: int = 0
     raw_bytes: int = 0

@@ -251,7 +251,7 @@ def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> D
         sessions_analysed=len(analysis.digests),
         mode=analysis.mode,
         generated_at=now.isoformat(timespec="seconds"),
-        input_range=f"[{analysis.week.since.isoformat()}, {analysis.week.until.isoformat()})",
+        input_range=f"{analysis.week.since.isoformat()} to {analysis.week.until.isoformat()} (exclusive)",
         newest_session=newest.isoformat(timespec="minutes") if newest else None,
         survey_bytes=analysis.survey.bytes,
         raw_bytes=analysis.survey.raw_bytes,
