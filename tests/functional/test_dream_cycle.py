@@ -244,3 +244,21 @@ def test_the_mcp_tool_returns_the_latest_or_a_given_weeks_record_for_the_callers
     assert other["isError"] and "no dream record exists yet" in other["content"][0]["text"]
     bad = registry.call("get_dream_record", {"week": "last week"}, me)
     assert bad["isError"]
+
+
+def test_the_cli_refuses_clearly_and_creates_nothing(episodic_home: Path) -> None:
+    from click.testing import CliRunner
+    from episodic.cli import build_cli
+
+    runner = CliRunner()
+    missing = runner.invoke(build_cli(), ["dream"])
+    assert missing.exit_code == 1 and "no index at" in missing.output and "episodic index" in missing.output
+    assert not (episodic_home / "index.sqlite3").exists()
+    bad = runner.invoke(build_cli(), ["dream", "--week", "2026-30"])
+    assert bad.exit_code == 1 and "is not an ISO week like 2026-W30" in bad.output
+    both = runner.invoke(
+        build_cli(), ["dream", "--week", "2026-W30", "--since", "2026-07-01", "--until", "2026-07-09"]
+    )
+    assert both.exit_code == 1 and "not both" in both.output
+    page = runner.invoke(build_cli(), ["dream", "--html"])
+    assert page.exit_code == 1 and "no dream records" in page.output

@@ -156,30 +156,38 @@ def dream(
     now: datetime | None = None,
 ) -> DreamRun:
     now = now or datetime.now(UTC)
+    named = bool(request.week or request.since or request.until)
+    tenant = settings.tenant
+
+    def weeks_for(recorded: list[IsoWeek], first: datetime | None) -> list[IsoWeek]:
+        return resolve_weeks(
+            week=request.week,
+            since=request.since,
+            until=request.until,
+            recorded=recorded,
+            first_session=first,
+            now=now,
+        )
+
+    if named:
+        weeks_for([], None)  # a bad range is refused before anything is opened
+    exemplar = load_exemplar(settings.dream_exemplar)
     source = source or build_week_source(settings, request.transcripts)
     archive = archive or build_archive(settings)
     if model is None and not request.offline:
         model = build_model(settings)
-    tenant = settings.tenant
-    weeks = resolve_weeks(
-        week=request.week,
-        since=request.since,
-        until=request.until,
-        recorded=archive.weeks(tenant),
-        first_session=None if (request.week or request.since) else source.earliest(tenant),
-        now=now,
-    )
+    weeks = weeks_for(archive.weeks(tenant), None if named else source.earliest(tenant))
     return run_dream(
         source,
         archive,
         tenant,
         weeks,
-        exemplar=load_exemplar(settings.dream_exemplar),
+        exemplar=exemplar,
         now=now,
         model=model,
         force=request.force,
         keep_survey=request.keep_survey,
-        skip_empty=not (request.week or request.since),
+        skip_empty=not named,
     )
 
 
