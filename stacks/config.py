@@ -21,6 +21,7 @@ TITAN_DIMENSIONS = (256, 512, 1024)
 PROFILE_GEOGRAPHIES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
 LOG_RETENTION_DAYS = (1, 3, 7, 14, 30, 60, 90, 180, 365)
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{1,24}$")
+_SCHEDULE_RE = re.compile(r"^(?:cron|rate)\([^()]+\)$")
 
 
 class ContextError(ValueError):
@@ -45,6 +46,10 @@ class StackConfig:
     noncurrent_version_days: int = 30
     log_retention_days: int = 30
     bundle: bool = True
+    # the weekly dream (episodic.dream): off by default; `-c dreaming=true` adds the schedule and its Lambda
+    dreaming: bool = False
+    dream_schedule: str = "cron(0 6 ? * MON *)"  # EventBridge Scheduler, UTC: Mondays 06:00
+    dreams_prefix: str = "dreams/"
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.name_prefix):
@@ -75,6 +80,10 @@ class StackConfig:
             raise ContextError(
                 f"logRetentionDays must be one of {LOG_RETENTION_DAYS}, got {self.log_retention_days}"
             )
+        if not self.dreams_prefix.endswith("/") or self.dreams_prefix.startswith("/"):
+            raise ContextError(f"dreams_prefix must look like 'name/', got {self.dreams_prefix!r}")
+        if not _SCHEDULE_RE.match(self.dream_schedule):
+            raise ContextError(f"dreamSchedule must be cron(...) or rate(...), got {self.dream_schedule!r}")
         for name in ("transcripts_prefix", "cards_prefix", "failures_prefix"):
             value = getattr(self, name)
             if not value.endswith("/") or value.startswith("/"):
@@ -138,6 +147,9 @@ _CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("noncurrentVersionDays", "noncurrent_version_days", "int"),
     ("logRetentionDays", "log_retention_days", "int"),
     ("bundle", "bundle", "bool"),
+    ("dreaming", "dreaming", "bool"),
+    ("dreamSchedule", "dream_schedule", "str"),
+    ("dreamsPrefix", "dreams_prefix", "str"),
 )
 
 

@@ -8,6 +8,7 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from stacks.config import StackConfig
+from stacks.constructs.dreaming import Dreaming, grant_records_read
 from stacks.constructs.ingest import Ingest
 from stacks.constructs.monitoring import Monitoring
 from stacks.constructs.serving import Serving
@@ -37,6 +38,12 @@ class EpisodicStack(Stack):
         self.storage = Storage(self, "Storage", config=self.config)
         self.ingest = Ingest(self, "Ingest", config=self.config, storage=self.storage)
         self.serving = Serving(self, "Serving", config=self.config, storage=self.storage)
+        grant_records_read(self.serving.mcp.function, self.config, self.storage, self.serving.mcp.role)
+        self.dreaming = (
+            Dreaming(self, "Dreaming", config=self.config, storage=self.storage)
+            if self.config.dreaming
+            else None
+        )
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -47,6 +54,7 @@ class EpisodicStack(Stack):
                 "Distill": self.ingest.distill.function,
                 "Mcp": self.serving.mcp.function,
                 "Authorizer": self.serving.authorizer_fn.function,
+                **({"Dream": self.dreaming.dream.function} if self.dreaming else {}),
             },
         )
 

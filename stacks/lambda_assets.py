@@ -22,7 +22,7 @@ from pathlib import Path
 REPO_ROOT = Path(__file__).resolve().parents[1]
 WHEELHOUSE_ROOT = REPO_ROOT / "build" / "wheelhouse"
 DEPENDENCIES_ROOT = REPO_ROOT / "build" / "lambda-dependencies"
-FUNCTIONS = ("distill", "mcp", "authorizer")
+FUNCTIONS = ("distill", "mcp", "authorizer", "dream")
 # the core's runtime dependencies on the Lambda path (pyproject's list minus the local embedder's and the CLI's)
 REQUIREMENTS = (
     "pydantic>=2.10",

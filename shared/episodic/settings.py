@@ -121,6 +121,11 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+    # dreaming (episodic.dream): weekly records
+    dream_exemplar: str | None = None  # the record new ones follow (None: the built-in exemplar)
+    dreams_prefix: str = "dreams/"  # on AWS: records in the transcripts bucket under <prefix><tenant>/
+    dream_session_start: bool = False  # `episodic hook session-start` injects the latest synthesis
+    dream_session_start_chars: int = Field(default=2000, ge=200, le=20000)
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod

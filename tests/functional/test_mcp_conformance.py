@@ -172,7 +172,7 @@ def test_unknown_method_and_unknown_tool(live: Live) -> None:
 def test_tools_list_declares_schemas_and_read_only_hints(live: Live) -> None:
     _, _, body = post(live.url, rpc("tools/list"), live.auth())
     tools = {t["name"]: t for t in json.loads(body)["result"]["tools"]}
-    assert set(tools) == {"search_traces", "get_episode", "record_episode", "review_episode"}
+    assert set(tools) == {"search_traces", "get_episode", "record_episode", "review_episode", "get_dream_record"}
     assert tools["record_episode"]["annotations"]["readOnlyHint"] is False
     assert tools["review_episode"]["annotations"]["readOnlyHint"] is False
     for tool in (tools["search_traces"], tools["get_episode"]):

@@ -82,7 +82,7 @@ def test_synth_bundles_every_asset_for_the_lambda_runtime_and_reuses_unchanged_o
         return build(name, output_dir, platform)
 
     monkeypatch.setattr(lambda_assets, "build_asset", counting_build)
-    first = synth(tmp_path, nag=False, bundle=True)
+    first = synth(tmp_path, nag=False, bundle=True, dreaming=True)  # every function, the dream one too
     assert sorted(calls) == sorted(lambda_assets.FUNCTIONS)
     assets = json.loads((tmp_path / f"{first.stack.artifact_id}.assets.json").read_text())["files"]
     folders = [
@@ -95,7 +95,7 @@ def test_synth_bundles_every_asset_for_the_lambda_runtime_and_reuses_unchanged_o
         assert list((folder / "numpy").rglob("*cpython-313-aarch64-linux-gnu.so"))  # arm64 / 3.13 wheels
         assert not (folder / "boto3").exists() and not (folder / "tokenizers").exists()
 
-    second = synth(tmp_path, nag=False, bundle=True)
+    second = synth(tmp_path, nag=False, bundle=True, dreaming=True)
     assert sorted(calls) == sorted(lambda_assets.FUNCTIONS)  # nothing rebuilt
     assert second.resources("AWS::Lambda::Function") == first.resources("AWS::Lambda::Function")
 

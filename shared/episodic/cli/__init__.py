@@ -16,6 +16,10 @@ def main() -> None:
         from episodic.session_distill import hook_main
 
         raise SystemExit(hook_main())
+    if sys.argv[1:3] == ["hook", "session-start"]:
+        from episodic.dream.hook import main as session_start
+
+        raise SystemExit(session_start())
     if sys.argv[1:3] == ["hook", "session-end"]:
         from episodic.harvest.spool import main as session_end
 
@@ -48,6 +52,10 @@ def build_cli() -> Any:
     from episodic.cli import ui_cmds
 
     ui_cmds.register(cli)
+
+    from episodic.cli import dream_cmds
+
+    dream_cmds.register(cli)
     return cli
 
 

@@ -267,9 +267,12 @@ def read_tools(memory: Memory) -> list[Tool]:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
+    from episodic.dream.mcp_tool import memory_dream_tool
     from episodic.mcp.review_tool import review_tool
 
-    return ToolRegistry([*read_tools(memory), record_tool(memory), review_tool(memory)])
+    return ToolRegistry(
+        [*read_tools(memory), record_tool(memory), review_tool(memory), memory_dream_tool(memory)]
+    )
 
 
 __all__ = [

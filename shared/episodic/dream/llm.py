@@ -1,0 +1,161 @@
+"""The LLM path: a `DreamModel` port (one JSON-schema-forced call) and its Bedrock and Claude Code adapters.
+
+The model sees only the thread's survey blocks and one budgeted transcript survey (never a raw transcript
+whole). Its answer is validated against `ThreadExtract`; a failed call or an invalid answer fails the phase
+with the reason (`DreamPhaseError`), it is never patched over with offline text.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from episodic.aws._calls import with_backoff
+from episodic.aws.bedrock_distiller import strict_tool_schema
+from episodic.dream.extract import Claim, ThreadExtract
+from episodic.marker import DISTILLER_MARKER
+
+EXTRACT_SYSTEM = (
+    "You read one thread of a team's coding-agent sessions from a weekly survey and pull out what it "
+    "decided, what it left unfinished (with the carry-over cost: what the next session pays for it), what is "
+    "worth remembering and what is at risk. Every claim lists the full session ids it came from, taken from "
+    "the survey. Mark an insight verified only when the survey shows a passing check or the user confirming. "
+    "Be specific: name the decision, the file area, the task. No code, no secrets."
+)
+NARRATIVE_SYSTEM = (
+    "You write the narrative of a weekly dreaming-cycle record: three to five plain sentences on what the week "
+    "was about, in the voice and density of the exemplar record given. Each sentence lists the session ids "
+    "it draws on, taken only from the extracts given."
+)
+
+
+class Narrative(BaseModel):
+    sentences: list[Claim] = Field(min_length=1, max_length=6)
+
+
+class DreamModel(ABC):
+    """One structured call: a system prompt, a user prompt and a JSON schema the answer must satisfy."""
+
+    id: str
+
+    @abstractmethod
+    def complete(self, system: str, prompt: str, schema: dict[str, Any]) -> Any:
+        """The parsed JSON answer; raise any exception (its message is the phase's failure reason)."""
+
+
+def extract_prompt(survey_blocks: str, deep_survey: str) -> str:
+    return (
+        f"{DISTILLER_MARKER}\n\nTHE THREAD'S SESSIONS (from the week's survey):\n{survey_blocks}\n\n"
+        f"DEEPER DETAIL (one session of the thread):\n{deep_survey or '(none)'}\n"
+    )
+
+
+def narrative_prompt(exemplar: str, week: str, extracts: list[ThreadExtract]) -> str:
+    body = json.dumps([e.model_dump() for e in extracts], ensure_ascii=False)
+    return f"{DISTILLER_MARKER}\n\nEXEMPLAR RECORD:\n{exemplar}\n\nWEEK {week}, PROMOTED THREADS:\n{body}\n"
+
+
+class BedrockDreamModel(DreamModel):
+    """Claude on Bedrock: Converse with the schema forced through one strict tool."""
+
+    TOOL = "emit"
+
+    def __init__(
+        self,
+        client: Any,
+        model_id: str,
+        max_tokens: int = 3000,
+        *,
+        attempts: int = 4,
+        sleep: Callable[[float], None] = time.sleep,
+    ) -> None:
+        self.client = client
+        self.model_id = model_id
+        self.max_tokens = max_tokens
+        self.attempts = attempts
+        self.sleep = sleep
+        self.id = f"bedrock:{model_id}"
+
+    def complete(self, system: str, prompt: str, schema: dict[str, Any]) -> Any:
+        response = with_backoff(
+            lambda: self._converse(system, prompt, schema), attempts=self.attempts, sleep=self.sleep
+        )
+        if response.get("stopReason") == "max_tokens":
+            raise ValueError("the answer was cut at the token limit")
+        for block in response.get("output", {}).get("message", {}).get("content", []) or []:
+            if block.get("toolUse", {}).get("name") == self.TOOL:
+                return block["toolUse"].get("input")
+        raise ValueError(f"no {self.TOOL} tool call in the reply (stopReason={response.get('stopReason')})")
+
+    def _converse(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
+        response: dict[str, Any] = self.client.converse(
+            modelId=self.model_id,
+            system=[{"text": system}],
+            messages=[{"role": "user", "content": [{"text": prompt}]}],
+            inferenceConfig={"maxTokens": self.max_tokens, "temperature": 0.0},
+            toolConfig={
+                "tools": [
+                    {
+                        "toolSpec": {
+                            "name": self.TOOL,
+                            "description": "Return the answer.",
+                            "strict": True,
+                            "inputSchema": {"json": strict_tool_schema(schema)},
+                        }
+                    }
+                ],
+                "toolChoice": {"tool": {"name": self.TOOL}},
+            },
+        )
+        return response
+
+
+class ClaudeCodeDreamModel(DreamModel):
+    """The local `claude` CLI in print mode with --json-schema (the user's own login), no tools."""
+
+    def __init__(self, distiller: Any) -> None:
+        self.distiller = distiller  # a ClaudeCodeDistiller: its binary, model, timeout, runner, result checks
+        self.id = f"claude-code:{distiller.model or 'default'}"
+
+    def complete(self, system: str, prompt: str, schema: dict[str, Any]) -> Any:
+        d = self.distiller
+        command = d.command(d.resolve_binary())
+        command[command.index("--json-schema") + 1] = json.dumps(schema, separators=(",", ":"))
+        command[command.index("--system-prompt") + 1] = system
+        try:
+            run = d.runner(command, prompt, d.timeout_seconds, d.workdir)
+        except subprocess.TimeoutExpired:
+            raise ValueError(f"claude did not answer within {d.timeout_seconds:g} s") from None
+        result = d._result_object(run)
+        structured = result.get("structured_output")
+        return structured if isinstance(structured, dict) else json.loads(str(result.get("result") or "null"))
+
+
+def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
+    """The model's schema with its `$defs` inlined (structured-output APIs reject `$ref`)."""
+    defs = schema.get("$defs", {})
+
+    def resolve(node: Any) -> Any:
+        if isinstance(node, list):
+            return [resolve(n) for n in node]
+        if not isinstance(node, dict):
+            return node
+        if "$ref" in node:
+            return resolve(defs[node["$ref"].rsplit("/", 1)[-1]])
+        return {k: resolve(v) for k, v in node.items() if k != "$defs"}
+
+    return resolve(schema)  # type: ignore[no-any-return]
+
+
+def extract_schema() -> dict[str, Any]:
+    return inline_refs(ThreadExtract.model_json_schema())
+
+
+def narrative_schema() -> dict[str, Any]:
+    return inline_refs(Narrative.model_json_schema())

@@ -1,0 +1,93 @@
+"""The MCP tool `get_dream_record`: the latest weekly record (or a given week's), or its hand-off synthesis,
+for the caller's tenant. A thin face over the record archive."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from episodic.auth import Principal
+from episodic.dream.archive import RecordArchive
+from episodic.dream.weeks import IsoWeek
+from episodic.errors import NotFoundError
+from episodic.mcp.registry import Tool, ToolOutput
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+TOOL_NAME = "get_dream_record"
+INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "week": {
+            "type": "string",
+            "pattern": r"^\d{4}-W\d{2}$",
+            "description": "An ISO week like 2026-W30; omit for the latest record.",
+        },
+        "part": {
+            "type": "string",
+            "enum": ["record", "synthesis"],
+            "description": "record (default): the full weekly record; synthesis: the short hand-off.",
+        },
+    },
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "week": {"type": "string"},
+        "part": {"type": "string"},
+        "weeks_available": {"type": "array", "items": {"type": "string"}},
+        "text": {"type": "string"},
+    },
+    "required": ["week", "part", "weeks_available", "text"],
+    "additionalProperties": False,
+}
+DESCRIPTION = (
+    "Read the team's weekly dream record: what recurred across sessions, the key decisions already made "
+    "(do not reopen them without a new reason), unfinished threads with their carry-over cost, insights, "
+    "risks and numbered flags for review; every claim cites [session-id date]. Call it at the start of "
+    "planning or a review, or when asked what was decided or left open recently. part=synthesis gives the "
+    "short hand-off. Omit week for the latest."
+)
+
+
+def dream_tool(archive_for: Any) -> Tool:
+    """The read tool over the archive `archive_for()` returns (called per request; the caller may cache)."""
+
+    def handler(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        archive: RecordArchive = archive_for()
+        weeks = archive.weeks(principal.tenant_id)
+        part = args.get("part", "record")
+        if not weeks:
+            raise NotFoundError("no dream record exists yet (run `episodic dream`)")
+        week = IsoWeek.parse(args["week"]) if args.get("week") else weeks[-1]
+        text = archive.read(principal.tenant_id, week, part)
+        if text is None:
+            raise NotFoundError(
+                f"no dream {part} for {week}; weeks with a record: {', '.join(map(str, weeks[-12:]))}"
+            )
+        return ToolOutput(
+            text, {"week": str(week), "part": part, "weeks_available": [str(w) for w in weeks], "text": text}
+        )
+
+    return Tool(
+        name=TOOL_NAME,
+        title="Read the weekly dream record",
+        description=DESCRIPTION,
+        input_schema=INPUT_SCHEMA,
+        output_schema=OUTPUT_SCHEMA,
+        handler=handler,
+    )
+
+
+def memory_dream_tool(memory: Memory) -> Tool:
+    from episodic.dream.service import build_archive
+
+    cache: list[RecordArchive] = []
+
+    def archive_for() -> RecordArchive:
+        if not cache:
+            cache.append(build_archive(memory.settings))
+        return cache[0]
+
+    return dream_tool(archive_for)

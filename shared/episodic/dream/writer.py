@@ -1,0 +1,293 @@
+"""Write: the promoted threads' extracts become the record's fixed sections, and the week's hand-off
+synthesis (patterns across weeks, decisions already made, numbered flags). Every item cites sessions."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from episodic.dream.exemplar import Exemplar
+from episodic.dream.extract import ThreadExtract
+from episodic.dream.record import Citation, DreamRecord, Item
+from episodic.dream.scoring import PriorMemory, Scored, overlap
+from episodic.dream.source import SessionDigest
+from episodic.dream.survey import Survey
+from episodic.dream.threads import Noise
+from episodic.dream.weeks import IsoWeek
+from episodic.models import Outcome
+
+PATTERN_OVERLAP = 0.2  # a theme "recurs" from an earlier week at this term overlap
+NEAR_MISS = 0.6  # a recurring thread held back with a score this high is flagged
+MAX_NARRATIVE_THREADS = 3
+
+
+@dataclass
+class WeekAnalysis:
+    """Everything the three phases found for one week (the writer's input)."""
+
+    week: IsoWeek
+    digests: list[SessionDigest]
+    survey: Survey
+    noise: Noise
+    scored: list[Scored]
+    extracts: dict[int, ThreadExtract]
+    mode: str
+    deep_read: int = 0
+    dropped_claims: int = 0
+    narrative: list[Item] | None = None  # the LLM's; None: written offline
+    prior: PriorMemory = field(default_factory=PriorMemory)
+
+    @property
+    def promoted(self) -> list[Scored]:
+        return [s for s in self.scored if s.promoted]
+
+    def digest(self, session_id: str) -> SessionDigest | None:
+        return next((d for d in self.digests if d.session_id == session_id), None)
+
+
+def citation(digest: SessionDigest) -> Citation:
+    day = digest.started_at.date().isoformat() if digest.started_at else "undated"
+    return Citation(session_id=digest.session_id, day=day)
+
+
+def _cites(analysis: WeekAnalysis, session_ids: list[str]) -> list[Citation]:
+    out = []
+    for sid in dict.fromkeys(session_ids):
+        digest = analysis.digest(sid)
+        if digest is not None:
+            out.append(citation(digest))
+    return out
+
+
+def _outcomes(digests: list[SessionDigest]) -> str:
+    counts = Counter(d.record.card.outcome.value for d in digests)
+    return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+
+
+def offline_narrative(analysis: WeekAnalysis) -> list[Item]:
+    digests = analysis.digests
+    if not digests:
+        return [Item(text="No session was indexed for this week.")]
+    projects = Counter(d.record.project or "?" for d in digests)
+    top = ", ".join(f"{p} ({n})" for p, n in projects.most_common(3))
+    items = [
+        Item(
+            text=f"{len(digests)} sessions across {len(projects)} project(s), mostly {top}; "
+            f"outcomes: {_outcomes(digests)}.",
+            cites=[citation(digests[0]), citation(digests[-1])],
+        )
+    ]
+    centred = analysis.promoted[:MAX_NARRATIVE_THREADS]
+    if centred:
+        parts = [f"“{s.thread.label}” ({len(s.thread.sessions)} sessions)" for s in centred]
+        joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+        cites = _cites(analysis, [sid for s in centred for sid in s.thread.session_ids])
+        items.append(Item(text=f"The week centred on {joined}.", cites=cites))
+    if not analysis.promoted:
+        recurring = [s for s in analysis.scored if len(s.thread.sessions) >= 2]
+        best = max(analysis.scored, key=lambda s: s.score, default=None)
+        items.append(
+            Item(
+                text=f"No thread passed all three gates ({len(analysis.scored)} candidates, "
+                f"{len(recurring)} recurring).",
+                cites=_cites(analysis, best.thread.session_ids) if best else [],
+            )
+        )
+    noise = [*analysis.noise.retries, *analysis.noise.loop_ticks, *analysis.noise.chatter]
+    if noise:
+        items.append(
+            Item(
+                text=f"{len(noise)} session(s) were set aside as retries, loop ticks or one-off chatter.",
+                cites=[citation(d) for d in noise[:6]],
+            )
+        )
+    return items
+
+
+def _decisions(analysis: WeekAnalysis, cap: int) -> list[Item]:
+    items = []
+    for scored in analysis.promoted:
+        for claim in analysis.extracts[scored.thread.number].decisions:
+            cites = _cites(analysis, claim.sessions)
+            if cites:
+                items.append(Item(text=claim.text, cites=cites, day=cites[0].day))
+    items.sort(key=lambda i: i.day or "")
+    return items[:cap]
+
+
+def _unfinished(analysis: WeekAnalysis, cap: int) -> list[Item]:
+    items = []
+    for scored in analysis.promoted:
+        extract = analysis.extracts[scored.thread.number]
+        for claim in extract.unfinished:
+            cost = f" Carry-over cost: {claim.carry_over_cost}." if claim.carry_over_cost else ""
+            items.append(
+                Item(text=f"{extract.label}: {claim.text}.{cost}", cites=_cites(analysis, claim.sessions))
+            )
+    return items[:cap]
+
+
+def _insights(analysis: WeekAnalysis, cap: int) -> tuple[list[Item], int, int]:
+    verified: list[Item] = []
+    marked: list[Item] = []
+    for scored in analysis.promoted:
+        for claim in analysis.extracts[scored.thread.number].insights:
+            cites = _cites(analysis, claim.sessions)
+            if claim.verified:
+                verified.append(Item(text=claim.text, cites=cites))
+            else:
+                marked.append(Item(text=f"(unverified) {claim.text}", cites=cites))
+    items = (verified + marked)[:cap]
+    shown_verified = sum(1 for i in items if not i.text.startswith("(unverified)"))
+    return items, shown_verified, len(items) - shown_verified
+
+
+def _projects(analysis: WeekAnalysis, cap: int) -> list[Item]:
+    by_project: dict[str, list[SessionDigest]] = {}
+    for digest in analysis.digests:
+        by_project.setdefault(digest.record.project or "?", []).append(digest)
+    items = []
+    for project, digests in sorted(by_project.items(), key=lambda kv: -len(kv[1]))[:cap]:
+        files = len({f for d in digests for f in d.files_touched})
+        items.append(
+            Item(
+                text=f"{project}: {len(digests)} sessions ({_outcomes(digests)}), {files} files touched.",
+                cites=[citation(d) for d in digests],
+            )
+        )
+    return items
+
+
+def _risks(analysis: WeekAnalysis, cap: int) -> list[Item]:
+    items = []
+    cited: set[str] = set()
+    for scored in analysis.promoted:
+        for claim in analysis.extracts[scored.thread.number].risks:
+            items.append(Item(text=claim.text, cites=_cites(analysis, claim.sessions)))
+            cited.update(claim.sessions)
+    failed = [
+        d for d in analysis.digests if d.record.card.outcome is Outcome.FAILED and d.session_id not in cited
+    ]
+    for digest in failed:
+        items.append(Item(text=f"ended failed: {digest.record.card.problem[:200]}", cites=[citation(digest)]))
+    return items[:cap]
+
+
+def _flags(analysis: WeekAnalysis, unfinished: list[Item], cap: int) -> list[Item]:
+    items = [
+        Item(text=f"Decide how to close: {u.text.split('. Carry-over')[0]}", cites=u.cites)
+        for u in unfinished
+    ]
+    for scored in analysis.scored:
+        if scored.promoted or len(scored.thread.sessions) < 2 or scored.score < NEAR_MISS:
+            continue
+        failed = ", ".join(g.name for g in scored.gates if not g.passed)
+        items.append(
+            Item(
+                text=f"Recurred but held back by the {failed} gate: {scored.thread.label}",
+                cites=_cites(analysis, scored.thread.session_ids),
+                score=scored.score,
+            )
+        )
+    missing = [d for d in analysis.digests if not d.transcript_found]
+    if missing:
+        items.append(
+            Item(
+                text=f"{len(missing)} session(s) had a card but no transcript here: their prompts are not surveyed.",
+                cites=[citation(d) for d in missing[:6]],
+            )
+        )
+    return items[:cap]
+
+
+def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> DreamRecord:
+    themes = [
+        Item(
+            text=f"**{s.thread.label}**: terms {', '.join(s.thread.terms)}; {len(s.thread.sessions)} sessions",
+            cites=_cites(analysis, s.thread.session_ids),
+            score=s.score,
+        )
+        for s in analysis.promoted[: exemplar.cap("themes")]
+    ]
+    unfinished = _unfinished(analysis, exemplar.cap("unfinished"))
+    insights, verified, marked = _insights(analysis, exemplar.cap("insights"))
+    sections = {
+        "narrative": analysis.narrative or offline_narrative(analysis),
+        "themes": themes,
+        "decisions": _decisions(analysis, exemplar.cap("decisions")),
+        "unfinished": unfinished,
+        "insights": insights,
+        "projects": _projects(analysis, exemplar.cap("projects")),
+        "risks": _risks(analysis, exemplar.cap("risks")),
+        "flags": _flags(analysis, unfinished, exemplar.cap("flags")),
+    }
+    cited = {c.session_id for items in sections.values() for i in items for c in i.cites}
+    claims = [i for items in sections.values() for i in items]
+    starts = [d.started_at for d in analysis.digests if d.started_at]
+    newest = max(starts) if starts else None
+    counters = {
+        "sessions_analysed": len(analysis.digests),
+        "transcripts_found": sum(d.transcript_found for d in analysis.digests),
+        "survey_bytes": analysis.survey.bytes,
+        "raw_bytes": analysis.survey.raw_bytes,
+        "candidate_threads": len(analysis.scored),
+        "recurring_candidates": sum(len(s.thread.sessions) >= 2 for s in analysis.scored),
+        "promoted_threads": len(analysis.promoted),
+        "deep_extractions": analysis.deep_read,
+        "retries_filtered": len(analysis.noise.retries),
+        "loop_ticks_filtered": len(analysis.noise.loop_ticks),
+        "chatter_filtered": len(analysis.noise.chatter),
+        "claims": len(claims),
+        "claims_without_citation": sum(1 for i in claims if not i.cites and i.text),
+        "claims_dropped_uncited": analysis.dropped_claims,
+        "insights_verified": verified,
+        "insights_marked_unverified": marked,
+        "input_age_days": (now - newest).days if newest else -1,
+    }
+    return DreamRecord(
+        week=str(analysis.week),
+        period=analysis.week.period,
+        sessions_analysed=len(analysis.digests),
+        mode=analysis.mode,
+        generated_at=now.isoformat(timespec="seconds"),
+        input_range=f"{analysis.week.since.isoformat()} to {analysis.week.until.isoformat()} (exclusive)",
+        newest_session=newest.isoformat(timespec="minutes") if newest else None,
+        survey_bytes=analysis.survey.bytes,
+        raw_bytes=analysis.survey.raw_bytes,
+        sections=sections,
+        counters=counters,
+        sessions={sid[:8]: sid for sid in sorted(cited)},
+    )
+
+
+def render_synthesis(record: DreamRecord, analysis: WeekAnalysis) -> str:
+    """The hand-off: patterns across weeks, decisions already made (not to be reopened), the flags."""
+    lines = [
+        "---",
+        f"week: {record.week}",
+        "type: dreaming-synthesis",
+        f"record: {record.week}.md",
+        "---",
+        "",
+    ]
+    lines.append("## Patterns Across Weeks")
+    patterns = []
+    for scored in analysis.promoted:
+        terms = frozenset(scored.thread.terms)
+        for kind, items in (
+            ("recurs from", analysis.prior.themes),
+            ("carries over from", analysis.prior.unfinished),
+        ):
+            match = max(items, key=lambda i: overlap(terms, i.terms), default=None)
+            if match is not None and overlap(terms, match.terms) >= PATTERN_OVERLAP:
+                cites = " ".join(c.render() for c in _cites(analysis, scored.thread.session_ids))
+                patterns.append(f"- {scored.thread.label} {kind} {match.week} ({match.text[:80]}) {cites}")
+    if not analysis.prior.themes and not analysis.prior.unfinished:
+        patterns.append("- First record: no earlier week to compare with.")
+    lines += patterns or ["- No promoted theme recurs from an earlier record."]
+    lines += ["", "## Decisions Already Made (do not reopen)"]
+    lines += [i.render() for i in record.sections.get("decisions", [])] or ["- None this week."]
+    lines += ["", "## Flags for Review"]
+    lines += [i.render(n) for n, i in enumerate(record.sections.get("flags", []), 1)] or ["- None this week."]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,165 @@
+"""`episodic dream` on the one-team corpus (six weeks of ../shared/transcripts/entireio__cli): one offline
+record per week, every section present, every promoted theme through all three gates with its score,
+every cited session real, the input index byte-identical; then the dashboard in headless Chromium."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser_kit import is_blank, page_screenshot
+from episodic.dream.record import SECTIONS, parse_record, section_items
+from episodic.store.sqlite import SQLiteStore
+
+pytestmark = pytest.mark.transcripts
+WEEKS = ["2026-W02", "2026-W03", "2026-W04", "2026-W05", "2026-W06", "2026-W07"]
+
+
+def run(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "EPISODIC_HOME": str(home),
+        "HOME": str(home.parent / "user-home"),
+        "EPISODIC_EMBEDDER": "hashing",
+    }
+    env.pop("CLAUDE_CONFIG_DIR", None)
+    return subprocess.run(
+        [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=900
+    )
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.fixture(scope="module")
+def dreamt(transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict:  # type: ignore[type-arg]
+    home = tmp_path_factory.mktemp("dream") / "episodic-home"
+    (home.parent / "user-home").mkdir()
+    corpus = transcripts_dir / "entireio__cli"
+    indexed = run(["index", str(corpus), "--json"], home)
+    assert indexed.returncode == 0, indexed.stderr
+    index = home / "index.sqlite3"
+    before = sha256(index)
+    args = ["dream", "--since", "2026-01-05", "--until", "2026-02-15", "--transcripts", str(corpus), "--json"]
+    done = run(args, home)
+    assert done.returncode == 0, done.stderr
+    return {
+        "home": home,
+        "index": index,
+        "before": before,
+        "weeks": json.loads(done.stdout),
+        "corpus": corpus,
+    }
+
+
+def test_one_offline_record_per_week_with_every_section(dreamt: dict) -> None:  # type: ignore[type-arg]
+    assert [w["week"] for w in dreamt["weeks"]] == WEEKS
+    folder = dreamt["home"] / "dreams" / "local"
+    for week in WEEKS:
+        parsed = parse_record((folder / f"{week}.md").read_text(encoding="utf-8"))
+        assert parsed.front["week"] == week and parsed.front["type"] == "dreaming-cycle"
+        assert parsed.front["mode"] == "offline" and int(parsed.front["sessions_analysed"]) > 0
+        for key, _ in SECTIONS:
+            assert key in parsed.sections, (week, key)
+        assert "claims_without_citation: 0" in parsed.text
+        assert (folder / f"{week}.synthesis.md").is_file()
+    total = sum(w["phases"]["survey"]["sessions"] for w in dreamt["weeks"])
+    assert total >= 140  # the corpus' indexed sessions, each in exactly one week
+
+
+def test_every_promoted_theme_passed_all_three_gates_with_its_score(dreamt: dict) -> None:  # type: ignore[type-arg]
+    promoted = 0
+    for result in dreamt["weeks"]:
+        record = parse_record(Path(result["written"][0]).read_text(encoding="utf-8"))
+        themes = section_items(record, "themes")
+        blocks = [b for b in result["explain"].split("\nthread ") if "PROMOTED" in b.split("\n", 1)[0]]
+        assert len(themes) == len(blocks) == result["phases"]["score"]["promoted"]
+        for block in blocks:
+            assert block.count(" pass ") == 3 and "FAIL" not in block
+            assert float(block.split("score ", 1)[1].split(" ", 1)[0]) >= 0.7
+        for theme in themes:
+            assert float(theme.split("(score ", 1)[1][:4]) >= 0.7
+        promoted += len(themes)
+    assert promoted >= 3
+
+
+def test_every_cited_session_is_a_real_session_of_the_index_and_of_its_week(dreamt: dict) -> None:  # type: ignore[type-arg]
+    store = SQLiteStore(dreamt["index"])
+    try:
+        for result in dreamt["weeks"]:
+            record = parse_record(Path(result["written"][0]).read_text(encoding="utf-8"))
+            cited = record.cited_sessions()
+            assert cited
+            for short, day in record.citations():
+                card = store.get("local", cited[short])
+                assert card is not None and card.started_at is not None
+                assert card.started_at.date().isoformat() == day
+                assert card.started_at.isocalendar()[:2] == tuple(map(int, result["week"].split("-W")))
+    finally:
+        store.close()
+    assert sha256(dreamt["index"]) == dreamt["before"]
+
+
+def test_the_survey_compresses_the_week_and_the_record_stays_small(dreamt: dict) -> None:  # type: ignore[type-arg]
+    for result in dreamt["weeks"]:
+        survey = result["phases"]["survey"]
+        assert survey["transcripts_found"] == survey["sessions"]
+        assert survey["survey_bytes"] * 50 < survey["raw_bytes"]
+        assert result["record_bytes"] < 20_000
+        assert result["phases"]["extract"]["deep_extractions"] <= 8
+
+
+def test_the_input_index_is_byte_identical_after_dreaming_again_with_force(dreamt: dict) -> None:  # type: ignore[type-arg]
+    again = run(
+        ["dream", "--week", "2026-W06", "--force", "--transcripts", str(dreamt["corpus"]), "--explain"],
+        dreamt["home"],
+    )
+    assert again.returncode == 0, again.stderr
+    assert "2026-W06: replaced" in again.stdout and "gate not_recorded" in again.stdout
+    kept = run(["dream", "--week", "2026-W06", "--transcripts", str(dreamt["corpus"])], dreamt["home"])
+    assert "kept its record" in kept.stdout
+    surveyed = run(
+        [
+            "dream",
+            "--week",
+            "2026-W03",
+            "--force",
+            "--keep-survey",
+            "--offline",
+            "--transcripts",
+            str(dreamt["corpus"]),
+        ],
+        dreamt["home"],
+    )
+    assert surveyed.returncode == 0, surveyed.stderr
+    survey = (dreamt["home"] / "dreams" / "local" / "2026-W03.survey.md").read_text(encoding="utf-8")
+    assert survey.startswith("# Survey 2026-W03") and "- prompts (" in survey and "card only" not in survey
+    default = run(["dream", "--offline"], dreamt["home"])  # from the last record to the last complete week
+    assert default.returncode == 0, default.stderr
+    assert "2026-W08: no sessions, no record" in default.stdout
+    assert sha256(dreamt["index"]) == dreamt["before"]
+
+
+def test_the_dashboard_renders_in_headless_chromium(dreamt: dict, tmp_path: Path) -> None:  # type: ignore[type-arg]
+    page = tmp_path / "dashboard.html"
+    made = run(["dream", "--html", "--out", str(page)], dreamt["home"])
+    assert made.returncode == 0 and "dashboard of 6 record(s)" in made.stdout, made.stderr
+    shot = tmp_path / "dashboard.png"
+    seen = page_screenshot(page, shot)
+    assert shot.stat().st_size > 10_000 and not is_blank(shot)
+    assert seen["title"] == "Dreams 2026-W02 to 2026-W07" and seen["blocked_requests"] == []
+    text = str(seen["text"])
+    for heading in (
+        "Themes across weeks",
+        "Decisions timeline",
+        "Unfinished threads",
+        "Flags for review",
+        *WEEKS,
+    ):
+        assert heading in text

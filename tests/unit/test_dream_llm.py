@@ -1,0 +1,59 @@
+"""The dream's model adapters: Claude Code's CLI (the distiller's own flags, the dream's schema and system
+prompt, a recorded result shape) and the schemas sent (no `$ref`, which structured-output APIs reject)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from episodic.distill.claude_code import ClaudeCodeDistiller, CliRun
+from episodic.dream.llm import EXTRACT_SYSTEM, ClaudeCodeDreamModel, extract_schema, narrative_schema
+from episodic.errors import DistillError
+
+RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "fake_claude" / "recorded" / "success.json"
+
+
+def _model(answer: dict[str, Any], seen: list[list[str]], **result: Any) -> ClaudeCodeDreamModel:
+    recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
+
+    def runner(command: list[str], stdin: str, timeout: float, cwd: Path | None) -> CliRun:
+        seen.append(command)
+        return CliRun(0, json.dumps({**recorded, "structured_output": answer, **result}), "")
+
+    return ClaudeCodeDreamModel(ClaudeCodeDistiller(binary=sys.executable, runner=runner))
+
+
+def test_claude_code_gets_the_dreams_schema_and_system_prompt_with_the_distillers_flags() -> None:
+    seen: list[list[str]] = []
+    answer = {"label": "export", "decisions": []}
+    model = _model(answer, seen)
+    assert model.complete(EXTRACT_SYSTEM, "the thread", extract_schema()) == answer
+    (command,) = seen
+    flags = [a for a in command if a.startswith("-")]
+    assert flags == [a for a in ClaudeCodeDistiller().command("claude") if a.startswith("-")]
+    assert json.loads(command[command.index("--json-schema") + 1]) == extract_schema()
+    assert command[command.index("--system-prompt") + 1] == EXTRACT_SYSTEM
+    assert command[command.index("--tools") + 1] == ""  # no tools: it reads, it does not act
+
+
+def test_a_failed_claude_code_run_raises_with_its_reason() -> None:
+    model = _model({}, [], is_error=True, subtype="error_during_execution", result="model overloaded today")
+    with pytest.raises(DistillError, match="model overloaded today"):
+        model.complete(EXTRACT_SYSTEM, "the thread", extract_schema())
+
+
+def test_the_schemas_sent_have_no_refs() -> None:
+    for schema in (extract_schema(), narrative_schema()):
+        text = json.dumps(schema)
+        assert "$ref" not in text and "$defs" not in text
+    assert set(extract_schema()["properties"]) == {
+        "label",
+        "summary",
+        "decisions",
+        "unfinished",
+        "insights",
+        "risks",
+    }
