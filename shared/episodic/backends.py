@@ -117,7 +117,7 @@ def build_memory(
     settings = settings or load_settings()
     clients = clients or AwsClients(settings)
     store = build_store(settings, clients) if store is None else store
-    return Memory(
+    memory = Memory(
         settings=settings,
         source=build_source(settings) if source is None else source,
         distiller=build_distiller(settings, clients) if distiller is None else distiller,
@@ -125,3 +125,7 @@ def build_memory(
         store=store,
         ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
     )
+    from episodic.scratch.backends import build_scratch
+
+    memory.scratch = build_scratch(settings, memory.embedder)
+    return memory

@@ -105,6 +105,20 @@ class Settings(BaseSettings):
     # harvest
     quiet_minutes: float = 15.0
 
+    # scratch memory of tool outcomes (episodic.scratch): short-horizon, tenant-scoped, recalled at planning
+    scratch_memory: bool = True  # extract outcome records on indexing and serve recall_similar
+    scratch_store: Literal["sqlite", "opensearch"] = "sqlite"
+    scratch_ttl_days: int = Field(default=7, ge=3, le=14)  # records older than this are invisible and swept
+    scratch_k: int = Field(default=3, ge=3, le=5)
+    scratch_min_similarity: float | None = None  # None: the embedder's calibrated default
+    scratch_max_per_session: int = Field(default=4, ge=1, le=10)
+    scratch_deadline_seconds: float = Field(default=0.4, gt=0, le=5)  # recall gives up (empty) after this
+    hook_scratch: bool = True  # the prompt hook adds "Prior similar attempts" after the episodes
+    # OpenSearch Serverless (scratchMemory=opensearch / cards on OpenSearch): the collection endpoint, SigV4 `aoss`
+    opensearch_endpoint: str | None = None
+    opensearch_scratch_index: str = "episodic-scratch"
+    opensearch_cards_index: str = "episodic-cards"
+
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

@@ -45,6 +45,9 @@ def build_cli() -> Any:
     # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
     for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds):
         area.register(cli)
+    from episodic.cli import scratch_cmds
+
+    scratch_cmds.register(cli)
     return cli
 
 

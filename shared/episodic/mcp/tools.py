@@ -257,7 +257,9 @@ def read_tools(memory: Memory) -> list[Tool]:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
-    return ToolRegistry([*read_tools(memory), record_tool(memory)])
+    from episodic.scratch.mcp_tool import scratch_tools
+
+    return ToolRegistry([*read_tools(memory), record_tool(memory), *scratch_tools(memory)])
 
 
 __all__ = [
