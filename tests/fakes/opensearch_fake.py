@@ -39,7 +39,8 @@ _WORD_RE = re.compile(r"\w+")
 
 
 def _bad(reason: str, kind: str = "illegal_argument_exception") -> RequestError:
-    return RequestError(400, kind, {"error": {"type": kind, "reason": reason}})
+    cause = {"type": kind, "reason": reason}
+    return RequestError(400, kind, {"error": {**cause, "root_cause": [cause]}, "status": 400})
 
 
 def _time(value: Any) -> float:
@@ -158,6 +159,7 @@ class FakeOpenSearch:
         self.record("count", index=index, body=body, **kwargs)
         target = self.get(index)
         query = (body or {}).get("query") or {"match_all": {}}
+        self._check_terms(target, query)
         return {"count": sum(1 for d in target.docs.values() if self._score(target, query, d) is not None)}
 
     def search(self, index: str, body: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
@@ -168,6 +170,7 @@ class FakeOpenSearch:
         if size > MAX_RESULT_WINDOW or start + size > MAX_RESULT_WINDOW:
             raise _bad(f"Result window is too large, from + size must be <= {MAX_RESULT_WINDOW}")
         query = body.get("query") or {"match_all": {}}
+        self._check_terms(target, query)
         self._knn_pool = self._knn_candidates(target, query)
         scored = []
         for doc_id, doc in target.docs.items():
@@ -261,6 +264,19 @@ class FakeOpenSearch:
                 return None
             return total + sum(matched)
         raise _bad(f"unknown query [{kind}]", "parsing_exception")
+
+    def _check_terms(self, target: _Index, query: Any) -> None:
+        """term/terms only on keyword fields, anywhere in the query (checked before any document is read)."""
+        if isinstance(query, dict):
+            for key, value in query.items():
+                if key in ("term", "terms") and isinstance(value, dict):
+                    for field in value:
+                        self._keyword(target, field)
+                else:
+                    self._check_terms(target, value)
+        elif isinstance(query, list):
+            for item in query:
+                self._check_terms(target, item)
 
     def _keyword(self, target: _Index, field: str) -> None:
         if target.kind(field) not in ("keyword", ""):
