@@ -45,6 +45,7 @@ class StackConfig:
     noncurrent_version_days: int = 30
     log_retention_days: int = 30
     bundle: bool = True
+    scratch_memory: str = "off"  # "opensearch": scratch memory on an OpenSearch Serverless collection
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.name_prefix):
@@ -75,6 +76,8 @@ class StackConfig:
             raise ContextError(
                 f"logRetentionDays must be one of {LOG_RETENTION_DAYS}, got {self.log_retention_days}"
             )
+        if self.scratch_memory not in ("off", "opensearch"):
+            raise ContextError(f"scratchMemory must be 'off' or 'opensearch', got {self.scratch_memory!r}")
         for name in ("transcripts_prefix", "cards_prefix", "failures_prefix"):
             value = getattr(self, name)
             if not value.endswith("/") or value.startswith("/"):
@@ -98,6 +101,10 @@ class StackConfig:
     def vector_index_name(self) -> str:
         # the dimension is in the name: a new dimension is a new index (CloudFormation replaces it)
         return f"episodes-{self.titan_dimension}d"
+
+    @property
+    def scratch_collection_name(self) -> str:
+        return f"{self.name_prefix}-scratch"[:32]
 
     @property
     def idempotency_table_name(self) -> str:
@@ -138,6 +145,7 @@ _CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("noncurrentVersionDays", "noncurrent_version_days", "int"),
     ("logRetentionDays", "log_retention_days", "int"),
     ("bundle", "bundle", "bool"),
+    ("scratchMemory", "scratch_memory", "str"),
 )
 
 

@@ -155,3 +155,20 @@ def test_expired_records_are_swept_with_bulk_deletes(tmp_path) -> None:  # type:
     (bulk,) = [r for r in log if r.path == "/_bulk"]
     assert all("delete" in action for action in bulk.ndjson())
     assert store.count() == 1 and datetime.now(UTC) > NOW - timedelta(days=7)
+
+
+def test_an_erroring_collection_degrades_recall_to_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
+
+    from episodic.scratch.recall import recall_similar
+    from episodic.scratch.service import ScratchMemory
+    from episodic.scrub import Scrubber
+
+    store, fake, _ = wired(tmp_path)
+    add(store, record("tests failed — AssertionError in checkout"))
+    settings = load_settings(home=tmp_path, scratch_min_similarity=0.0)
+    scratch = ScratchMemory(settings, store, EMBEDDER, Scrubber(), clock=lambda: NOW)
+    assert recall_similar(scratch, "tenant-a", "fix the failing checkout tests").hits
+    fake.fail_with = OpenSearchConnectionError("N/A", "collection unreachable", None)
+    found = recall_similar(scratch, "tenant-a", "fix the failing checkout tests")
+    assert found.hits == [] and found.degraded.startswith("error: ConnectionError")

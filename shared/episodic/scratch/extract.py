@@ -59,6 +59,8 @@ _LOCATION_RE = re.compile(r"((?:[\w-]+\.)+[A-Za-z]{1,6})(?::\d+)+|\(\d+,\d+\)|, 
 _NOISE_RE = re.compile(r"0x[0-9a-fA-F]{4,}|\x1b\[[0-9;]*m|[`\"]{3,}|\s\(\d+(?:\.\d+)?m?s\)")
 _FILE_ARG_RE = re.compile(r"(?:^|\s)(?:\S*/)?([\w.-]+\.[A-Za-z]{1,5})(?:::\w+)?(?=\s|$)")
 _PREFIXES = ("sudo ", "time ", "env ")
+_SETUP_RE = re.compile(r"^(?:cd|export|source|\.|set|unset|pushd|popd)\b|^\w+=\S*$")
+_ASSIGN_RE = re.compile(r"^\w+=")
 # lines that only say "something failed" (a task runner, make, npm): the real signature is elsewhere
 _WRAPPER_RE = re.compile(
     r"ERROR task failed|^\[[\w:-]+\] ERROR|make(?:\[\d+\])?: \*\*\*|npm ERR! (?:code|errno|A complete log|\s*$)"
@@ -122,10 +124,15 @@ def _target(command: str) -> str:
 
 
 def _short_command(command: str) -> str:
-    first = command_segments(command)[0] if command_segments(command) else command
+    """The command's first real segment (not `cd`, `export` or an assignment), up to three words."""
+    segments = [s for s in command_segments(command) if not _SETUP_RE.match(s)] or [command]
+    first = segments[0]
     for prefix in _PREFIXES:
         first = first.removeprefix(prefix)
-    words = [w for w in first.split() if not w.startswith("-")][:3]
+    words = [
+        w for w in first.split() if not w.startswith("-") and not _ASSIGN_RE.match(w) and not _SETUP_RE.match(w)
+        and any(c.isalnum() for c in w)
+    ][:3]  # fmt: skip
     return clean_signature(" ".join(words))[:40]
 
 
