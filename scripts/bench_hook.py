@@ -75,11 +75,27 @@ def _cards() -> list[tuple[str, Card]]:
 
 
 OUTCOMES = [
-    ("tests", "fail", "tests failed on test_fixtures.py — fixture 'db' not found; after moving conftest into a subpackage"),
-    ("build", "fail", "docker build failed — EACCES permission denied, mkdir npm cache; after editing Dockerfile"),
+    (
+        "tests",
+        "fail",
+        "tests failed on test_fixtures.py — fixture 'db' not found; after moving conftest into a subpackage",
+    ),
+    (
+        "build",
+        "fail",
+        "docker build failed — EACCES permission denied, mkdir npm cache; after editing Dockerfile",
+    ),
     ("run", "fail", "postgres connection failed — FATAL: sorry, too many clients already"),
-    ("run", "ok", "webpack dev server failed then passed — was: hot reload not triggered; after editing webpack.config.js"),
-    ("typecheck", "fail", "typecheck failed — error: Library stubs not installed for requests; after editing client.py"),
+    (
+        "run",
+        "ok",
+        "webpack dev server failed then passed — was: hot reload not triggered; after editing webpack.config.js",
+    ),
+    (
+        "typecheck",
+        "fail",
+        "typecheck failed — error: Library stubs not installed for requests; after editing client.py",
+    ),
 ]
 
 
@@ -95,7 +111,9 @@ def _seed_scratch(memory: object) -> int:
             session_id=f"s_{i:04d}",
             tool_name=OUTCOMES[i % 5][0] if i < 40 else "lint",
             outcome=ToolOutcome(OUTCOMES[i % 5][1] if i < 40 else "fail"),
-            summary=(OUTCOMES[i % 5][2] + f" (run {i})") if i < 40 else f"lint failed on module_{i}.py — E501 line too long",
+            summary=(OUTCOMES[i % 5][2] + f" (run {i})")
+            if i < 40
+            else f"lint failed on module_{i}.py — E501 line too long",
             created_at=now - timedelta(hours=i),
         )
         for i in range(200)
@@ -175,7 +193,12 @@ def main() -> None:
                 with_scratch += "## Prior similar attempts" in out
             no_scratch_env = {**env, "EPISODIC_HOOK_SCRATCH": "false"}
             e2e_off = [
-                _time(hook, json.dumps({"prompt": PROMPTS[i % len(PROMPTS)]}), no_scratch_env, "end_to_end_no_scratch")[0]
+                _time(
+                    hook,
+                    json.dumps({"prompt": PROMPTS[i % len(PROMPTS)]}),
+                    no_scratch_env,
+                    "end_to_end_no_scratch",
+                )[0]
                 for i in range(args.n)
             ]
             startup_module = [

@@ -84,7 +84,11 @@ class ScratchMemoryCollection(Construct):
                 [
                     {
                         "Rules": [
-                            {"ResourceType": "index", "Resource": index_resource, "Permission": list(INDEXER_PERMISSIONS)},
+                            {
+                                "ResourceType": "index",
+                                "Resource": index_resource,
+                                "Permission": list(INDEXER_PERMISSIONS),
+                            },
                             {**collection_rule, "Permission": ["aoss:DescribeCollectionItems"]},
                         ],
                         "Principal": [indexer_role.role_arn],
@@ -102,7 +106,11 @@ class ScratchMemoryCollection(Construct):
                 [
                     {
                         "Rules": [
-                            {"ResourceType": "index", "Resource": index_resource, "Permission": list(RETRIEVER_PERMISSIONS)},
+                            {
+                                "ResourceType": "index",
+                                "Resource": index_resource,
+                                "Permission": list(RETRIEVER_PERMISSIONS),
+                            },
                             {**collection_rule, "Permission": ["aoss:DescribeCollectionItems"]},
                         ],
                         "Principal": [retriever_role.role_arn],

@@ -55,14 +55,16 @@ class ScratchStoreContract:
         add(store, record("typecheck failed on middleware.ts — cannot find name UserContext"),
             record("tests failed on test_orders.py — AssertionError total mismatch", tool="tests"))  # fmt: skip
         hits = store.query(A, EMBEDDER.embed(["cannot find name UserContext"])[0], 5, WEEK_AGO, MANIFEST)
-        assert [h.record.tool_name for h in hits][0] == "typecheck"
+        assert hits[0].record.tool_name == "typecheck"
         assert hits[0].similarity > hits[-1].similarity
         assert all(-1.0 <= h.similarity <= 1.0 for h in hits)
 
     def test_another_tenants_records_are_never_returned(self, store: ScratchStore) -> None:
         add(store, record("lint failed on auth.go — errcheck", tenant=B))
         assert ask(store, "lint failed on auth.go errcheck", tenant=A) == []
-        assert ask(store, "lint failed on auth.go errcheck", tenant=B) == ["lint failed on auth.go — errcheck"]
+        assert ask(store, "lint failed on auth.go errcheck", tenant=B) == [
+            "lint failed on auth.go — errcheck"
+        ]
         assert store.count(A) == 0 and store.count(B) == 1
 
     def test_no_tenant_is_refused(self, store: ScratchStore) -> None:
@@ -72,7 +74,9 @@ class ScratchStoreContract:
     def test_expired_records_are_invisible_at_once_and_swept(self, store: ScratchStore) -> None:
         add(store, record("build failed on main.go — undefined Handler", age_days=8),
             record("build failed on main.go — undefined Router", age_days=6.9))  # fmt: skip
-        assert ask(store, "build failed on main.go undefined") == ["build failed on main.go — undefined Router"]
+        assert ask(store, "build failed on main.go undefined") == [
+            "build failed on main.go — undefined Router"
+        ]
         assert store.sweep(WEEK_AGO) == 1
         assert store.count() == 1
         assert store.sweep(WEEK_AGO) == 0

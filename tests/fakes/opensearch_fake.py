@@ -61,7 +61,9 @@ class _Index:
             if spec.get("type") != "knn_vector":
                 continue
             if not knn_on:
-                raise _bad(f"field [{field}] is knn_vector but index.knn is not true", "mapper_parsing_exception")
+                raise _bad(
+                    f"field [{field}] is knn_vector but index.knn is not true", "mapper_parsing_exception"
+                )
             dimension = spec.get("dimension")
             if not isinstance(dimension, int) or not 1 <= dimension <= MAX_DIMENSION:
                 raise _bad(f"dimension {dimension!r} must be 1-{MAX_DIMENSION}", "mapper_parsing_exception")
@@ -126,7 +128,9 @@ class FakeOpenSearch:
 
     def get(self, index: str) -> _Index:
         if index not in self.indexes:
-            raise NotFoundError(404, "index_not_found_exception", {"error": {"reason": f"no such index [{index}]"}})
+            raise NotFoundError(
+                404, "index_not_found_exception", {"error": {"reason": f"no such index [{index}]"}}
+            )
         return self.indexes[index]
 
     # ------------------------------------------------------------ documents
@@ -136,7 +140,7 @@ class FakeOpenSearch:
         items: list[dict[str, Any]] = []
         lines = iter(body)
         for action in lines:
-            (verb, meta), = action.items()
+            ((verb, meta),) = action.items()
             target = self.get(meta.get("_index") or index or "")
             if verb in ("index", "create"):
                 doc = next(lines)
@@ -148,7 +152,9 @@ class FakeOpenSearch:
                 items.append({verb: {"_index": target.name, "_id": doc_id, "status": 201}})
             elif verb == "delete":
                 found = target.docs.pop(meta["_id"], None)
-                items.append({"delete": {"_index": target.name, "_id": meta["_id"], "status": 200 if found else 404}})
+                items.append(
+                    {"delete": {"_index": target.name, "_id": meta["_id"], "status": 200 if found else 404}}
+                )
             else:
                 raise _bad(f"unsupported bulk action {verb}")
         return {"took": 1, "errors": False, "items": items}
@@ -185,7 +191,9 @@ class FakeOpenSearch:
             if wanted is not False:
                 source = target.docs[doc_id]
                 hit["_source"] = (
-                    {k: source[k] for k in wanted if k in source} if isinstance(wanted, list) else dict(source)
+                    {k: source[k] for k in wanted if k in source}
+                    if isinstance(wanted, list)
+                    else dict(source)
                 )
             hits.append(hit)
         return {"took": 1, "hits": {"total": {"value": len(scored), "relation": "eq"}, "hits": hits}}
@@ -194,7 +202,7 @@ class FakeOpenSearch:
         """Per knn clause (by id of its dict): the top-k documents and their scores, the filter applied."""
         pools: dict[str, dict[str, float]] = {}
         for clause in _walk_knn(query):
-            (field, spec), = clause.items()
+            ((field, spec),) = clause.items()
             if target.kind(field) != "knn_vector":
                 raise _bad(f"Field '{field}' is not knn_vector type.", "query_shard_exception")
             k = spec.get("k")
@@ -203,7 +211,9 @@ class FakeOpenSearch:
             mapping = target.properties[field]
             vector = np.asarray(spec.get("vector"), dtype=np.float64)
             if vector.shape != (mapping["dimension"],):
-                raise _bad(f"Query vector has invalid dimension: {vector.size}. Dimension should be: {mapping['dimension']}")
+                raise _bad(
+                    f"Query vector has invalid dimension: {vector.size}. Dimension should be: {mapping['dimension']}"
+                )
             space = (mapping.get("method") or {}).get("space_type", "l2")
             if space == "cosinesimil" and not np.any(vector):
                 raise _bad("zero vector is not supported when space type is [cosinesimil]")
@@ -215,39 +225,52 @@ class FakeOpenSearch:
                     continue
                 stored = np.asarray(doc[field], dtype=np.float64)
                 cosine = float(stored @ vector / (np.linalg.norm(stored) * np.linalg.norm(vector)))
-                scored.append(((1.0 + cosine) / 2.0 if space == "cosinesimil" else 1 / (1 + np.sum((stored - vector) ** 2)), doc_id))
+                scored.append(
+                    (
+                        (1.0 + cosine) / 2.0
+                        if space == "cosinesimil"
+                        else 1 / (1 + np.sum((stored - vector) ** 2)),
+                        doc_id,
+                    )
+                )
             scored.sort(key=lambda pair: (-pair[0], pair[1]))
             pools[str(id(clause))] = {doc_id: score for score, doc_id in scored[:k]}
         return pools
 
-    def _score(self, target: _Index, query: dict[str, Any], doc: dict[str, Any], doc_id: str = "") -> float | None:
+    def _score(
+        self, target: _Index, query: dict[str, Any], doc: dict[str, Any], doc_id: str = ""
+    ) -> float | None:
         """The query's score for the document, or None when it does not match."""
-        (kind, spec), = query.items()
+        ((kind, spec),) = query.items()
         if kind == "match_all":
             return 1.0
         if kind == "term":
-            (field, value), = spec.items()
+            ((field, value),) = spec.items()
             value = value.get("value") if isinstance(value, dict) else value
             self._keyword(target, field)
             return 0.0 if _values(doc.get(field)) & {value} else None
         if kind == "terms":
-            (field, values), = spec.items()
+            ((field, values),) = spec.items()
             self._keyword(target, field)
             return 0.0 if _values(doc.get(field)) & set(values) else None
         if kind == "range":
-            (field, bounds), = spec.items()
+            ((field, bounds),) = spec.items()
             if field not in doc:
                 return None
             value = _time(doc[field])
             checks = {"gte": value.__ge__, "gt": value.__gt__, "lte": value.__le__, "lt": value.__lt__}
             return 0.0 if all(checks[op](_time(b)) for op, b in bounds.items() if op in checks) else None
         if kind == "match":
-            (field, text), = spec.items()
+            ((field, text),) = spec.items()
             text = text.get("query") if isinstance(text, dict) else text
             score = self._bm25(target, field, str(text), doc)
             return score if score > 0 else None
         if kind == "knn":
-            return self._knn_pool.get(str(id(query["knn"])), {}).get(doc_id) if hasattr(self, "_knn_pool") else None
+            return (
+                self._knn_pool.get(str(id(query["knn"])), {}).get(doc_id)
+                if hasattr(self, "_knn_pool")
+                else None
+            )
         if kind == "bool":
             total = 0.0
             for clause in spec.get("filter", []) + spec.get("must", []):

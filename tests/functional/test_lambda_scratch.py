@@ -28,12 +28,20 @@ def cloud(episodic_home: Path) -> Iterator[LocalCloud]:
 def test_the_daily_sweep_event_deletes_expired_records(cloud: LocalCloud) -> None:
     rt = distill.runtime()
     embedder = HashingEmbedder(64)
-    scratch = ScratchMemory(rt.settings, OpenSearchScratchStore(FakeOpenSearch(), "episodic-scratch"), embedder, Scrubber())
+    scratch = ScratchMemory(
+        rt.settings, OpenSearchScratchStore(FakeOpenSearch(), "episodic-scratch"), embedder, Scrubber()
+    )
     rt.memory.scratch = scratch
     now = datetime.now(UTC)
     records = [
-        ScratchRecord(tenant_id="acme", session_id=f"s{i}", tool_name="tests", outcome=ToolOutcome.FAIL,
-                      summary=f"tests failed — case {i}", created_at=now - timedelta(days=age))  # fmt: skip
+        ScratchRecord(
+            tenant_id="acme",
+            session_id=f"s{i}",
+            tool_name="tests",
+            outcome=ToolOutcome.FAIL,
+            summary=f"tests failed — case {i}",
+            created_at=now - timedelta(days=age),
+        )
         for i, age in enumerate((10, 1))
     ]
     scratch.store.add(records, embedder.embed([r.summary for r in records]), scratch.manifest)

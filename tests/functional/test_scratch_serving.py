@@ -20,8 +20,16 @@ from mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
 from unit.test_hook_faults import PROMPT, hook_input, log_lines, run_hook
 
 OUTCOMES = [
-    ("tests", "fail", "tests failed on test_fixtures.py — fixture 'db' not found; after moving conftest into a subpackage"),
-    ("tests", "ok", "tests passed after failing on test_fixtures.py — was: fixture 'db' not found; after editing conftest.py"),
+    (
+        "tests",
+        "fail",
+        "tests failed on test_fixtures.py — fixture 'db' not found; after moving conftest into a subpackage",
+    ),
+    (
+        "tests",
+        "ok",
+        "tests passed after failing on test_fixtures.py — was: fixture 'db' not found; after editing conftest.py",
+    ),
 ]
 
 
@@ -32,11 +40,19 @@ def scratch_memory(home: Path):  # type: ignore[no-untyped-def]
     assert memory.scratch is not None
     now = datetime.now(UTC)
     records = [
-        ScratchRecord(tenant_id=ALPHA, session_id=f"s_091{i}", tool_name=tool, outcome=ToolOutcome(outcome),
-                      summary=summary, created_at=now - timedelta(days=1))  # fmt: skip
+        ScratchRecord(
+            tenant_id=ALPHA,
+            session_id=f"s_091{i}",
+            tool_name=tool,
+            outcome=ToolOutcome(outcome),
+            summary=summary,
+            created_at=now - timedelta(days=1),
+        )
         for i, (tool, outcome, summary) in enumerate(OUTCOMES)
     ]
-    memory.scratch.store.add(records, memory.embedder.embed([r.summary for r in records]), memory.scratch.manifest)
+    memory.scratch.store.add(
+        records, memory.embedder.embed([r.summary for r in records]), memory.scratch.manifest
+    )
     return settings, memory
 
 
@@ -51,7 +67,10 @@ def test_the_mcp_tool_recalls_the_callers_tenant_only(tmp_path: Path) -> None:
     text = mine["content"][0]["text"]
     assert text.startswith("## Prior similar attempts (tenant-scoped, last 7d)\n- [fail][tests] ")
     assert "(session s_0910)" in text
-    assert theirs["structuredContent"]["results"] == [] and "No sufficiently similar" in theirs["content"][0]["text"]
+    assert (
+        theirs["structuredContent"]["results"] == []
+        and "No sufficiently similar" in theirs["content"][0]["text"]
+    )
     bad = registry.call("recall_similar", {**args, "k": 9}, Principal(ALPHA))
     assert bad["isError"]
 
@@ -63,7 +82,9 @@ def test_the_hook_adds_prior_attempts_after_the_episodes_inside_the_marker(tmp_p
     home = tmp_path / "home"
     with BackgroundServer(build_endpoint(settings, memory)) as server:
         code, stdout, _ = run_hook(home, hook_input(PROMPT), server.url, token)
-        off_code, off_stdout, _ = run_hook(home, hook_input(PROMPT), server.url, token, EPISODIC_HOOK_SCRATCH="false")
+        off_code, off_stdout, _ = run_hook(
+            home, hook_input(PROMPT), server.url, token, EPISODIC_HOOK_SCRATCH="false"
+        )
     assert code == 0 and off_code == 0
     context = json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
     assert context.startswith(INJECTED_OPEN) and context.endswith(INJECTED_CLOSE)
@@ -105,7 +126,9 @@ def _session_file(folder: Path) -> Path:
     return path
 
 
-def test_indexing_stores_the_sessions_outcomes_and_the_cli_recalls_sweeps_and_forgets(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_indexing_stores_the_sessions_outcomes_and_the_cli_recalls_sweeps_and_forgets(
+    tmp_path: Path, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
     home = tmp_path / "home"
     monkeypatch.setenv("EPISODIC_HOME", str(home))
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
@@ -118,13 +141,20 @@ def test_indexing_stores_the_sessions_outcomes_and_the_cli_recalls_sweeps_and_fo
     report = json.loads(extracted.output)
     assert report["records"] == 2 and report["stored_records_failing_check"] == 0
     assert all("AKIA" not in s for s in report["samples"])
-    recalled = runner.invoke(build_cli(), ["scratch", "recall", "fix the typecheck error: cannot find name UserContext"])
+    recalled = runner.invoke(
+        build_cli(), ["scratch", "recall", "fix the typecheck error: cannot find name UserContext"]
+    )
     assert recalled.exit_code == 0, recalled.output
-    assert "[fail][typecheck] typecheck failed — error TS2304: Cannot find name 'UserContext'." in recalled.output
+    assert (
+        "[fail][typecheck] typecheck failed — error TS2304: Cannot find name 'UserContext'."
+        in recalled.output
+    )
     assert "AKIA" not in recalled.output
     swept = runner.invoke(build_cli(), ["scratch", "sweep"])
     assert swept.exit_code == 0 and "swept 0 expired" in swept.output and "2 kept" in swept.output
     forgot = runner.invoke(build_cli(), ["scratch", "forget", "sess-scratch-1"])
     assert forgot.exit_code == 0 and "the card and 2 outcome record(s)" in forgot.output, forgot.output
-    empty = runner.invoke(build_cli(), ["scratch", "recall", "fix the typecheck error: cannot find name UserContext"])
+    empty = runner.invoke(
+        build_cli(), ["scratch", "recall", "fix the typecheck error: cannot find name UserContext"]
+    )
     assert "No similar tool outcome." in empty.output

@@ -18,7 +18,9 @@ def scratch_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
 
 
 def _role_logical_id(template: dict, fragment: str) -> str:
-    (found,) = [k for k, v in template["Resources"].items() if v["Type"] == "AWS::IAM::Role" and fragment in k]
+    (found,) = [
+        k for k, v in template["Resources"].items() if v["Type"] == "AWS::IAM::Role" and fragment in k
+    ]
     return found
 
 
@@ -34,7 +36,10 @@ def test_a_vector_collection_with_encryption_and_network_policies(scratch_synth:
     (collection,) = scratch_synth.resources("AWS::OpenSearchServerless::Collection").values()
     assert collection["Properties"]["Type"] == "VECTORSEARCH"
     name = collection["Properties"]["Name"]
-    policies = {p["Properties"]["Type"]: p for p in scratch_synth.resources("AWS::OpenSearchServerless::SecurityPolicy").values()}
+    policies = {
+        p["Properties"]["Type"]: p
+        for p in scratch_synth.resources("AWS::OpenSearchServerless::SecurityPolicy").values()
+    }
     assert set(policies) == {"encryption", "network"}
     encryption = json.loads(policies["encryption"]["Properties"]["Policy"])
     assert encryption["AWSOwnedKey"] is True
@@ -72,7 +77,11 @@ def test_data_access_is_split_by_role(scratch_synth: Synth) -> None:
 
 def test_both_lambdas_get_the_endpoint_and_only_api_access_on_the_collection(scratch_synth: Synth) -> None:
     functions = scratch_synth.resources("AWS::Lambda::Function")
-    with_scratch = [f for f in functions.values() if "EPISODIC_SCRATCH_STORE" in f["Properties"].get("Environment", {}).get("Variables", {})]
+    with_scratch = [
+        f
+        for f in functions.values()
+        if "EPISODIC_SCRATCH_STORE" in f["Properties"].get("Environment", {}).get("Variables", {})
+    ]
     assert len(with_scratch) == 2
     for fn in with_scratch:
         variables = fn["Properties"]["Environment"]["Variables"]
@@ -90,7 +99,11 @@ def test_a_daily_sweep_and_an_alarm_on_degraded_recall(scratch_synth: Synth) -> 
     (rule,) = scratch_synth.resources("AWS::Events::Rule").values()
     assert rule["Properties"]["ScheduleExpression"] == "rate(1 day)"
     assert json.loads(rule["Properties"]["Targets"][0]["Input"]) == {"episodic": "scratch-sweep"}
-    alarms = [a for a in scratch_synth.resources("AWS::CloudWatch::Alarm").values() if a["Properties"].get("MetricName") == "ScratchRecallDegraded"]
+    alarms = [
+        a
+        for a in scratch_synth.resources("AWS::CloudWatch::Alarm").values()
+        if a["Properties"].get("MetricName") == "ScratchRecallDegraded"
+    ]
     assert len(alarms) == 1 and alarms[0]["Properties"]["Namespace"] == "Episodic"
 
 
@@ -101,5 +114,9 @@ def test_cdk_nag_and_cfn_lint_are_clean_with_scratch_memory(scratch_synth: Synth
     assert [v for plugin in report["pluginReports"] for v in plugin.get("violations", [])] == []
     template = scratch_synth.outdir / f"{scratch_synth.stack.artifact_id}.template.json"
     matches = lint_file(Path(template), ManualArgs(regions=["us-east-1"]))
-    remaining = [f"{m.rule.id} {m.message}" for m in matches if m.rule.id not in {"W3005"} and "TextSearchConfigurations" not in m.message]
+    remaining = [
+        f"{m.rule.id} {m.message}"
+        for m in matches
+        if m.rule.id not in {"W3005"} and "TextSearchConfigurations" not in m.message
+    ]
     assert remaining == []

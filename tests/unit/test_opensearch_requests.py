@@ -34,7 +34,9 @@ def wired(tmp_path, fake: FakeOpenSearch | None = None):  # type: ignore[no-unty
     log: list[WireRequest] = []
     settings = load_settings(home=tmp_path, opensearch_endpoint=ENDPOINT, aws_region="us-east-1")
     client = opensearch_client(
-        settings, credentials=Credentials("AKIDEXAMPLE", "secret"), connection_class=recording_connection(fake, log)
+        settings,
+        credentials=Credentials("AKIDEXAMPLE", "secret"),
+        connection_class=recording_connection(fake, log),
     )
     return OpenSearchScratchStore(client, INDEX), fake, log
 
@@ -108,9 +110,11 @@ def test_the_index_is_created_with_the_designs_mapping_and_writes_carry_no_ids(t
 
 def test_the_pinned_embedder_is_checked_against_the_existing_mapping(tmp_path) -> None:  # type: ignore[no-untyped-def]
     fake = FakeOpenSearch()
-    fake.indices.create(INDEX, scratch_mapping(ScratchManifest(embedder_id="amazon.titan-embed-text-v2:0", dimension=1024)))
+    fake.indices.create(
+        INDEX, scratch_mapping(ScratchManifest(embedder_id="amazon.titan-embed-text-v2:0", dimension=1024))
+    )
     store, _, _ = wired(tmp_path, fake)
-    with pytest.raises(ParityError, match="1024-d vectors of amazon.titan-embed-text-v2:0"):
+    with pytest.raises(ParityError, match=r"1024-d vectors of amazon\.titan-embed-text-v2:0"):
         store.query("tenant-a", EMBEDDER.embed(["x"])[0], 3, WEEK_AGO, MANIFEST)
 
 
@@ -118,8 +122,10 @@ def test_the_fake_enforces_the_documented_knn_limits() -> None:
     from opensearchpy.exceptions import RequestError
 
     fake = FakeOpenSearch()
-    with pytest.raises(RequestError, match="index.knn"):
-        fake.indices.create("bad", {"mappings": {"properties": {"v": {"type": "knn_vector", "dimension": 4}}}})
+    with pytest.raises(RequestError, match=r"index\.knn"):
+        fake.indices.create(
+            "bad", {"mappings": {"properties": {"v": {"type": "knn_vector", "dimension": 4}}}}
+        )
     with pytest.raises(RequestError, match="dimension"):
         fake.indices.create("big", {"settings": {"index": {"knn": True}}, "mappings": {"properties": {"v": {"type": "knn_vector", "dimension": 16_001}}}})  # fmt: skip
     fake.indices.create(INDEX, scratch_mapping(MANIFEST))
@@ -144,11 +150,13 @@ def test_a_client_needs_an_endpoint_and_a_region(tmp_path) -> None:  # type: ign
     with pytest.raises(ConfigError, match="OPENSEARCH_ENDPOINT"):
         opensearch_client(load_settings(home=tmp_path), credentials=Credentials("a", "b"))
     with pytest.raises(ConfigError, match="REGION"):
-        opensearch_client(load_settings(home=tmp_path, opensearch_endpoint=ENDPOINT), credentials=Credentials("a", "b"))
+        opensearch_client(
+            load_settings(home=tmp_path, opensearch_endpoint=ENDPOINT), credentials=Credentials("a", "b")
+        )
 
 
 def test_expired_records_are_swept_with_bulk_deletes(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    store, fake, log = wired(tmp_path)
+    store, _, log = wired(tmp_path)
     add(store, record("tests failed — old", age_days=9), record("tests failed — new", age_days=1))
     log.clear()
     assert store.sweep(NOW - timedelta(days=7)) == 1
@@ -158,11 +166,10 @@ def test_expired_records_are_swept_with_bulk_deletes(tmp_path) -> None:  # type:
 
 
 def test_an_erroring_collection_degrades_recall_to_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
-
     from episodic.scratch.recall import recall_similar
     from episodic.scratch.service import ScratchMemory
     from episodic.scrub import Scrubber
+    from opensearchpy.exceptions import ConnectionError as OpenSearchConnectionError
 
     store, fake, _ = wired(tmp_path)
     add(store, record("tests failed — AssertionError in checkout"))

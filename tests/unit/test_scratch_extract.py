@@ -40,7 +40,11 @@ def test_a_failing_typecheck_names_the_tool_the_file_and_the_error_signature() -
 
 def test_a_check_that_failed_then_passed_is_an_ok_record_citing_the_failure() -> None:
     records = _records(
-        bash("pytest tests/test_orders.py", "FAILED tests/test_orders.py::test_total - AssertionError", exit_code=1),
+        bash(
+            "pytest tests/test_orders.py",
+            "FAILED tests/test_orders.py::test_total - AssertionError",
+            exit_code=1,
+        ),
         edit("/home/dev/proj/shop/orders.py"),
         bash("pytest tests/test_orders.py", "3 passed in 0.2s"),
     )
@@ -52,12 +56,19 @@ def test_a_check_that_failed_then_passed_is_an_ok_record_citing_the_failure() ->
 def test_a_rejected_edit_and_a_command_that_failed_then_passed() -> None:
     records = _records(
         edit("/home/dev/proj/src/users/service.py", rejected=True),
-        bash("npm install", "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree", exit_code=1),
+        bash(
+            "npm install",
+            "npm ERR! code ERESOLVE\nnpm ERR! ERESOLVE unable to resolve dependency tree",
+            exit_code=1,
+        ),
         bash("npm install", "added 120 packages"),
     )
     assert [(r.outcome.value, r.tool_name) for r in records] == [("fail", "edit"), ("ok", "command")]
     assert records[0].summary == "edit rejected by the user on service.py"
-    assert records[1].summary == "npm install failed then passed — was: npm ERR! ERESOLVE unable to resolve dependency tree"
+    assert (
+        records[1].summary
+        == "npm install failed then passed — was: npm ERR! ERESOLVE unable to resolve dependency tree"
+    )
 
 
 def test_passing_checks_and_plain_commands_are_not_notable() -> None:
@@ -75,13 +86,15 @@ def test_repeats_are_stored_once_and_a_session_keeps_at_most_the_cap() -> None:
 @pytest.mark.parametrize(
     "output",
     [
-        "Traceback (most recent call last):\n  File \"/app/x.py\", line 3, in <module>\nValueError: bad",
+        'Traceback (most recent call last):\n  File "/app/x.py", line 3, in <module>\nValueError: bad',
         "diff --git a/x.py b/x.py\n@@ -1,3 +1,4 @@\n-old\n+new\nerror: patch failed: x.py:1",
         "goroutine 1 [running]:\nmain.main()\n\t/app/main.go:12 +0x1d\npanic: boom",
     ],
 )
 def test_raw_traces_and_diffs_never_reach_a_summary(output: str) -> None:
-    for record in _records(bash("pytest -x", output, exit_code=1), bash("git apply fix.patch", output, exit_code=1)):
+    for record in _records(
+        bash("pytest -x", output, exit_code=1), bash("git apply fix.patch", output, exit_code=1)
+    ):
         assert summary_problems(record.summary, SCRUBBER) == []
         assert "\n" not in record.summary and "/app/" not in record.summary and "@@" not in record.summary
 
@@ -89,7 +102,7 @@ def test_raw_traces_and_diffs_never_reach_a_summary(output: str) -> None:
 @pytest.mark.parametrize(
     "summary",
     [
-        "tests failed\n  File \"x.py\", line 3",
+        'tests failed\n  File "x.py", line 3',
         "patch rejected — @@ -1,3 +1,4 @@ old new",
         "build failed — at handler (server.js:10:5)",
         "tests failed on /home/dev/proj/src/app.py",
@@ -119,13 +132,13 @@ def test_signatures_drop_folders_line_numbers_and_wrapper_lines() -> None:
     assert clean_signature("src/auth/middleware.ts:12:5 - error TS2304: Cannot find name 'X'") == (
         "middleware.ts - error TS2304: Cannot find name 'X'"
     )
-    assert error_signature("[lint] ERROR task failed\nhooks.go:10:2: Error return value is not checked (errcheck)") == (
-        "hooks.go: Error return value is not checked (errcheck)"
-    )
+    assert error_signature(
+        "[lint] ERROR task failed\nhooks.go:10:2: Error return value is not checked (errcheck)"
+    ) == ("hooks.go: Error return value is not checked (errcheck)")
 
 
 def test_records_carry_the_time_the_tool_ran() -> None:
-    event = bash("mypy shop", "shop/a.py:3: error: Name \"x\" is not defined", exit_code=1)
+    event = bash("mypy shop", 'shop/a.py:3: error: Name "x" is not defined', exit_code=1)
     assert event.tool is not None
     event.tool.timestamp = datetime(2026, 3, 1, 9, 30, tzinfo=UTC)
     (record,) = _records(event)

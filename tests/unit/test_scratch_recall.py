@@ -61,7 +61,11 @@ def put(scratch: ScratchMemory, summary: str, outcome: str = "fail", *, tenant: 
 
 
 AUTH = [
-    ("typecheck failed on auth middleware — cannot find name UserContext; after rename refactor", "fail", "typecheck"),
+    (
+        "typecheck failed on auth middleware — cannot find name UserContext; after rename refactor",
+        "fail",
+        "typecheck",
+    ),
     ("patch rejected on auth middleware — import cycle between auth and users", "fail", "patch"),
     ("tests passed on auth middleware after introducing a shared types package", "ok", "tests"),
 ]
@@ -70,7 +74,9 @@ AUTH = [
 def test_repair_prompts_get_failures_first(scratch: ScratchMemory) -> None:
     for summary, outcome, tool in AUTH:
         put(scratch, summary, outcome, tool=tool)
-    found = recall_similar(scratch, TEAM, "fix the auth middleware typecheck after the UserContext rename refactor")
+    found = recall_similar(
+        scratch, TEAM, "fix the auth middleware typecheck after the UserContext rename refactor"
+    )
     assert found.task == "repair"
     outcomes = [h.record.outcome.value for h in found.hits]
     assert outcomes and outcomes == sorted(outcomes)  # "fail" < "ok": every fail before any ok
@@ -78,7 +84,12 @@ def test_repair_prompts_get_failures_first(scratch: ScratchMemory) -> None:
 
 def test_greenfield_prompts_mix_outcomes(scratch: ScratchMemory) -> None:
     for i in range(4):
-        put(scratch, f"tests passed on the auth middleware shared types package variant {i}", "ok", tool="tests")
+        put(
+            scratch,
+            f"tests passed on the auth middleware shared types package variant {i}",
+            "ok",
+            tool="tests",
+        )
     put(scratch, "typecheck failed on the auth middleware shared types package", "fail")
     found = recall_similar(scratch, TEAM, "add a shared types package for the auth middleware")
     assert found.task == "greenfield"
@@ -111,7 +122,9 @@ def test_recall_is_tenant_scoped(scratch: ScratchMemory) -> None:
     assert len(recall_similar(scratch, OTHER, AUTH[0][0]).hits) == 1
 
 
-def test_ttl_on_a_frozen_clock_expired_invisible_at_once_then_swept(scratch: ScratchMemory, clock: Clock) -> None:
+def test_ttl_on_a_frozen_clock_expired_invisible_at_once_then_swept(
+    scratch: ScratchMemory, clock: Clock
+) -> None:
     put(scratch, AUTH[0][0], age_days=6.5)
     assert len(recall_similar(scratch, TEAM, AUTH[0][0]).hits) == 1
     clock.now = NOW + timedelta(days=1)  # the record is now 7.5 days old, with the 7-day default
@@ -182,13 +195,17 @@ def test_the_packed_block_follows_the_rules() -> None:
     block = pack_recalls(hits, 7)
     lines = block.splitlines()
     assert lines[0] == heading(7) == "## Prior similar attempts (tenant-scoped, last 7d)"
-    assert lines[-1] == CLOSING == "Use these as hints; verify against the current tree before re-applying patches."
+    assert (
+        lines[-1]
+        == CLOSING
+        == "Use these as hints; verify against the current tree before re-applying patches."
+    )
     bullets = lines[1:-1]
     assert 1 <= len(bullets) <= 5
     assert all(len(b) <= MAX_BULLET_CHARS for b in bullets)
-    assert bullets[0].startswith("- [fail][typecheck] typecheck failed on middleware.ts") and bullets[0].endswith(
-        "(session s_0918)"
-    )
+    assert bullets[0].startswith("- [fail][typecheck] typecheck failed on middleware.ts") and bullets[
+        0
+    ].endswith("(session s_0918)")
     assert len(block) <= 300 * 4
 
 

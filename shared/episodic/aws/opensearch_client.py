@@ -49,7 +49,9 @@ def opensearch_client(
     else:
         region = settings.aws_region
     if not region:
-        raise ConfigError("EPISODIC_AWS_REGION (or AWS_REGION) is required to sign OpenSearch Serverless calls")
+        raise ConfigError(
+            "EPISODIC_AWS_REGION (or AWS_REGION) is required to sign OpenSearch Serverless calls"
+        )
     return OpenSearch(
         hosts=[{"host": collection_host(settings.opensearch_endpoint), "port": 443}],
         http_auth=Urllib3AWSV4SignerAuth(credentials, region, SERVICE),

@@ -59,7 +59,9 @@ def mapped_manifest(mapping: dict[str, Any]) -> ScratchManifest | None:
     meta = mappings.get("_meta") or {}
     if field.get("type") != "knn_vector":
         return None
-    return ScratchManifest(embedder_id=str(meta.get("embedder_id", "unknown")), dimension=int(field["dimension"]))
+    return ScratchManifest(
+        embedder_id=str(meta.get("embedder_id", "unknown")), dimension=int(field["dimension"])
+    )
 
 
 def _iso(value: datetime) -> str:
@@ -176,12 +178,16 @@ class OpenSearchScratchStore(ScratchStore):
         body = {
             "size": len(record_ids),
             "query": {
-                "bool": {"filter": [{"term": {"tenant_id": tenant_id}}, {"terms": {"record_id": list(record_ids)}}]}
+                "bool": {
+                    "filter": [{"term": {"tenant_id": tenant_id}}, {"terms": {"record_id": list(record_ids)}}]
+                }
             },
             "_source": ["record_id"],
         }
         answer = self.client.search(index=self.index, body=body)
-        return {str((h.get("_source") or {}).get("record_id")) for h in answer.get("hits", {}).get("hits", [])}
+        return {
+            str((h.get("_source") or {}).get("record_id")) for h in answer.get("hits", {}).get("hits", [])
+        }
 
     def _delete_matching(self, filters: list[dict[str, Any]]) -> int:
         """Find the server's ids by query and delete them with bulk `delete` actions, page by page."""
@@ -209,12 +215,16 @@ class OpenSearchScratchStore(ScratchStore):
     def delete_session(self, tenant_id: str, session_id: str) -> int:
         if not self.client.indices.exists(index=self.index):
             return 0
-        return self._delete_matching([{"term": {"tenant_id": tenant_id}}, {"term": {"session_id": session_id}}])
+        return self._delete_matching(
+            [{"term": {"tenant_id": tenant_id}}, {"term": {"session_id": session_id}}]
+        )
 
     def count(self, tenant_id: str | None = None) -> int:
         if not self.client.indices.exists(index=self.index):
             return 0
         query: dict[str, Any] = (
-            {"match_all": {}} if tenant_id is None else {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}]}}
+            {"match_all": {}}
+            if tenant_id is None
+            else {"bool": {"filter": [{"term": {"tenant_id": tenant_id}}]}}
         )
         return int(self.client.count(index=self.index, body={"query": query})["count"])

@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 import json
+from typing import TYPE_CHECKING
 
 import click
 
 from episodic.errors import ConfigError
 from episodic.settings import load_settings
 
+if TYPE_CHECKING:
+    from episodic.scratch.service import ScratchMemory
+    from episodic.service import Memory
+
 
 def _echo_json(data: object) -> None:
     click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
 
 
-def _scratch():  # type: ignore[no-untyped-def]
+def _scratch() -> tuple[Memory, ScratchMemory]:
     from episodic.backends import build_memory
 
     memory = build_memory(load_settings())
     if memory.scratch is None:
         raise ConfigError("scratch memory is off (EPISODIC_SCRATCH_MEMORY=false)")
-    return memory
+    return memory, memory.scratch
 
 
 def register(group: click.Group) -> None:
@@ -66,8 +71,7 @@ def register(group: click.Group) -> None:
         from episodic.scratch.pack import pack_recalls
         from episodic.scratch.recall import recall_similar
 
-        memory = _scratch()
-        scratch = memory.scratch
+        memory, scratch = _scratch()
         found = recall_similar(scratch, tenant or memory.settings.tenant, query, k)
         if as_json:
             _echo_json(
@@ -85,11 +89,11 @@ def register(group: click.Group) -> None:
         """Delete expired outcome records (older than EPISODIC_SCRATCH_TTL_DAYS; `index` runs this too)."""
         from episodic.scratch.service import sweep
 
-        memory = _scratch()
-        removed = sweep(memory.scratch)
+        memory, scratch = _scratch()
+        removed = sweep(scratch)
         click.echo(
             f"swept {removed} expired outcome record(s) (older than {memory.settings.scratch_ttl_days} days); "
-            f"{memory.scratch.store.count()} kept"
+            f"{scratch.store.count()} kept"
         )
 
     @scratch_group.command("forget")
@@ -99,8 +103,8 @@ def register(group: click.Group) -> None:
         """Delete one session: its card and its outcome records."""
         from episodic.scratch.service import forget_session
 
-        memory = _scratch()
+        memory, scratch = _scratch()
         tenant = tenant or memory.settings.tenant
         card = memory.store.delete(tenant, session_id)
-        records = forget_session(memory.scratch, tenant, session_id)
+        records = forget_session(scratch, tenant, session_id)
         click.echo(f"deleted {'the card and ' if card else ''}{records} outcome record(s) of {session_id}")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+
 from episodic.ports import Embedder
 from episodic.scratch.port import ScratchStore
 from episodic.scratch.service import ScratchMemory

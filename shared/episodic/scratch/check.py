@@ -13,7 +13,9 @@ from episodic.distill.checks import rule_breaks
 from episodic.scratch.records import MAX_SUMMARY_CHARS
 from episodic.scrub import Scrubber
 
-_DIFF_RE = re.compile(r"(?m)^(?:diff --git|index [0-9a-f]{7,}\.\.|@@ -\d|\+\+\+ |--- a/|[+-]{3}\s)|@@ -\d+,\d+ \+\d+")
+_DIFF_RE = re.compile(
+    r"(?m)^(?:diff --git|index [0-9a-f]{7,}\.\.|@@ -\d|\+\+\+ |--- a/|[+-]{3}\s)|@@ -\d+,\d+ \+\d+"
+)
 _CARD_RULES_KEPT = ("code block", "stack trace", "source location", "file path")
 
 

@@ -165,8 +165,12 @@ def _candidates(trajectory: Trajectory) -> list[tuple[ToolCall, str, ToolOutcome
         if call.name in EDIT_TOOLS or (command and is_edit(call)):
             name = _basename(call.file_path) or _target(command)
             if call.rejected:
-                found.append((call, "edit", ToolOutcome.FAIL, _summary("edit", "rejected by the user", name, "", "")))
-            elif call.is_error and (call.name == "apply_patch" or "patch" in command or "git apply" in command):
+                found.append(
+                    (call, "edit", ToolOutcome.FAIL, _summary("edit", "rejected by the user", name, "", ""))
+                )
+            elif call.is_error and (
+                call.name == "apply_patch" or "patch" in command or "git apply" in command
+            ):
                 sig = error_signature(call.output)
                 found.append((call, "patch", ToolOutcome.FAIL, _summary("patch", "rejected", name, sig, "")))
             elif not call.is_error:
@@ -186,7 +190,12 @@ def _candidates(trajectory: Trajectory) -> list[tuple[ToolCall, str, ToolOutcome
             elif kind in failed_checks:
                 sig = failed_checks.pop(kind)
                 found.append(
-                    (call, kind, ToolOutcome.OK, _summary(kind, "passed after failing", target, f"was: {sig}" if sig else "", context))
+                    (
+                        call,
+                        kind,
+                        ToolOutcome.OK,
+                        _summary(kind, "passed after failing", target, f"was: {sig}" if sig else "", context),
+                    )
                 )
             continue
         key = normalise_command(command)
@@ -195,7 +204,14 @@ def _candidates(trajectory: Trajectory) -> list[tuple[ToolCall, str, ToolOutcome
         elif key in failed_commands:
             sig = failed_commands.pop(key)
             what = _short_command(command) or "command"
-            found.append((call, "command", ToolOutcome.OK, _summary(what, "failed then passed", "", f"was: {sig}" if sig else "", context)))
+            found.append(
+                (
+                    call,
+                    "command",
+                    ToolOutcome.OK,
+                    _summary(what, "failed then passed", "", f"was: {sig}" if sig else "", context),
+                )
+            )
     return found
 
 

@@ -33,6 +33,11 @@ def ask_scratch(post: Post, url: str, token: str, query: str, timeout: float, pr
     results = (result.get("structuredContent") or {}).get("results")
     content = result.get("content") or [{}]
     text = content[0].get("text") if isinstance(content[0], dict) else None
-    if not results or not isinstance(text, str) or not text.startswith(HEADING) or len(text) > MAX_BLOCK_CHARS:
+    if (
+        not results
+        or not isinstance(text, str)
+        or not text.startswith(HEADING)
+        or len(text) > MAX_BLOCK_CHARS
+    ):
         return ""
     return text

@@ -31,7 +31,9 @@ def unit_rows(vectors: np.ndarray, dimension: int, what: str) -> np.ndarray:
     matrix = np.asarray(vectors, dtype=np.float32)
     matrix = matrix.reshape(1, -1) if matrix.ndim == 1 else matrix
     if matrix.shape[1] != dimension:
-        raise ParityError(f"{what} has dimension {matrix.shape[1]}, but the scratch index holds {dimension}-d")
+        raise ParityError(
+            f"{what} has dimension {matrix.shape[1]}, but the scratch index holds {dimension}-d"
+        )
     norms = np.linalg.norm(matrix, axis=1)
     if not np.all(np.isfinite(matrix)) or np.any(norms == 0):
         raise InvalidArgumentError(f"{what} holds a zero, NaN or Inf vector (cosine is undefined)")

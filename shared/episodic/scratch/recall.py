@@ -45,7 +45,9 @@ _REPAIR_RE = re.compile(
     re.I,
 )
 
-degraded: Counter[str] = Counter()  # why recall returned nothing early: "timeout", "error:<Type>" (tests, doctor)
+degraded: Counter[str] = (
+    Counter()
+)  # why recall returned nothing early: "timeout", "error:<Type>" (tests, doctor)
 _pool = ThreadPoolExecutor(max_workers=4, thread_name_prefix="scratch-recall")
 _pool_lock = threading.Lock()
 
@@ -92,7 +94,11 @@ def _count_degraded(reason: str, tenant: str) -> None:
                 "_aws": {
                     "Timestamp": int(datetime.now(UTC).timestamp() * 1000),
                     "CloudWatchMetrics": [
-                        {"Namespace": METRIC_NAMESPACE, "Dimensions": [[]], "Metrics": [{"Name": DEGRADED_METRIC}]}
+                        {
+                            "Namespace": METRIC_NAMESPACE,
+                            "Dimensions": [[]],
+                            "Metrics": [{"Name": DEGRADED_METRIC}],
+                        }
                     ],
                 },
                 DEGRADED_METRIC: 1,
