@@ -74,6 +74,16 @@ def build_store(settings: Settings, clients: AwsClients | None = None) -> Vector
             keyword_weight=settings.keyword_weight,
             rendering_weights=settings.rendering_weights,
         )
+    if settings.store == "opensearch":  # cards on OpenSearch Serverless instead of S3 Vectors
+        from episodic.aws.opensearch_cards import OpenSearchCardStore
+        from episodic.aws.opensearch_client import opensearch_client
+
+        return OpenSearchCardStore(
+            opensearch_client(settings),
+            settings.opensearch_cards_index,
+            keyword_weight=settings.keyword_weight,
+            rendering_weights=settings.rendering_weights,
+        )
     from episodic.private_home import secure_home
 
     secure_home(settings.home, settings.db_path)  # 700 / 600 before SQLite creates the file

@@ -40,7 +40,9 @@ class Settings(BaseSettings):
 
     # backends (chosen in one place: episodic.backends)
     tenant: str = LOCAL_TENANT
-    store: Literal["sqlite", "s3vectors"] = "sqlite"
+    store: Literal["sqlite", "s3vectors", "opensearch"] = (
+        "sqlite"  # opensearch: cards on OpenSearch Serverless
+    )
     embedder: Literal["minilm", "hashing", "titan"] = "minilm"
     distiller: Literal["heuristic", "bedrock", "claude-code"] = "heuristic"
     renderings: list[str] = Field(default_factory=lambda: list(RENDERINGS))

@@ -123,7 +123,7 @@ class FakeOpenSearch:
         if "refresh" in kwargs or "refresh" in (kwargs.get("params") or {}):
             raise _bad("refresh is not supported by OpenSearch Serverless")
         self.calls.append((name, copy.deepcopy(kwargs)))
-        if self.fail_with is not None and name in ("search", "bulk", "count"):
+        if self.fail_with is not None and name in ("search", "msearch", "bulk", "count"):
             raise self.fail_with
 
     def get(self, index: str) -> _Index:
@@ -170,6 +170,9 @@ class FakeOpenSearch:
 
     def search(self, index: str, body: dict[str, Any] | None = None, **kwargs: Any) -> dict[str, Any]:
         self.record("search", index=index, body=body, **kwargs)
+        return self._search(index, body)
+
+    def _search(self, index: str, body: dict[str, Any] | None) -> dict[str, Any]:
         target = self.get(index)
         body = body or {}
         size, start = int(body.get("size", 10)), int(body.get("from", 0))
@@ -197,6 +200,17 @@ class FakeOpenSearch:
                 )
             hits.append(hit)
         return {"took": 1, "hits": {"total": {"value": len(scored), "relation": "eq"}, "hits": hits}}
+
+    def msearch(self, body: list[dict[str, Any]], index: str | None = None, **kwargs: Any) -> dict[str, Any]:
+        """Header/body pairs, each answered like `search` (an error answers that search alone)."""
+        self.record("msearch", body=body, index=index, **kwargs)
+        responses: list[dict[str, Any]] = []
+        for header, search in zip(body[0::2], body[1::2], strict=True):
+            try:
+                responses.append(self._search(header.get("index") or index or "", search))
+            except RequestError as exc:
+                responses.append({"error": exc.info.get("error"), "status": 400})
+        return {"took": 1, "responses": responses}
 
     def _knn_candidates(self, target: _Index, query: dict[str, Any]) -> dict[str, dict[str, float]]:
         """Per knn clause (by id of its dict): the top-k documents and their scores, the filter applied."""

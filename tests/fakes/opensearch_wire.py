@@ -55,6 +55,8 @@ class _Pool:
         segments = [s for s in path.split("/") if s]
         if segments == ["_bulk"]:
             return 200, self.fake.bulk(request.ndjson())
+        if segments == ["_msearch"]:
+            return 200, self.fake.msearch(request.ndjson())
         index = segments[0]
         if len(segments) == 1 and method == "HEAD":
             return (200 if index in self.fake.indexes else 404), None
