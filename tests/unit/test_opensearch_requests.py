@@ -4,6 +4,7 @@ ids in writes, the pinned embedder checked against the mapping; and the store co
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -179,3 +180,19 @@ def test_an_erroring_collection_degrades_recall_to_nothing(tmp_path) -> None:  #
     fake.fail_with = OpenSearchConnectionError("N/A", "collection unreachable", None)
     found = recall_similar(scratch, "tenant-a", "fix the failing checkout tests")
     assert found.hits == [] and found.degraded.startswith("error: ConnectionError")
+
+
+def test_a_reader_on_a_missing_index_finds_nothing_and_creates_nothing(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    store, fake, log = wired(tmp_path)
+    assert store.query("tenant-a", EMBEDDER.embed(["lint"])[0], 3, WEEK_AGO, MANIFEST) == []
+    assert fake.indexes == {} and not [r for r in log if r.method == "PUT"]
+
+
+def test_the_degraded_metric_is_one_embedded_metric_format_record() -> None:
+    from episodic.scratch.recall import DEGRADED_METRIC, degraded_metric_line
+
+    line = json.loads(degraded_metric_line(NOW))
+    assert line[DEGRADED_METRIC] == 1
+    (directive,) = line["_aws"]["CloudWatchMetrics"]
+    assert directive == {"Namespace": "Episodic", "Dimensions": [[]], "Metrics": [{"Name": DEGRADED_METRIC}]}
+    assert line["_aws"]["Timestamp"] == int(NOW.timestamp() * 1000)

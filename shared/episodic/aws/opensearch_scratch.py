@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from episodic.errors import ParityError
 from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scratch.records import ScratchHit, ScratchRecord, ToolOutcome
 
@@ -87,15 +88,23 @@ class OpenSearchScratchStore(ScratchStore):
     def index_name(self) -> str:
         return f"opensearch:{self.index}"
 
-    def _record_manifest(self, manifest: ScratchManifest) -> ScratchManifest:
-        if self._manifest is not None:
-            return self._manifest
-        if not self.client.indices.exists(index=self.index):
-            self.client.indices.create(index=self.index, body=scratch_mapping(manifest))
-        found = self.client.indices.get_mapping(index=self.index)
-        stored = mapped_manifest(found.get(self.index, next(iter(found.values()), {})))
-        self._manifest = stored or ScratchManifest(embedder_id="none", dimension=0)
+    def _stored_manifest(self) -> ScratchManifest | None:
+        if self._manifest is None and self.client.indices.exists(index=self.index):
+            found = self.client.indices.get_mapping(index=self.index)
+            stored = mapped_manifest(found.get(self.index, next(iter(found.values()), {})))
+            # an index without our knn_vector field: a parity error naming it, never a silent write
+            self._manifest = stored or ScratchManifest(embedder_id="no knn_vector field", dimension=0)
         return self._manifest
+
+    def _record_manifest(self, manifest: ScratchManifest) -> ScratchManifest:
+        stored = self._stored_manifest()
+        if stored is not None:
+            return stored
+        self.client.indices.create(index=self.index, body=scratch_mapping(manifest))  # the indexer's right
+        stored = self._stored_manifest()
+        if stored is None:
+            raise ParityError(f"the scratch index {self.index_name} was created but cannot be read back")
+        return stored
 
     def _write(self, records: Sequence[ScratchRecord], vectors: np.ndarray) -> int:
         known = self.known_ids(records[0].tenant_id, [r.record_id for r in records]) if records else set()

@@ -54,6 +54,10 @@ class ScratchStore(ABC):
         """Store `manifest` when the index has none; return the stored one (checked against the mapping)."""
 
     @abstractmethod
+    def _stored_manifest(self) -> ScratchManifest | None:
+        """The manifest the index holds, read only (None: nothing was ever written; a reader never creates)."""
+
+    @abstractmethod
     def _write(self, records: Sequence[ScratchRecord], vectors: np.ndarray) -> int:
         """Add the records not yet stored (by record_id); how many were new."""
 
@@ -77,7 +81,9 @@ class ScratchStore(ABC):
     # ------------------------------------------------------------ the rules
 
     def ensure_manifest(self, manifest: ScratchManifest) -> None:
-        stored = self._record_manifest(manifest)
+        self._check_parity(self._record_manifest(manifest), manifest)
+
+    def _check_parity(self, stored: ScratchManifest, manifest: ScratchManifest) -> None:
         if stored != manifest:
             raise ParityError(
                 f"the scratch index {self.index_name} holds {stored.dimension}-d vectors of "
@@ -108,8 +114,11 @@ class ScratchStore(ABC):
             raise InvalidArgumentError(f"k must be at least 1, got {k}")
         if not_before.tzinfo is None:
             raise InvalidArgumentError("not_before must carry a time zone")
-        self.ensure_manifest(manifest)
         query = unit_rows(vector, manifest.dimension, "the query vector")[0]
+        stored = self._stored_manifest()
+        if stored is None:
+            return []  # nothing indexed yet (the retriever role may not create the index)
+        self._check_parity(stored, manifest)
         hits = self._nearest(tenant, query, k, not_before)
         # defence in depth: another tenant's or an expired record is never handed out
         return [h for h in hits if h.record.tenant_id == tenant and h.record.created_at >= not_before][:k]

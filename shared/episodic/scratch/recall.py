@@ -27,6 +27,7 @@ from episodic.errors import InvalidArgumentError
 from episodic.models import check_tenant
 from episodic.scratch.records import K_MAX, K_MIN, ScratchHit, ToolOutcome
 from episodic.scratch.service import ScratchMemory
+from episodic.settings import DeployedSettings
 
 log = logging.getLogger(__name__)
 
@@ -84,27 +85,19 @@ def check_k(k: int | None, default: int) -> int:
     return value
 
 
-def _count_degraded(reason: str, tenant: str) -> None:
+def degraded_metric_line(now: datetime | None = None) -> str:
+    """One CloudWatch embedded-metric-format record: printed raw by a Lambda, it becomes the metric the
+    stack alarms on (a log handler's prefix would stop CloudWatch from reading it)."""
+    stamp = int((now or datetime.now(UTC)).timestamp() * 1000)
+    metrics = [{"Namespace": METRIC_NAMESPACE, "Dimensions": [[]], "Metrics": [{"Name": DEGRADED_METRIC}]}]
+    return json.dumps({"_aws": {"Timestamp": stamp, "CloudWatchMetrics": metrics}, DEGRADED_METRIC: 1})
+
+
+def _count_degraded(scratch: ScratchMemory, reason: str, tenant: str) -> None:
     degraded[reason.split(":", 1)[0]] += 1
     log.warning("scratch recall degraded for tenant %s: %s", tenant, reason)
-    # CloudWatch embedded metric format: a Lambda's log line becomes a metric the stack alarms on
-    log.warning(
-        json.dumps(
-            {
-                "_aws": {
-                    "Timestamp": int(datetime.now(UTC).timestamp() * 1000),
-                    "CloudWatchMetrics": [
-                        {
-                            "Namespace": METRIC_NAMESPACE,
-                            "Dimensions": [[]],
-                            "Metrics": [{"Name": DEGRADED_METRIC}],
-                        }
-                    ],
-                },
-                DEGRADED_METRIC: 1,
-            }
-        )
-    )
+    if isinstance(scratch.settings, DeployedSettings):  # only in a Lambda: locally stdout may be MCP stdio
+        print(degraded_metric_line(), flush=True)
 
 
 def recall_similar(
@@ -138,11 +131,11 @@ def recall_similar(
         hits = future.result(timeout=wait)
     except FutureTimeout:
         future.cancel()
-        _count_degraded(f"timeout: no answer within {wait:.2f} s", tenant)
+        _count_degraded(scratch, f"timeout: no answer within {wait:.2f} s", tenant)
         return Recall(task=task, degraded="timeout")
     except Exception as exc:  # the agent loop is never blocked by the scratch store
         reason = f"error: {type(exc).__name__}: {str(exc)[:200]}"
-        _count_degraded(reason, tenant)
+        _count_degraded(scratch, reason, tenant)
         return Recall(task=task, degraded=reason)
     threshold = scratch.min_similarity
     kept = [h for h in hits if h.similarity >= threshold and h.record.created_at >= not_before]

@@ -55,6 +55,14 @@ class SQLiteScratchStore(ScratchStore):
     def index_name(self) -> str:
         return str(self.path)
 
+    def _stored_manifest(self) -> ScratchManifest | None:
+        if self._manifest is None:
+            with self._lock:
+                row = self._conn.execute("SELECT embedder_id, dimension FROM scratch_manifest").fetchone()
+            if row is not None:
+                self._manifest = ScratchManifest(embedder_id=row[0], dimension=int(row[1]))
+        return self._manifest
+
     def _record_manifest(self, manifest: ScratchManifest) -> ScratchManifest:
         if self._manifest is not None:
             return self._manifest
