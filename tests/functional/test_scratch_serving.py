@@ -158,3 +158,20 @@ def test_indexing_stores_the_sessions_outcomes_and_the_cli_recalls_sweeps_and_fo
         build_cli(), ["scratch", "recall", "fix the typecheck error: cannot find name UserContext"]
     )
     assert "No similar tool outcome." in empty.output
+
+
+def test_the_session_end_worker_stores_the_ended_sessions_outcomes(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from episodic.scratch.backends import SQLITE_FILE
+    from episodic.scratch.sqlite_store import SQLiteScratchStore
+    from episodic.session_distill import distil_session
+    from episodic.settings import load_settings
+
+    home = tmp_path / "home"
+    monkeypatch.setenv("EPISODIC_HOME", str(home))
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    monkeypatch.delenv("EPISODIC_DISTILLING", raising=False)
+    transcript = _session_file(tmp_path / "projects" / "-home-dev-shop")
+    message = distil_session(load_settings(), str(transcript))
+    assert message.startswith("heuristic card only")
+    store = SQLiteScratchStore(home / SQLITE_FILE)
+    assert store.count() == 2  # the failing typecheck and its pass after the edit
