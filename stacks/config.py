@@ -46,6 +46,7 @@ class StackConfig:
     log_retention_days: int = 30
     bundle: bool = True
     scratch_memory: str = "off"  # "opensearch": scratch memory on an OpenSearch Serverless collection
+    card_store: str = "s3vectors"  # "opensearch": the Lambdas' cards on that collection too
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.name_prefix):
@@ -78,6 +79,10 @@ class StackConfig:
             )
         if self.scratch_memory not in ("off", "opensearch"):
             raise ContextError(f"scratchMemory must be 'off' or 'opensearch', got {self.scratch_memory!r}")
+        if self.card_store not in ("s3vectors", "opensearch"):
+            raise ContextError(f"cardStore must be 's3vectors' or 'opensearch', got {self.card_store!r}")
+        if self.card_store == "opensearch" and self.scratch_memory != "opensearch":
+            raise ContextError("cardStore=opensearch needs the collection: add -c scratchMemory=opensearch")
         for name in ("transcripts_prefix", "cards_prefix", "failures_prefix"):
             value = getattr(self, name)
             if not value.endswith("/") or value.startswith("/"):
@@ -146,6 +151,7 @@ _CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("logRetentionDays", "log_retention_days", "int"),
     ("bundle", "bundle", "bool"),
     ("scratchMemory", "scratch_memory", "str"),
+    ("cardStore", "card_store", "str"),
 )
 
 

@@ -215,7 +215,7 @@ class DeployedSettings(Settings):
     """The distill and MCP Lambdas' settings (the stack sets EPISODIC_*): what the AWS memory cannot run
     without is required, so a missing variable fails the cold start with its name, not the first request."""
 
-    store: Literal["s3vectors"] = "s3vectors"
+    store: Literal["s3vectors", "opensearch"] = "s3vectors"  # opensearch: -c cardStore=opensearch
     vector_bucket: str = Field(min_length=3)
     transcripts_bucket: str = Field(min_length=3)
 

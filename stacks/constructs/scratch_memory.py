@@ -37,6 +37,7 @@ INDEXER_PERMISSIONS = (
 RETRIEVER_PERMISSIONS = ("aoss:DescribeIndex", "aoss:ReadDocument")
 DEGRADED_METRIC = "ScratchRecallDegraded"  # episodic.scratch.recall's embedded metric
 SWEEP_EVENT = {"episodic": "scratch-sweep"}
+CARDS_INDEX = "episodic-cards"
 
 
 class ScratchMemoryCollection(Construct):
@@ -135,6 +136,9 @@ class ScratchMemoryCollection(Construct):
             fn.add_environment("EPISODIC_SCRATCH_STORE", "opensearch")
             fn.add_environment("EPISODIC_OPENSEARCH_ENDPOINT", self.collection.attr_collection_endpoint)
             fn.add_environment("EPISODIC_AWS_REGION", Aws.REGION)
+            if config.card_store == "opensearch":  # cards from the collection instead of S3 Vectors
+                fn.add_environment("EPISODIC_STORE", "opensearch")
+                fn.add_environment("EPISODIC_OPENSEARCH_CARDS_INDEX", CARDS_INDEX)
             fn.node.add_dependency(self.collection)
 
         # the sweep: daily, by the indexer (the only role that may delete)

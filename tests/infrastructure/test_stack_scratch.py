@@ -120,3 +120,22 @@ def test_cdk_nag_and_cfn_lint_are_clean_with_scratch_memory(scratch_synth: Synth
         if m.rule.id not in {"W3005"} and "TextSearchConfigurations" not in m.message
     ]
     assert remaining == []
+
+
+def test_cards_can_move_to_the_collection_too(tmp_path: Path) -> None:
+    both = synth(tmp_path, nag=False, scratchMemory="opensearch", cardStore="opensearch")
+    stores = {
+        fn["Properties"]["Environment"]["Variables"].get("EPISODIC_STORE")
+        for fn in both.resources("AWS::Lambda::Function").values()
+        if "EPISODIC_SCRATCH_STORE" in fn["Properties"].get("Environment", {}).get("Variables", {})
+    }
+    assert stores == {"opensearch"}
+
+
+def test_cards_on_opensearch_need_the_collection() -> None:
+    from stacks.config import ContextError, StackConfig
+
+    with pytest.raises(ContextError, match="scratchMemory=opensearch"):
+        StackConfig(card_store="opensearch")
+    with pytest.raises(ContextError, match="cardStore"):
+        StackConfig(scratch_memory="opensearch", card_store="dynamo")

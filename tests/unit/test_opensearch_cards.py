@@ -98,3 +98,17 @@ def test_the_store_setting_chooses_opensearch_for_cards(
     )
     store = backends.build_store(settings)
     assert isinstance(store, OpenSearchCardStore) and store.index == "team-cards" and made == [settings]
+
+
+def test_the_lambdas_settings_accept_cards_on_opensearch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic import backends
+    from episodic.settings import load_deployed_settings
+
+    settings = load_deployed_settings(
+        home=tmp_path, store="opensearch", vector_bucket="episodic-vectors", transcripts_bucket="episodic-t",
+        opensearch_endpoint="https://abc.us-east-1.aoss.amazonaws.com", aws_region="us-east-1",
+    )  # fmt: skip
+    monkeypatch.setattr("episodic.aws.opensearch_client.opensearch_client", lambda s, **kw: FakeOpenSearch())
+    assert isinstance(backends.build_store(settings), OpenSearchCardStore)
