@@ -50,6 +50,8 @@ class StackConfig:
     dreaming: bool = False
     dream_schedule: str = "cron(0 6 ? * MON *)"  # EventBridge Scheduler, UTC: Mondays 06:00
     dreams_prefix: str = "dreams/"
+    scratch_memory: str = "off"  # "opensearch": scratch memory on an OpenSearch Serverless collection
+    card_store: str = "s3vectors"  # "opensearch": the Lambdas' cards on that collection too
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.name_prefix):
@@ -84,6 +86,12 @@ class StackConfig:
             raise ContextError(f"dreams_prefix must look like 'name/', got {self.dreams_prefix!r}")
         if not _SCHEDULE_RE.match(self.dream_schedule):
             raise ContextError(f"dreamSchedule must be cron(...) or rate(...), got {self.dream_schedule!r}")
+        if self.scratch_memory not in ("off", "opensearch"):
+            raise ContextError(f"scratchMemory must be 'off' or 'opensearch', got {self.scratch_memory!r}")
+        if self.card_store not in ("s3vectors", "opensearch"):
+            raise ContextError(f"cardStore must be 's3vectors' or 'opensearch', got {self.card_store!r}")
+        if self.card_store == "opensearch" and self.scratch_memory != "opensearch":
+            raise ContextError("cardStore=opensearch needs the collection: add -c scratchMemory=opensearch")
         for name in ("transcripts_prefix", "cards_prefix", "failures_prefix"):
             value = getattr(self, name)
             if not value.endswith("/") or value.startswith("/"):
@@ -107,6 +115,10 @@ class StackConfig:
     def vector_index_name(self) -> str:
         # the dimension is in the name: a new dimension is a new index (CloudFormation replaces it)
         return f"episodes-{self.titan_dimension}d"
+
+    @property
+    def scratch_collection_name(self) -> str:
+        return f"{self.name_prefix}-scratch"[:32]
 
     @property
     def idempotency_table_name(self) -> str:
@@ -150,6 +162,8 @@ _CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("dreaming", "dreaming", "bool"),
     ("dreamSchedule", "dream_schedule", "str"),
     ("dreamsPrefix", "dreams_prefix", "str"),
+    ("scratchMemory", "scratch_memory", "str"),
+    ("cardStore", "card_store", "str"),
 )
 
 

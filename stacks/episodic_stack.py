@@ -58,6 +58,19 @@ class EpisodicStack(Stack):
             },
         )
 
+        self.scratch = None
+        if self.config.scratch_memory == "opensearch":  # off by default: OCUs cost more than S3 Vectors
+            from stacks.constructs.scratch_memory import ScratchMemoryCollection
+
+            self.scratch = ScratchMemoryCollection(
+                self,
+                "ScratchMemory",
+                config=self.config,
+                indexer=self.ingest.distill.function,
+                retriever=self.serving.mcp.function,
+                alarm_topic=self.monitoring.topic,
+            )
+
         outputs = {
             "EndpointUrl": (self.serving.endpoint_url, "MCP endpoint (episodic setup claude-code --url ...)"),
             "TranscriptsBucketName": (
@@ -74,6 +87,11 @@ class EpisodicStack(Stack):
             "DeadLetterQueueUrl": (self.ingest.dead_letters.queue_url, "transcripts that failed 3 times"),
             "AlarmTopicArn": (self.monitoring.topic.topic_arn, "subscribe to receive alarms"),
         }
+        if self.scratch is not None:
+            outputs["ScratchCollectionEndpoint"] = (
+                self.scratch.collection.attr_collection_endpoint,
+                "OpenSearch Serverless collection of scratch memory",
+            )
         for name, (value, description) in outputs.items():
             CfnOutput(self, name, value=value, description=description)
 

@@ -30,6 +30,7 @@ REQUIREMENTS = (
     "numpy>=1.26",
     "jsonschema>=4.23",
     "aws-lambda-powertools[tracer]>=3.37",
+    "opensearch-py==3.2.0",  # scratch memory / cards on OpenSearch Serverless (-c scratchMemory=opensearch)
 )
 # the Python runtime ships boto3 and its dependencies; aws-xray-sdk pulls them in again
 PROVIDED_BY_RUNTIME = (
@@ -42,7 +43,17 @@ PROVIDED_BY_RUNTIME = (
     "python_dateutil",
     "six",
 )
-NEVER_SHIP = ("tokenizers", "safetensors")
+NEVER_SHIP = (
+    "tokenizers",
+    "safetensors",
+    # opensearch-py's gRPC transport (opensearch-protobufs, grpcio, protobuf): the REST client never imports it
+    "opensearch",
+    "opensearch_protobufs",
+    "grpc",
+    "grpcio",
+    "google",
+    "protobuf",
+)
 _SKIPPED_PARTS = ("__pycache__",)
 _SKIPPED_SUFFIXES = (".pyc",)
 

@@ -173,6 +173,12 @@ def record_handler(record: SQSRecord) -> None:
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    if event.get("episodic") == "scratch-sweep":  # the daily schedule (-c scratchMemory=opensearch)
+        from episodic.scratch.hooks import sweep_quietly
+
+        removed = sweep_quietly(runtime().memory)
+        logger.info("scratch memory swept", extra={"removed": removed})
+        return {"swept": removed}
     IDEMPOTENCY.register_lambda_context(context)
     response: dict[str, Any] = dict(
         process_partial_response(

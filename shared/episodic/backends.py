@@ -84,6 +84,16 @@ def build_store(settings: Settings, clients: AwsClients | None = None) -> Vector
             keyword_weight=settings.keyword_weight,
             rendering_weights=settings.rendering_weights,
         )
+    if settings.store == "opensearch":  # cards on OpenSearch Serverless instead of S3 Vectors
+        from episodic.aws.opensearch_cards import OpenSearchCardStore
+        from episodic.aws.opensearch_client import opensearch_client
+
+        return OpenSearchCardStore(
+            opensearch_client(settings),
+            settings.opensearch_cards_index,
+            keyword_weight=settings.keyword_weight,
+            rendering_weights=settings.rendering_weights,
+        )
     from episodic.private_home import secure_home
 
     secure_home(settings.home, settings.db_path)  # 700 / 600 before SQLite creates the file
@@ -127,7 +137,7 @@ def build_memory(
     settings = settings or load_settings()
     clients = clients or AwsClients(settings)
     store = build_store(settings, clients) if store is None else store
-    return Memory(
+    memory = Memory(
         settings=settings,
         source=_memory_source(settings) if source is None else source,
         distiller=build_distiller(settings, clients) if distiller is None else distiller,
@@ -135,6 +145,10 @@ def build_memory(
         store=store,
         ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
     )
+    from episodic.scratch.backends import build_scratch
+
+    memory.scratch = build_scratch(settings, memory.embedder)
+    return memory
 
 
 def _memory_source(settings: Settings) -> TranscriptSource:

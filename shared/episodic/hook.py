@@ -342,13 +342,32 @@ def format_episode(hit: dict[str, Any], max_chars: int) -> str:
     return "\n".join([*_fit_lines(lines, budget, 40), reference])
 
 
-def build_context(hits: list[dict[str, Any]], max_chars: int) -> str:
-    """The wrapped context, never over max_chars, the closing marker always kept."""
+def build_context(hits: list[dict[str, Any]], max_chars: int, scratch: str = "") -> str:
+    """The wrapped context, never over max_chars, the closing marker always kept; the scratch block (prior
+    similar attempts) after the episodes, inside the same marker, its room taken from the episodes'."""
     inner_budget = max_chars - len(wrap_injected(""))
+    scratch = scratch if len(scratch) + 2 < inner_budget // 2 else ""
+    inner_budget -= len(scratch) + 2 if scratch else 0
     overhead = len(HEADER) + 2 * len(hits)
     per_card = min(max((inner_budget - overhead) // max(len(hits), 1), 200), MAX_CARD_CHARS)
-    inner = escape_markers("\n\n".join([HEADER, *(format_episode(h, per_card) for h in hits)]))
-    return wrap_injected(_cut(inner, inner_budget))
+    episodes = [HEADER, *(format_episode(h, per_card) for h in hits)] if hits else []
+    inner = _cut(escape_markers("\n\n".join(episodes)), inner_budget)
+    return wrap_injected("\n\n".join(x for x in (inner, escape_markers(scratch)) if x))
+
+
+def scratch_block(url: str, token: str, query: str) -> str:
+    """Prior similar tool outcomes (scratch memory) in what is left of the budget; '' when off or failing."""
+    if str(setting("hook_scratch", "true")).lower() in ("false", "0"):
+        return ""
+    remaining = deadline() - time.monotonic() - 0.05
+    if remaining <= 0.05:
+        return ""
+    try:
+        from episodic.scratch.hook_block import ask_scratch
+
+        return ask_scratch(_post, url, token, query, remaining, PROTOCOL_VERSION)
+    except Exception:  # a hint, never a reason to lose the episodes
+        return ""
 
 
 def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> list[dict[str, Any]]:
@@ -380,12 +399,13 @@ def out_of_scope(payload: dict[str, Any]) -> None:
         raise HookSkip(f"skip: {decision.reason}")
 
 
-def held_out(payload: dict[str, Any], hits: list[dict[str, Any]]) -> bool:
-    """The experiment's call-out: True when this session is in the holdout arm (the decision is logged)."""
+def held_out(payload: dict[str, Any], hits: list[dict[str, Any]], scratch: bool = False) -> bool:
+    """The experiment's call-out: True when this session is in the holdout arm (the decision is logged);
+    a holdout session gets neither episodes nor prior attempts."""
     from episodic.experiment import holdout
 
     try:
-        return holdout.decide(payload, hits, setting, envsource.home_dir()) == "without"
+        return holdout.decide(payload, hits, setting, envsource.home_dir(), scratch) == "without"
     except Exception:  # an unrecorded decision is no experiment: the session gets its memory
         return False
 
@@ -407,17 +427,20 @@ def run(stdin: TextIO) -> tuple[str, str]:
         hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
     except ServerDown as down:
         hits = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
-    if not hits:
+    scratch = scratch_block(url, token, prompt[:MAX_QUERY_CHARS])
+    if not hits and not scratch:
         raise HookSkip("ok: no sufficiently similar verified episode")
-    if held_out(payload, hits):
-        raise HookSkip(f"ok: holdout session (experiment): withheld {len(hits)} episode(s)")
+    if held_out(payload, hits, bool(scratch)):
+        withheld = " and prior attempts" if scratch else ""
+        raise HookSkip(f"ok: holdout session (experiment): withheld {len(hits)} episode(s){withheld}")
     output = {
         "hookSpecificOutput": {
             "hookEventName": "UserPromptSubmit",
-            "additionalContext": build_context(hits, max_chars),
+            "additionalContext": build_context(hits, max_chars, scratch),
         }
     }
-    return json.dumps(output, ensure_ascii=False), f"ok: injected {len(hits)} episode(s)"
+    extra = " + prior similar attempts" if scratch else ""
+    return json.dumps(output, ensure_ascii=False), f"ok: injected {len(hits)} episode(s){extra}"
 
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:

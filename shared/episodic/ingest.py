@@ -29,6 +29,7 @@ from episodic.models import (
 )
 from episodic.ports import Distiller, DistillResult, IngestFailure, StoredVector
 from episodic.render import render
+from episodic.scratch.hooks import remember_quietly, sweep_quietly
 from episodic.service import Memory
 from episodic.survey import render_survey
 
@@ -254,6 +255,7 @@ def ingest_one(memory: Memory, tenant_id: str, loaded: Trajectory | NotEpisode) 
     """One loaded session through the write path. A failure is recorded and returned, never raised."""
     if isinstance(loaded, NotEpisode):
         return SessionOutcome("skipped", loaded.session_id, reason=loaded.reason)
+    remember_quietly(memory, tenant_id, loaded)  # scratch memory: the session's notable tool outcomes
     kept = card_verdict(memory, loaded, tenant_id)
     if kept is not None:
         return kept
@@ -276,6 +278,7 @@ def index_sessions(
 ) -> IndexReport:
     """Index every session under `paths` (default roots when None). Never raises for one bad session."""
     memory.store.ensure_manifest(memory.manifest)
+    sweep_quietly(memory)  # scratch memory: expired tool outcomes go on every index run
     report = IndexReport()
     found = list(sources) if sources is not None else list(memory.source.discover(paths))
     report.found = len(found)
@@ -313,6 +316,7 @@ def _pending(
                 report.skipped["duplicate-session-id"] += 1
             else:
                 claimed.add(loaded.session_id)
+                remember_quietly(memory, tenant_id, loaded)
                 kept = card_verdict(memory, loaded, tenant_id)
                 if kept is None:
                     wanted = (loaded, survey_for(memory, loaded))

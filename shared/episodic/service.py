@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from episodic.models import IndexManifest
 from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
 from episodic.settings import Settings
+
+if TYPE_CHECKING:
+    from episodic.scratch.service import ScratchMemory
 
 
 @dataclass
@@ -17,6 +21,7 @@ class Memory:
     embedder: Embedder
     store: VectorStore
     ledger: IngestLedger | None = None
+    scratch: ScratchMemory | None = None  # tool-outcome memory (episodic.scratch); None: off
 
     @property
     def manifest(self) -> IndexManifest:

@@ -40,7 +40,9 @@ class Settings(BaseSettings):
 
     # backends (chosen in one place: episodic.backends)
     tenant: str = LOCAL_TENANT
-    store: Literal["sqlite", "s3vectors"] = "sqlite"
+    store: Literal["sqlite", "s3vectors", "opensearch"] = (
+        "sqlite"  # opensearch: cards on OpenSearch Serverless
+    )
     embedder: Literal["minilm", "hashing", "titan"] = "minilm"
     distiller: Literal["heuristic", "bedrock", "claude-code"] = "heuristic"
     renderings: list[str] = Field(default_factory=lambda: list(RENDERINGS))
@@ -126,6 +128,19 @@ class Settings(BaseSettings):
     dreams_prefix: str = "dreams/"  # on AWS: records in the transcripts bucket under <prefix><tenant>/
     dream_session_start: bool = False  # `episodic hook session-start` injects the latest synthesis
     dream_session_start_chars: int = Field(default=2000, ge=200, le=20000)
+    # scratch memory of tool outcomes (episodic.scratch): short-horizon, tenant-scoped, recalled at planning
+    scratch_memory: bool = True  # extract outcome records on indexing and serve recall_similar
+    scratch_store: Literal["sqlite", "opensearch"] = "sqlite"
+    scratch_ttl_days: int = Field(default=7, ge=3, le=14)  # records older than this are invisible and swept
+    scratch_k: int = Field(default=3, ge=3, le=5)
+    scratch_min_similarity: float | None = None  # None: the embedder's calibrated default
+    scratch_max_per_session: int = Field(default=4, ge=1, le=10)
+    scratch_deadline_seconds: float = Field(default=0.4, gt=0, le=5)  # recall gives up (empty) after this
+    hook_scratch: bool = True  # the prompt hook adds "Prior similar attempts" after the episodes
+    # OpenSearch Serverless (scratchMemory=opensearch / cards on OpenSearch): the collection endpoint, SigV4 `aoss`
+    opensearch_endpoint: str | None = None
+    opensearch_scratch_index: str = "episodic-scratch"
+    opensearch_cards_index: str = "episodic-cards"
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod
@@ -221,7 +236,7 @@ class DeployedSettings(Settings):
     """The distill and MCP Lambdas' settings (the stack sets EPISODIC_*): what the AWS memory cannot run
     without is required, so a missing variable fails the cold start with its name, not the first request."""
 
-    store: Literal["s3vectors"] = "s3vectors"
+    store: Literal["s3vectors", "opensearch"] = "s3vectors"  # opensearch: -c cardStore=opensearch
     vector_bucket: str = Field(min_length=3)
     transcripts_bucket: str = Field(min_length=3)
 

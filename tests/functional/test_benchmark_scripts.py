@@ -35,7 +35,10 @@ CASES = {
         "store.query (all outcomes, tag filter)",
     ),
     "bench_embed": (["scripts/bench_embed.py", "--texts", "4", "--threads", "1"], "texts/s"),
-    "bench_hook": (["scripts/bench_hook.py", "--n", "3", "--embedder", "hashing"], "injected context on 3/3"),
+    "bench_hook": (
+        ["scripts/bench_hook.py", "--n", "3", "--embedder", "hashing"],
+        "injected context on 3/3 prompts (prior similar attempts on 3/3",
+    ),
     "bench_hook_cold": (["scripts/bench_hook_cold.py", "--n", "1", "--embedder", "hashing"], "first prompt"),
 }
 

@@ -52,6 +52,15 @@ def test_a_session_is_wholly_in_one_arm(tmp_path: Path) -> None:
     assert all(len(arms) == 1 for arms in by_session.values())
 
 
+def test_prior_attempts_alone_make_a_prompt_eligible_and_are_withheld_alike(tmp_path: Path) -> None:
+    setting = _setting({})
+    without = _session_in("without")
+    assert holdout.decide({"session_id": without}, [], setting, tmp_path) is None  # nothing to inject
+    assert holdout.decide({"session_id": without}, [], setting, tmp_path, scratch=True) == "without"
+    (entry,) = holdout.read_log(tmp_path)
+    assert entry["would_inject"] == [] and entry["would_inject_prior_attempts"] is True
+
+
 def test_off_means_memory_for_every_prompt_and_no_log(tmp_path: Path) -> None:
     hits = [{"session_id": "x", "similarity": 0.6}]
     for values in ({"experiment_enabled": "false"}, {"experiment_enabled": False}, {"experiment_holdout": 0}):
@@ -157,7 +166,14 @@ def test_the_experiment_log_never_holds_the_prompt_or_a_secret(tmp_path: Path, s
     for forbidden in ("quixotic", "cart total", CARD_TEXT, "client-acme", "coupon", *SECRETS.values()):
         assert forbidden not in raw, forbidden
     for line in raw.splitlines():
-        assert set(json.loads(line)) == {"at", "session_id", "arm", "holdout", "would_inject"}
+        assert set(json.loads(line)) == {
+            "at",
+            "session_id",
+            "arm",
+            "holdout",
+            "would_inject",
+            "would_inject_prior_attempts",
+        }
 
 
 def test_injection_excluded_by_scope_is_not_an_eligible_prompt(tmp_path: Path, search_server: str) -> None:

@@ -131,3 +131,13 @@ def test_the_hooks_defaults_are_the_settings_defaults() -> None:
     assert fields["hook_budget_seconds"].default == hook.DEFAULT_BUDGET_SECONDS
     assert fields["hook_max_chars"].default == hook.DEFAULT_MAX_CHARS
     assert (fields["host"].default, fields["port"].default) == (hook.DEFAULT_HOST, hook.DEFAULT_PORT)
+
+
+def test_the_scratch_block_goes_after_the_episodes_inside_one_marker() -> None:
+    block = "## Prior similar attempts (tenant-scoped, last 7d)\n- [fail][tests] tests failed (session s1)\nUse these as hints."
+    both = hook.build_context([_hit(0)], 4000, block)
+    alone = hook.build_context([], 4000, block)
+    assert both.count(INJECTED_OPEN) == 1 and alone.count(INJECTED_OPEN) == 1
+    assert both.index(hook.HEADER) < both.index(block) and len(both) <= 4000
+    assert hook.HEADER not in alone and block in alone
+    assert hook.build_context([_hit(0)], 4000) == hook.build_context([_hit(0)], 4000, "")

@@ -238,7 +238,7 @@ def test_a_remote_endpoint_goes_through_the_configured_proxy(tmp_path: Path, fak
     home = tmp_path / "home"
     url = "http://memory.example.invalid/mcp"  # never resolved: the proxy answers
     code, stdout, _ = run_hook(home, hook_input(), url, http_proxy=proxy_url)
-    assert code == 0 and seen == [url]
+    assert code == 0 and seen == [url, url]  # search_traces, then recall_similar (scratch memory)
     assert "A past session with a similar symptom (2026-01-01, project p) found: i" in stdout
 
 

@@ -56,6 +56,10 @@ def build_cli() -> Any:
     from episodic.cli import dream_cmds
 
     dream_cmds.register(cli)
+
+    from episodic.cli import scratch_cmds
+
+    scratch_cmds.register(cli)
     return cli
 
 

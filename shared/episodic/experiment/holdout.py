@@ -63,8 +63,10 @@ def log_path(home: Path) -> Path:
     return home / LOG_DIR / LOG_FILE
 
 
-def entry(session_id: str, arm: Arm, share: float, hits: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """What one logged prompt records: ids and similarities only."""
+def entry(
+    session_id: str, arm: Arm, share: float, hits: Sequence[Mapping[str, Any]], scratch: bool = False
+) -> dict[str, Any]:
+    """What one logged prompt records: ids and similarities only (and whether prior attempts would go in)."""
     episodes = []
     for hit in hits:
         episode_id = valid_id(hit.get("session_id"))
@@ -81,6 +83,7 @@ def entry(session_id: str, arm: Arm, share: float, hits: Sequence[Mapping[str, A
         "arm": arm,
         "holdout": share,
         "would_inject": episodes,
+        "would_inject_prior_attempts": scratch,
     }
 
 
@@ -103,15 +106,17 @@ def decide(
     hits: Sequence[Mapping[str, Any]],
     setting: Callable[[str, Any], Any],
     home: Path,
+    scratch: bool = False,
 ) -> Arm | None:
     """The hook's call-out once memory would be injected: the session's arm, logged; None when the
-    experiment is off or the session has no usable id (then memory is injected and nothing is logged)."""
+    experiment is off or the session has no usable id (then memory is injected and nothing is logged).
+    `scratch`: a prior-attempts block (scratch memory) would be injected; it is withheld alike."""
     share = holdout_share(setting)
     session_id = valid_id(payload.get("session_id"))
-    if share is None or session_id is None or not hits:
+    if share is None or session_id is None or not (hits or scratch):
         return None
     arm = arm_for(session_id, share)
-    append(home, entry(session_id, arm, share, hits))
+    append(home, entry(session_id, arm, share, hits, scratch))
     return arm
 
 

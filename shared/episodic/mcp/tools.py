@@ -269,9 +269,16 @@ def read_tools(memory: Memory) -> list[Tool]:
 def default_registry(memory: Memory) -> ToolRegistry:
     from episodic.dream.mcp_tool import memory_dream_tool
     from episodic.mcp.review_tool import review_tool
+    from episodic.scratch.mcp_tool import scratch_tools
 
     return ToolRegistry(
-        [*read_tools(memory), record_tool(memory), review_tool(memory), memory_dream_tool(memory)]
+        [
+            *read_tools(memory),
+            record_tool(memory),
+            review_tool(memory),
+            memory_dream_tool(memory),
+            *scratch_tools(memory),
+        ]
     )
 
 

@@ -1,0 +1,107 @@
+"""`recall_similar` over MCP: the tenant's (from the credential) prior similar tool outcomes, packed."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from episodic.auth import Principal
+from episodic.mcp.registry import Tool, ToolOutput
+from episodic.scratch.pack import pack_recalls
+from episodic.scratch.records import K_MAX, K_MIN
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+NO_RECALL_TEXT = (
+    "No sufficiently similar tool outcome in the last {days} days for this query. This is a real answer, "
+    "not an error: proceed without it."
+)
+
+RECALL_INPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "maxLength": 2000,
+            "description": (
+                "What you are about to do or what failed, in plain words (e.g. 'rename UserContext in the "
+                "auth middleware and fix the type errors')."
+            ),
+        },
+        "k": {"type": "integer", "minimum": K_MIN, "maximum": K_MAX, "default": 3, "description": "3-5."},
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "session_id": {"type": "string"},
+        "tool_name": {"type": "string"},
+        "outcome": {"type": "string", "enum": ["ok", "fail"]},
+        "summary": {"type": "string"},
+        "created_at": {"type": "string"},
+        "similarity": {"type": "number"},
+    },
+    "required": ["session_id", "tool_name", "outcome", "summary", "created_at", "similarity"],
+    "additionalProperties": False,
+}
+
+RECALL_OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "results": {"type": "array", "items": _RESULT_SCHEMA},
+        "task": {"type": "string", "enum": ["repair", "greenfield"]},
+        "message": {"type": "string"},
+    },
+    "required": ["results", "task"],
+    "additionalProperties": False,
+}
+
+
+def scratch_tools(memory: Memory) -> list[Tool]:
+    """[recall_similar] when the memory has scratch memory, else nothing."""
+    scratch = memory.scratch
+    if scratch is None:
+        return []
+    from episodic.scratch.recall import recall_similar
+
+    def recall(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        k = args.get("k")
+        found = recall_similar(scratch, principal.tenant_id, args["query"], None if k is None else int(k))
+        days = scratch.settings.scratch_ttl_days
+        text = pack_recalls(found.hits, days)
+        if not text:
+            message = NO_RECALL_TEXT.format(days=days)
+            return ToolOutput(message, {"results": [], "task": found.task, "message": message})
+        results = [
+            {
+                "session_id": h.record.session_id,
+                "tool_name": h.record.tool_name,
+                "outcome": h.record.outcome.value,
+                "summary": h.record.summary,
+                "created_at": h.record.created_at.isoformat(),
+                "similarity": round(h.similarity, 4),
+            }
+            for h in found.hits
+        ]
+        return ToolOutput(text, {"results": results, "task": found.task})
+
+    return [
+        Tool(
+            name="recall_similar",
+            title="Recall prior similar tool outcomes",
+            description=(
+                "Before planning a fix, refactor or change, ask whether a similar attempt already failed "
+                "(or worked) in a recent session: returns up to k (3-5) one-line tool outcomes of the last "
+                "days (a failing typecheck, a rejected patch, tests fixed after failing), fails first for "
+                "repair work, each citing its session_id. Hints only: verify against the current tree. "
+                "Says explicitly when nothing is similar enough."
+            ),
+            input_schema=RECALL_INPUT_SCHEMA,
+            output_schema=RECALL_OUTPUT_SCHEMA,
+            handler=recall,
+        )
+    ]
