@@ -1,51 +1,27 @@
-"""Headless Chromium for the viewer tests: Debian's `chromium` (installed by .ci/run) driven by Playwright,
-launched from its own path (Playwright downloads no browser). Skips when it is absent, except in CI."""
+"""Headless Chromium for the viewer tests: the one launch rule of `browser_kit` (Debian's `chromium`,
+driven by Playwright from its own path, no browser download), one browser per module."""
 
 from __future__ import annotations
 
-import os
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from browser_kit import CHROMIUM, CHROMIUM_ARGS, require_browser
 
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO_ROOT / "build" / "ui-screenshots"
-
-
-def chromium_path() -> str | None:
-    for candidate in (
-        "/usr/bin/chromium",
-        shutil.which("chromium") or "",
-        shutil.which("chromium-browser") or "",
-    ):
-        if candidate and Path(candidate).is_file():
-            return candidate
-    return None
 
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
     """One browser per module; each test opens its own context (cookies do not leak between tests)."""
-    executable = chromium_path()
-    if executable is None:
-        if os.environ.get("CI"):
-            pytest.fail("chromium is not installed (.ci/run installs Debian's chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
+    require_browser()  # skips when Chromium or Playwright is absent, fails under CI
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
         try:
             yield browser
         finally:
