@@ -88,9 +88,13 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
     names = [
         fused_system(float(w), int(n)) for n in args.exchanges.split(",") for w in args.weights.split(",")
     ]
-    result = run_evaluation(
-        load_settings(), [args.transcripts], Path(args.queries), names, cards_dir=args.cards
-    )
+    try:
+        result = run_evaluation(
+            load_settings(), [args.transcripts], Path(args.queries), names, cards_dir=args.cards
+        )
+    finally:  # the registry is global: `episodic eval`'s default systems must not gain these
+        for name in names:
+            SYSTEMS.pop(name, None)
     table: dict[str, Any] = {}
     for name, system in result.systems.items():
         table[name] = {
