@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from episodic.models import IndexManifest
 from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
 from episodic.settings import Settings
+
+if TYPE_CHECKING:
+    from episodic.history.port import HistoryStore
 
 
 @dataclass
@@ -17,6 +21,7 @@ class Memory:
     embedder: Embedder
     store: VectorStore
     ledger: IngestLedger | None = None
+    history: HistoryStore | None = None  # per-session history records (episodic.history); None: not kept
 
     @property
     def manifest(self) -> IndexManifest:

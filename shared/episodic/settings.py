@@ -105,6 +105,11 @@ class Settings(BaseSettings):
     # harvest
     quiet_minutes: float = 15.0
 
+    # history tools (episodic.history): the AWS deployment's DynamoDB table and S3 prefix for the records
+    history_table: str | None = None
+    history_prefix: str = "history/"
+    history_enabled: bool = True  # False: ingestion keeps no history records (cards only)
+
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod
     def _split_commas(cls, value: Any) -> Any:

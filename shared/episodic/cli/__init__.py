@@ -45,6 +45,9 @@ def build_cli() -> Any:
     # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
     for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds):
         area.register(cli)
+    from episodic.history import cli as history_cli  # history, link, resume
+
+    history_cli.register(cli)
     return cli
 
 

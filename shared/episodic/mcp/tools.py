@@ -257,7 +257,9 @@ def read_tools(memory: Memory) -> list[Tool]:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
-    return ToolRegistry([*read_tools(memory), record_tool(memory)])
+    from episodic.history.mcp_tools import history_tools
+
+    return ToolRegistry([*read_tools(memory), record_tool(memory), *history_tools(memory)])
 
 
 __all__ = [
