@@ -8,6 +8,7 @@ from aws_cdk import CfnOutput, Stack
 from constructs import Construct
 
 from stacks.config import StackConfig
+from stacks.constructs.history import History
 from stacks.constructs.ingest import Ingest
 from stacks.constructs.monitoring import Monitoring
 from stacks.constructs.serving import Serving
@@ -37,6 +38,13 @@ class EpisodicStack(Stack):
         self.storage = Storage(self, "Storage", config=self.config)
         self.ingest = Ingest(self, "Ingest", config=self.config, storage=self.storage)
         self.serving = Serving(self, "Serving", config=self.config, storage=self.storage)
+        self.history = History(  # the history tools' table and records (episodic.history.aws_store)
+            self,
+            "History",
+            storage=self.storage,
+            writer=self.ingest.distill.function,
+            reader=self.serving.mcp.function,
+        )
         self.monitoring = Monitoring(
             self,
             "Monitoring",
@@ -65,6 +73,7 @@ class EpisodicStack(Stack):
             "VectorIndexName": (self.config.vector_index_name, "S3 Vectors index"),
             "DeadLetterQueueUrl": (self.ingest.dead_letters.queue_url, "transcripts that failed 3 times"),
             "AlarmTopicArn": (self.monitoring.topic.topic_arn, "subscribe to receive alarms"),
+            "HistoryTableName": (self.history.table.table_name, "history tools: session metadata and links"),
         }
         for name, (value, description) in outputs.items():
             CfnOutput(self, name, value=value, description=description)

@@ -27,19 +27,43 @@ def record(tenant: str, session_id: str, day: str, prompts: list[str], **extra: 
 
 
 RECORDS = [
-    record(ALPHA, "alpha-pytest-fixture", "2026-01-12", [
-        "pytest cannot find the fixture after moving conftest into a worktree",
-        "let's go with keeping conftest at the rootdir instead of duplicating it",
-    ], git_branch="alex/ent-297-fix-conftest", closing_summary="Moved conftest back; the fixture resolves."),
-    record(ALPHA, "alpha-docker-cache", "2026-02-03", [
-        "docker build fails writing the npm cache, see https://github.com/acme/shop/issues/41",
-    ]),
-    record(ALPHA, "alpha-postgres-pool", "2026-03-20", [
-        "postgres refuses connections under load; we decided to use one shared pool for the worktree jobs",
-    ], project="billing"),
-    record(BETA, "beta-pytest-fixture", "2026-01-15", [
-        "beta secret: pytest fixture missing after the conftest moved, worktree layout",
-    ], project="beta-secret-project"),
+    record(
+        ALPHA,
+        "alpha-pytest-fixture",
+        "2026-01-12",
+        [
+            "pytest cannot find the fixture after moving conftest into a worktree",
+            "let's go with keeping conftest at the rootdir instead of duplicating it",
+        ],
+        git_branch="alex/ent-297-fix-conftest",
+        closing_summary="Moved conftest back; the fixture resolves.",
+    ),
+    record(
+        ALPHA,
+        "alpha-docker-cache",
+        "2026-02-03",
+        [
+            "docker build fails writing the npm cache, see https://github.com/acme/shop/issues/41",
+        ],
+    ),
+    record(
+        ALPHA,
+        "alpha-postgres-pool",
+        "2026-03-20",
+        [
+            "postgres refuses connections under load; we decided to use one shared pool for the worktree jobs",
+        ],
+        project="billing",
+    ),
+    record(
+        BETA,
+        "beta-pytest-fixture",
+        "2026-01-15",
+        [
+            "beta secret: pytest fixture missing after the conftest moved, worktree layout",
+        ],
+        project="beta-secret-project",
+    ),
     record(BETA, "beta-postgres-pool", "2026-03-21", ["beta private postgres pool worktree decision"]),
 ]
 

@@ -40,7 +40,10 @@ def cloud(episodic_home: Path) -> Iterator[LocalCloud]:
     with local_cloud(episodic_home) as c:
         c.dynamodb.create_table(
             TableName=HISTORY_TABLE,
-            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+            KeySchema=[
+                {"AttributeName": "pk", "KeyType": "HASH"},
+                {"AttributeName": "sk", "KeyType": "RANGE"},
+            ],
             AttributeDefinitions=[
                 {"AttributeName": "pk", "AttributeType": "S"},
                 {"AttributeName": "sk", "AttributeType": "S"},
@@ -102,19 +105,31 @@ def test_mcp_lambda_serves_every_history_tool_tenant_scoped(cloud: LocalCloud) -
         mine, theirs = _tool(name, args, "acme"), _tool(name, args, "globex")
         assert mine["isError"] is False and theirs["isError"] is False, name
         assert FIXTURE_SESSION in json.dumps(mine) and FIXTURE_SESSION not in json.dumps(theirs), name
-    refused = call_tool("link_work_item", {"session_id": FIXTURE_SESSION, "item": "ENT-7"}, {"tenant": "acme", "scopes": "read"})
+    refused = call_tool(
+        "link_work_item",
+        {"session_id": FIXTURE_SESSION, "item": "ENT-7"},
+        {"tenant": "acme", "scopes": "read"},
+    )
     assert "write" in json.dumps(json.loads(refused["body"]))
     linked = _tool("link_work_item", {"session_id": FIXTURE_SESSION, "item": "ENT-7"}, "acme", "read write")
     assert linked["isError"] is False
     sessions = _tool("work_item_sessions", {"target": "ENT-7"}, "acme")["structuredContent"]["links"]
-    assert [s["session_id"] for s in sessions] == [FIXTURE_SESSION] and sessions[0]["session"]["outcome"] == "verified"
+    assert [s["session_id"] for s in sessions] == [FIXTURE_SESSION] and sessions[0]["session"][
+        "outcome"
+    ] == "verified"
     assert _tool("work_item_sessions", {"target": "ENT-7"}, "globex")["structuredContent"]["links"] == []
 
 
-def test_the_deployed_memory_gets_the_history_store_from_settings(cloud: LocalCloud, episodic_home: Path) -> None:
+def test_the_deployed_memory_gets_the_history_store_from_settings(
+    cloud: LocalCloud, episodic_home: Path
+) -> None:
     settings = load_deployed_settings(
-        home=str(episodic_home), vector_bucket=VECTOR_BUCKET, vector_index=VECTOR_INDEX,
-        transcripts_bucket=BUCKET, transcripts_prefix=PREFIX, history_table=HISTORY_TABLE,
+        home=str(episodic_home),
+        vector_bucket=VECTOR_BUCKET,
+        vector_index=VECTOR_INDEX,
+        transcripts_bucket=BUCKET,
+        transcripts_prefix=PREFIX,
+        history_table=HISTORY_TABLE,
     )
     from episodic.aws.clients import AwsClients
 
@@ -128,5 +143,12 @@ def test_the_deployed_memory_gets_the_history_store_from_settings(cloud: LocalCl
     without = load_deployed_settings(
         home=str(episodic_home), vector_bucket=VECTOR_BUCKET, transcripts_bucket=BUCKET
     )
-    assert build_memory(without, clients=AwsClients(s3=cloud.s3, s3vectors=cloud.vectors),
-                        embedder=HashingEmbedder(1024), store=memory.store).history is None
+    assert (
+        build_memory(
+            without,
+            clients=AwsClients(s3=cloud.s3, s3vectors=cloud.vectors),
+            embedder=HashingEmbedder(1024),
+            store=memory.store,
+        ).history
+        is None
+    )

@@ -45,8 +45,10 @@ def test_every_history_tool_keeps_to_the_callers_tenant(tmp_path: Path) -> None:
     memory = history_memory(tmp_path / "home")
 
     memory.history.add_links(  # type: ignore[union-attr]
-        [link.model_copy(update={"tenant_id": BETA, "session_id": "beta-pytest-fixture"})
-         for link in memory.history.links(ALPHA, session_id="alpha-pytest-fixture")]  # type: ignore[union-attr]
+        [
+            link.model_copy(update={"tenant_id": BETA, "session_id": "beta-pytest-fixture"})
+            for link in memory.history.links(ALPHA, session_id="alpha-pytest-fixture")
+        ]  # type: ignore[union-attr]
     )
     registry = default_registry(memory)
     alpha_ids = {r.session_id for r in RECORDS if r.tenant_id == ALPHA}
@@ -59,7 +61,9 @@ def test_every_history_tool_keeps_to_the_callers_tenant(tmp_path: Path) -> None:
             result = _call(registry, name, args_here, tenant)
             assert result["isError"] is False, (name, result)
             dumped = json.dumps(result)
-            assert not any(sid in dumped for sid in other), f"{name} as {tenant} leaked another tenant's session"
+            assert not any(sid in dumped for sid in other), (
+                f"{name} as {tenant} leaked another tenant's session"
+            )
             assert "beta secret" not in dumped or tenant == BETA
     # links recorded by one tenant are invisible to the other
     seen = _call(registry, "work_item_sessions", {"target": "#41"}, BETA)
@@ -112,7 +116,9 @@ def test_sdk_client_calls_every_history_tool_over_http(http_server: tuple[str, s
     url, token = http_server
 
     async def run() -> set[str]:
-        http = httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(10, read=30))
+        http = httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"}, timeout=httpx2.Timeout(10, read=30)
+        )
         async with http, Client(streamable_http_client(url, http_client=http), mode="legacy") as client:  # type: ignore[arg-type]
             return await _use_every_tool(client, "alpha-docker-cache")
 
@@ -126,7 +132,9 @@ def test_sdk_client_calls_every_history_tool_over_stdio(tmp_path: Path) -> None:
     for r in RECORDS:  # the stdio server answers for the local tenant
         memory.history.put(r.model_copy(update={"tenant_id": LOCAL_TENANT}))
     env = {"EPISODIC_HOME": str(home), "EPISODIC_EMBEDDER": "hashing", "HOME": str(tmp_path)}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "episodic", "mcp"], env=env, cwd=os.getcwd())
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "episodic", "mcp"], env=env, cwd=os.getcwd()
+    )
 
     async def run() -> set[str]:
         async with Client(stdio_client(params), mode="legacy") as client:  # type: ignore[arg-type]

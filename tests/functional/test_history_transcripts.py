@@ -16,11 +16,23 @@ from episodic.models import LOCAL_TENANT, Trajectory
 from episodic.service import Memory
 from episodic.settings import load_settings
 
-TERMS = ["worktree", "checkpoint", "rebase", "gemini", "telemetry", "lint", "go-git", "posthog", "shadow branch"]
+TERMS = [
+    "worktree",
+    "checkpoint",
+    "rebase",
+    "gemini",
+    "telemetry",
+    "lint",
+    "go-git",
+    "posthog",
+    "shadow branch",
+]
 
 
 @pytest.fixture(scope="module")
-def corpus(transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Memory, list[Trajectory]]:
+def corpus(
+    transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Memory, list[Trajectory]]:
     """Every entireio session's history record, stored the way ingestion stores it (no card needed)."""
     home = tmp_path_factory.mktemp("history-home")
     memory = build_memory(load_settings(home=home, embedder="hashing", distiller="heuristic"))
@@ -83,8 +95,10 @@ def test_branch_links_detected_in_the_team_corpus(corpus: tuple[Memory, list[Tra
     assert {"ENT-297", "ENT-221"} <= items
     kind, sessions = service.show_links(memory, LOCAL_TENANT, "ent-297")
     assert kind == "item" and sessions and all(s.summary is not None for s in sessions)
-    print(f"branch-detected links: {len(branch_links)} over {len({ln.session_id for ln in branch_links})} sessions, "
-          f"{len(items)} items; all detected: {sum(len(memory.history.links(LOCAL_TENANT, session_id=t.session_id)) for t in trajectories)}")
+    print(
+        f"branch-detected links: {len(branch_links)} over {len({ln.session_id for ln in branch_links})} sessions, "
+        f"{len(items)} items; all detected: {sum(len(memory.history.links(LOCAL_TENANT, session_id=t.session_id)) for t in trajectories)}"
+    )
 
 
 def test_index_writes_history_idempotently_and_backfills_without_redistilling(
@@ -100,9 +114,13 @@ def test_index_writes_history_idempotently_and_backfills_without_redistilling(
     again = index_sessions(memory, [str(folder)], LOCAL_TENANT)
     assert again.indexed == 0 and again.unchanged == cards_only.indexed  # no card re-distilled...
     assert history.count(LOCAL_TENANT) == cards_only.indexed  # ...and every session got its history
-    before = {r.session_id: r.model_dump_json() for r in history.sessions(LOCAL_TENANT, views.HistoryFilters())}
+    before = {
+        r.session_id: r.model_dump_json() for r in history.sessions(LOCAL_TENANT, views.HistoryFilters())
+    }
     index_sessions(memory, [str(folder)], LOCAL_TENANT)
-    after = {r.session_id: r.model_dump_json() for r in history.sessions(LOCAL_TENANT, views.HistoryFilters())}
+    after = {
+        r.session_id: r.model_dump_json() for r in history.sessions(LOCAL_TENANT, views.HistoryFilters())
+    }
     assert after == before
     record = history.get(LOCAL_TENANT, "4d5611e5-241a-462a-8d15-5122611a9569")
     assert record is not None and record.subagents and record.files_touched and record.closing_summary

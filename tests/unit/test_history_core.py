@@ -50,9 +50,9 @@ def test_search_filters_and_prefixes(memory: Memory) -> None:
     assert [h.match.session_id for h in service.search_history(memory, ALPHA, "work", since)] == [
         "alpha-postgres-pool"
     ]
-    assert service.search_history(memory, ALPHA, "worktree", filters_from(project="billing"))[0].match.session_id == (
-        "alpha-postgres-pool"
-    )
+    assert service.search_history(memory, ALPHA, "worktree", filters_from(project="billing"))[
+        0
+    ].match.session_id == ("alpha-postgres-pool")
     # FTS5 syntax in a topic is words, not operators
     assert service.search_history(memory, ALPHA, 'worktree" OR "docker') == []
     with pytest.raises(InvalidArgumentError):
@@ -69,7 +69,9 @@ def test_thread_is_in_time_order_and_within_its_budget(memory: Memory) -> None:
 
 
 def test_query_gives_surrounding_turns(memory: Memory) -> None:
-    results = views.query_history(memory, ALPHA, "moving", filters_from(session_id="alpha-pytest-fixture"), context=1)
+    results = views.query_history(
+        memory, ALPHA, "moving", filters_from(session_id="alpha-pytest-fixture"), context=1
+    )
     assert len(results) == 1
     assert [(t["turn"], t["matched"]) for t in results[0]["context"]] == [(0, True), (1, False)]  # type: ignore[index]
 
@@ -110,7 +112,9 @@ def test_links_append_both_ways_and_epics_are_refused(memory: Memory) -> None:
     service.link_session(memory, ALPHA, "not-yet-indexed-session", "ENT-9", now=t2)
     kind, found = service.show_links(memory, ALPHA, "ENT-9")
     assert kind == "item" and [x.link.session_id for x in found] == [
-        "not-yet-indexed-session", "alpha-docker-cache", "alpha-docker-cache"
+        "not-yet-indexed-session",
+        "alpha-docker-cache",
+        "alpha-docker-cache",
     ]
     assert found[0].summary is None and found[1].summary is not None
     assert found[2].link.terminal == "ttys001" and found[2].link.origin == "confirmed"
@@ -141,7 +145,9 @@ def test_sessions_in_range_for_the_weekly_dream(memory: Memory) -> None:
     assert [s.record.session_id for s in week] == ["alpha-docker-cache"]
     assert week[0].card is not None and week[0].links[0].item == "ENT-9"
     assert week[0].record.prompts[0].startswith("docker build fails")
-    assert service.sessions_in_range(memory, ALPHA, None, None, project="billing")[0].record.project == "billing"
+    assert (
+        service.sessions_in_range(memory, ALPHA, None, None, project="billing")[0].record.project == "billing"
+    )
 
 
 def test_a_memory_without_history_says_so(memory: Memory) -> None:

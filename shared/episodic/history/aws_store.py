@@ -79,7 +79,10 @@ class DynamoS3HistoryStore(HistoryStore):
         key = self._key(tenant, record.session_id)
         # the record first: a metadata item never names a record that is not there
         self.s3.put_object(
-            Bucket=self.bucket, Key=key, Body=record.model_dump_json().encode(), ContentType="application/json"
+            Bucket=self.bucket,
+            Key=key,
+            Body=record.model_dump_json().encode(),
+            ContentType="application/json",
         )
         item: dict[str, Any] = {
             "pk": {"S": _session_pk(tenant)},

@@ -29,5 +29,8 @@ def history_store_for(settings: Settings, clients: AwsClients) -> HistoryStore |
             prefix=settings.history_prefix,
         )
     from episodic.history.sqlite_store import SQLiteHistoryStore
+    from episodic.private_home import secure_home
 
-    return SQLiteHistoryStore(settings.home / HISTORY_FILE)
+    path = settings.home / HISTORY_FILE
+    secure_home(settings.home, path)  # prompts in full: 700 / 600 like the card index, before SQLite opens it
+    return SQLiteHistoryStore(path)

@@ -32,7 +32,9 @@ def _echo_json(data: Any) -> None:
 def _range_options(func: Any) -> Any:
     for option in reversed(
         [
-            click.option("--since", default=None, help="Sessions started on or after this date (YYYY-MM-DD)."),
+            click.option(
+                "--since", default=None, help="Sessions started on or after this date (YYYY-MM-DD)."
+            ),
             click.option("--until", default=None, help="Sessions started on or before this date."),
             click.option("--project", default=None, help="Only sessions of this project."),
             click.option("--tenant", default=None),
@@ -53,14 +55,21 @@ def register(group: click.Group) -> None:
     @_range_options
     @click.option("--limit", type=int, default=20, help="At most this many sessions (1-200).")
     def search_cmd(
-        topic: str, since: str | None, until: str | None, project: str | None, tenant: str | None,
-        as_json: bool, limit: int,
+        topic: str,
+        since: str | None,
+        until: str | None,
+        project: str | None,
+        tenant: str | None,
+        as_json: bool,
+        limit: int,
     ) -> None:
         """Which sessions mentioned TOPIC, when and how often (best first)."""
         from episodic.history.service import search_history
 
         settings, memory = _memory()
-        hits = search_history(memory, tenant or settings.tenant, topic, filters_from(since, until, project), limit)
+        hits = search_history(
+            memory, tenant or settings.tenant, topic, filters_from(since, until, project), limit
+        )
         if as_json:
             _echo_json({"results": [h.as_json() for h in hits]})
             return
@@ -78,14 +87,21 @@ def register(group: click.Group) -> None:
     @_range_options
     @click.option("--max-chars", type=int, default=12_000, help="Size of the document (500-60000).")
     def thread_cmd(
-        topic: str, since: str | None, until: str | None, project: str | None, tenant: str | None,
-        as_json: bool, max_chars: int,
+        topic: str,
+        since: str | None,
+        until: str | None,
+        project: str | None,
+        tenant: str | None,
+        as_json: bool,
+        max_chars: int,
     ) -> None:
         """The thread on TOPIC as one document: matching sessions in time order."""
         from episodic.history.views import topic_thread
 
         settings, memory = _memory()
-        doc = topic_thread(memory, tenant or settings.tenant, topic, filters_from(since, until, project), max_chars)
+        doc = topic_thread(
+            memory, tenant or settings.tenant, topic, filters_from(since, until, project), max_chars
+        )
         if as_json:
             _echo_json({"text": doc.text, "sessions": doc.sessions, "truncated": doc.truncated})
         else:
@@ -98,8 +114,15 @@ def register(group: click.Group) -> None:
     @click.option("--context", type=int, default=1, help="Turns around each match (0-10).")
     @click.option("--limit", type=int, default=20)
     def query_cmd(
-        topic: str, since: str | None, until: str | None, project: str | None, tenant: str | None,
-        as_json: bool, session_id: str | None, context: int, limit: int,
+        topic: str,
+        since: str | None,
+        until: str | None,
+        project: str | None,
+        tenant: str | None,
+        as_json: bool,
+        session_id: str | None,
+        context: int,
+        limit: int,
     ) -> None:
         """Matches with their surrounding turns (dates, one session, JSON)."""
         from episodic.history.views import query_history
@@ -123,13 +146,20 @@ def register(group: click.Group) -> None:
     @click.argument("topic")
     @_range_options
     def decisions_cmd(
-        topic: str, since: str | None, until: str | None, project: str | None, tenant: str | None, as_json: bool
+        topic: str,
+        since: str | None,
+        until: str | None,
+        project: str | None,
+        tenant: str | None,
+        as_json: bool,
     ) -> None:
         """What was decided about TOPIC: candidate decisions with date, session and context."""
         from episodic.history.views import find_decisions
 
         settings, memory = _memory()
-        found, message = find_decisions(memory, tenant or settings.tenant, topic, filters_from(since, until, project))
+        found, message = find_decisions(
+            memory, tenant or settings.tenant, topic, filters_from(since, until, project)
+        )
         if as_json:
             _echo_json({"decisions": [d.as_json() for d in found], "message": message})
             return
@@ -144,8 +174,13 @@ def register(group: click.Group) -> None:
     @click.option("--week", default=None, help="An ISO week, e.g. 2026-W30.")
     @click.option("--max-chars", type=int, default=60_000)
     def timeline_cmd(
-        since: str | None, until: str | None, project: str | None, tenant: str | None, as_json: bool,
-        week: str | None, max_chars: int,
+        since: str | None,
+        until: str | None,
+        project: str | None,
+        tenant: str | None,
+        as_json: bool,
+        week: str | None,
+        max_chars: int,
     ) -> None:
         """Sessions per day with their problem line and outcome."""
         from episodic.history.views import check_max_chars, timeline, timeline_text
@@ -183,10 +218,17 @@ def register(group: click.Group) -> None:
 
         settings, memory = _memory()
         made = link_session(
-            memory, tenant or settings.tenant, session_id, item,
-            cwd=os.getcwd(), terminal=_terminal(), tracker=BeadsTracker(),
+            memory,
+            tenant or settings.tenant,
+            session_id,
+            item,
+            cwd=os.getcwd(),
+            terminal=_terminal(),
+            tracker=BeadsTracker(),
         )
-        click.echo(f"linked {made.session_id} to {made.item} at {made.linked_at.isoformat(timespec='seconds')}")
+        click.echo(
+            f"linked {made.session_id} to {made.item} at {made.linked_at.isoformat(timespec='seconds')}"
+        )
 
     @link.command("show")
     @click.argument("target")
@@ -206,9 +248,13 @@ def register(group: click.Group) -> None:
         for linked in found:
             ln = linked.link
             where = ln.item if kind == "session" else ln.session_id
-            click.echo(f"{ln.linked_at.date()} {where} ({ln.origin}{', ' + ln.evidence if ln.evidence else ''})")
+            click.echo(
+                f"{ln.linked_at.date()} {where} ({ln.origin}{', ' + ln.evidence if ln.evidence else ''})"
+            )
             if linked.summary is not None:
-                click.echo(f"  [{linked.summary.outcome}] {linked.summary.problem}\n  resume: {linked.summary.resume()}")
+                click.echo(
+                    f"  [{linked.summary.outcome}] {linked.summary.problem}\n  resume: {linked.summary.resume()}"
+                )
 
     @group.command("resume")
     @click.argument("session_id")
@@ -237,8 +283,16 @@ def _terminal() -> str:
     from episodic import envsource
 
     env = envsource.environ()
-    return env.get("TERM_SESSION_ID") or env.get("TMUX_PANE") or env.get("WT_SESSION") or env.get("TERM_PROGRAM", "")
+    return (
+        env.get("TERM_SESSION_ID")
+        or env.get("TMUX_PANE")
+        or env.get("WT_SESSION")
+        or env.get("TERM_PROGRAM", "")
+    )
 
 
 def _linked_json(linked: Any) -> dict[str, Any]:
-    return {**linked.link.model_dump(mode="json"), "session": linked.summary.as_json() if linked.summary else None}
+    return {
+        **linked.link.model_dump(mode="json"),
+        "session": linked.summary.as_json() if linked.summary else None,
+    }

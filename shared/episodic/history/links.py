@@ -18,10 +18,13 @@ _BEADS_ID = re.compile(r"^(?:bd|[a-z][a-z0-9]{1,15})-[a-z0-9]{2,8}(?:\.\d+)*$")
 # a tracker key starting a branch's path segment: `alex/ent-297-fix-…`, `ENT-12`, `feature/abc-3_x`
 _BRANCH_KEY = re.compile(r"(?:^|/)([A-Za-z][A-Za-z0-9]{1,9})-(\d{1,6})(?=$|[-_/.])")
 _PROMPT_KEY = re.compile(r"(?<![\w/-])([A-Z][A-Z0-9]{1,9})-(\d{1,6})(?![\w-])")
-_BEADS_COMMAND = re.compile(r"\bbd\s+(?:show|update|close|start|ready|comment)\s+([a-z][a-z0-9]{1,15}-[a-z0-9]{2,8})\b")
+_BEADS_COMMAND = re.compile(
+    r"\bbd\s+(?:show|update|close|start|ready|comment)\s+([a-z][a-z0-9]{1,15}-[a-z0-9]{2,8})\b"
+)
 # uppercase words followed by a number that are not tracker keys (encodings, standards, hashes, models)
 _NOT_KEYS = frozenset(
-    "UTF SHA MD ISO RFC HTTP TLS SSL CVE PEP ES GPT AES RSA IPV X UTC GMT PR HTTP2 P".split()
+    {"UTF", "SHA", "MD", "ISO", "RFC", "HTTP", "TLS", "SSL", "CVE", "PEP", "ES", "GPT", "AES", "RSA", "IPV"}
+    | {"X", "UTC", "GMT", "PR", "HTTP2", "P"}
 )
 _GITHUB_BRANCH_PREFIXES = frozenset({"issue", "issues", "gh", "pr"})
 
@@ -92,9 +95,7 @@ def detect_items(record: HistoryRecord, commands: Sequence[str] = ()) -> list[tu
     return list(found.values())
 
 
-def detected_links(
-    record: HistoryRecord, commands: Sequence[str], linked_at: datetime
-) -> list[WorkLink]:
+def detected_links(record: HistoryRecord, commands: Sequence[str], linked_at: datetime) -> list[WorkLink]:
     return [
         WorkLink(
             tenant_id=record.tenant_id,

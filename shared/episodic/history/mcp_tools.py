@@ -21,7 +21,12 @@ if TYPE_CHECKING:
 TEXT_BUDGET = 16_000
 STRUCTURED_BUDGET = 24_000
 CUT_NOTE = "\n[result truncated to stay under the tool-result budget: narrow the topic or the dates]"
-WRITE_ANNOTATIONS = {"readOnlyHint": False, "destructiveHint": False, "idempotentHint": False, "openWorldHint": False}
+WRITE_ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
 
 _RANGE: dict[str, Any] = {
     "since": {"type": "string", "description": "Sessions started on or after this ISO date (YYYY-MM-DD)."},
@@ -84,18 +89,32 @@ def history_tools(memory: Memory) -> list[Tool]:
     def query(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         filters = _filters(args, session_id=args.get("session_id"))
         results = views.query_history(
-            memory, principal.tenant_id, args["topic"], filters, int(args.get("context", 1)), int(args.get("limit", 10))
+            memory,
+            principal.tenant_id,
+            args["topic"],
+            filters,
+            int(args.get("context", 1)),
+            int(args.get("limit", 10)),
         )
         text = json.dumps(results, ensure_ascii=False, default=str)
         return budgeted(text, {"results": results}, "results")
 
     def decisions(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         found, message = views.find_decisions(memory, principal.tenant_id, args["topic"], _filters(args))
-        lines = [f"[{i}] {d.session.date} {d.session.record.session_id} ({d.source}): {d.text}" for i, d in enumerate(found, 1)]
-        return budgeted("\n".join([*lines, message]), {"decisions": [d.as_json() for d in found], "message": message}, "decisions")
+        lines = [
+            f"[{i}] {d.session.date} {d.session.record.session_id} ({d.source}): {d.text}"
+            for i, d in enumerate(found, 1)
+        ]
+        return budgeted(
+            "\n".join([*lines, message]),
+            {"decisions": [d.as_json() for d in found], "message": message},
+            "decisions",
+        )
 
     def timeline(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        filters = filters_from(args.get("since"), args.get("until"), args.get("project"), week=args.get("week"))
+        filters = filters_from(
+            args.get("since"), args.get("until"), args.get("project"), week=args.get("week")
+        )
         days = views.timeline(memory, principal.tenant_id, filters)
         doc = views.timeline_text(days, TEXT_BUDGET)
         structured = {"days": [{"date": d, "sessions": [s.as_json() for s in ss]} for d, ss in days]}
@@ -108,25 +127,43 @@ def history_tools(memory: Memory) -> list[Tool]:
         from episodic.history.tracker import BeadsTracker
 
         made = service.link_session(
-            memory, principal.tenant_id, args["session_id"], args["item"],
-            cwd=args.get("cwd", ""), terminal=args.get("terminal", ""), tracker=BeadsTracker(),
+            memory,
+            principal.tenant_id,
+            args["session_id"],
+            args["item"],
+            cwd=args.get("cwd", ""),
+            terminal=args.get("terminal", ""),
+            tracker=BeadsTracker(),
         )
         data = made.model_dump(mode="json")
-        return ToolOutput(f"Linked session {made.session_id} to {made.item} ({made.linked_at.isoformat()}).", data)
+        return ToolOutput(
+            f"Linked session {made.session_id} to {made.item} ({made.linked_at.isoformat()}).", data
+        )
 
     def links(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         kind, found = service.show_links(memory, principal.tenant_id, args["target"])
         rows = [
-            {**x.link.model_dump(mode="json"), "session": x.summary.as_json() if x.summary else None} for x in found
+            {**x.link.model_dump(mode="json"), "session": x.summary.as_json() if x.summary else None}
+            for x in found
         ]
         lines = [f"{len(rows)} link(s) of {kind} {args['target']}, newest first:"] + [
             f"- {r['linked_at'][:10]} {r['item'] if kind == 'session' else r['session_id']} ({r['origin']})"
-            + (f" [{r['session']['outcome']}] {r['session']['problem']} (resume: {r['session']['resume']})" if r["session"] else "")
+            + (
+                f" [{r['session']['outcome']}] {r['session']['problem']} (resume: {r['session']['resume']})"
+                if r["session"]
+                else ""
+            )
             for r in rows
         ]
         return budgeted("\n".join(lines), {"kind": kind, "links": rows}, "links")
 
-    limit = {"type": "integer", "minimum": 1, "maximum": 50, "default": 20, "description": "At most this many sessions."}
+    limit = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "default": 20,
+        "description": "At most this many sessions.",
+    }
     return [
         Tool(
             name="history_search",
@@ -149,7 +186,16 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "max_chars and saying so when cut."
             ),
             input_schema=_schema(
-                {"topic": _TOPIC, **_RANGE, "max_chars": {"type": "integer", "minimum": 500, "maximum": TEXT_BUDGET, "default": views.DEFAULT_THREAD_CHARS}},
+                {
+                    "topic": _TOPIC,
+                    **_RANGE,
+                    "max_chars": {
+                        "type": "integer",
+                        "minimum": 500,
+                        "maximum": TEXT_BUDGET,
+                        "default": views.DEFAULT_THREAD_CHARS,
+                    },
+                },
                 ["topic"],
             ),
             handler=thread,
@@ -185,7 +231,9 @@ def history_tools(memory: Memory) -> list[Tool]:
             name="history_timeline",
             title="Sessions per day",
             description="What was worked on: sessions per day with their problem line and outcome, for an ISO week (2026-W30) or a date range.",
-            input_schema=_schema({**_RANGE, "week": {"type": "string", "description": "An ISO week like 2026-W30."}}, []),
+            input_schema=_schema(
+                {**_RANGE, "week": {"type": "string", "description": "An ISO week like 2026-W30."}}, []
+            ),
             handler=timeline,
         ),
         Tool(
@@ -200,7 +248,11 @@ def history_tools(memory: Memory) -> list[Tool]:
                 {
                     "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
                     "item": {"type": "string", "minLength": 1, "maxLength": 300},
-                    "cwd": {"type": "string", "maxLength": 1000, "description": "The session's working folder."},
+                    "cwd": {
+                        "type": "string",
+                        "maxLength": 1000,
+                        "description": "The session's working folder.",
+                    },
                     "terminal": {"type": "string", "maxLength": 200},
                 },
                 ["session_id", "item"],
@@ -216,7 +268,9 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "Reverse lookups: given a work item (#123, ENT-297, a Beads id, a URL) its sessions newest first "
                 "with their cards and resume commands; given a session id its linked items."
             ),
-            input_schema=_schema({"target": {"type": "string", "minLength": 1, "maxLength": 300}}, ["target"]),
+            input_schema=_schema(
+                {"target": {"type": "string", "minLength": 1, "maxLength": 300}}, ["target"]
+            ),
             handler=links,
         ),
     ]

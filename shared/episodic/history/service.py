@@ -155,7 +155,9 @@ def search_history(
     """Which sessions mentioned a topic, best first: count of mentions, matching turns, a snippet."""
     check_tenant(tenant_id)
     store = history_of(memory)
-    matches = store.match(tenant_id, _clean_query(memory, query), filters or HistoryFilters(), check_limit(limit))
+    matches = store.match(
+        tenant_id, _clean_query(memory, query), filters or HistoryFilters(), check_limit(limit)
+    )
     hits = []
     for match in matches:
         record = store.get(tenant_id, match.session_id)

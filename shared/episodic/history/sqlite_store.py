@@ -212,7 +212,9 @@ class SQLiteHistoryStore(HistoryStore):
                 [fts_query(terms), tenant, *(sid for sid, _ in ranked)],
             ).fetchall()
         pattern = term_pattern(terms)
-        found = {sid: SessionMatch(session_id=sid, score=round(-float(rank), 4), count=0) for sid, rank in ranked}
+        found = {
+            sid: SessionMatch(session_id=sid, score=round(-float(rank), 4), count=0) for sid, rank in ranked
+        }
         for sid, part, body, snippet in parts:
             hit = found[sid]
             hit.count += len(pattern.findall(body))
@@ -231,10 +233,13 @@ class SQLiteHistoryStore(HistoryStore):
         with self._transaction() as conn:
             for link in links:
                 tenant = require_tenant(link.tenant_id)
-                if link.origin == "detected" and conn.execute(
-                    "SELECT 1 FROM history_links WHERE tenant_id = ? AND session_id = ? AND item = ?",
-                    (tenant, link.session_id, link.item),
-                ).fetchone():
+                if (
+                    link.origin == "detected"
+                    and conn.execute(
+                        "SELECT 1 FROM history_links WHERE tenant_id = ? AND session_id = ? AND item = ?",
+                        (tenant, link.session_id, link.item),
+                    ).fetchone()
+                ):
                     continue  # a detection is a fact about the session: recorded once
                 conn.execute(
                     "INSERT INTO history_links (tenant_id, session_id, item, kind, origin, linked_at, link) "

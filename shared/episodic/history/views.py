@@ -78,7 +78,9 @@ def topic_thread(
     mention the topic (and the reply to each), and its closing summary; cut to `max_chars`."""
     check_max_chars(max_chars)
     hits = search_history(memory, tenant_id, topic, filters, limit)
-    hits.sort(key=lambda h: (h.summary.record.started_at or datetime.min.replace(tzinfo=UTC), h.match.session_id))
+    hits.sort(
+        key=lambda h: (h.summary.record.started_at or datetime.min.replace(tzinfo=UTC), h.match.session_id)
+    )
     blocks = [f"# Thread: {topic} ({len(hits)} session(s), oldest first)"]
     for hit in hits:
         lines = [_header(hit.summary)]
@@ -112,7 +114,9 @@ def query_history(
     out = []
     for hit in search_history(memory, tenant_id, query, filters, limit):
         turns = hit.summary.record.turns
-        wanted = sorted({i for t in hit.match.turns for i in range(t - context, t + context + 1) if 0 <= i < len(turns)})
+        wanted = sorted(
+            {i for t in hit.match.turns for i in range(t - context, t + context + 1) if 0 <= i < len(turns)}
+        )
         out.append(
             {
                 **hit.as_json(),
@@ -176,11 +180,15 @@ def find_decisions(
     hits: list[HistoryHit] = search_history(memory, tenant_id, topic, filters, 50)
     pattern = term_pattern(query_terms(topic))
     found: list[Decision] = []
-    for hit in sorted(hits, key=lambda h: h.summary.record.started_at or datetime.min.replace(tzinfo=UTC), reverse=True):
+    for hit in sorted(
+        hits, key=lambda h: h.summary.record.started_at or datetime.min.replace(tzinfo=UTC), reverse=True
+    ):
         summary, record = hit.summary, hit.summary.record
         card = summary.card
         if card is not None:
-            found += [Decision(_cut(d, 400), "card", summary, card.card.problem) for d in card.card.key_decisions]
+            found += [
+                Decision(_cut(d, 400), "card", summary, card.card.problem) for d in card.card.key_decisions
+            ]
         for index in hit.match.turns:
             turn = record.turns[index]
             for sentence in _decision_sentences(turn.prompt, pattern):
@@ -232,7 +240,9 @@ def timeline_text(days: list[tuple[str, list[SessionSummary]]], max_chars: int) 
         lines = [f"## {day} ({len(sessions)} session(s))"]
         for s in sessions:
             at = s.record.started_at.strftime("%H:%M") if s.record.started_at else "--:--"
-            lines.append(f"- {at} [{s.outcome}] {s.record.project}: {_cut(s.problem, 160)} ({s.record.session_id})")
+            lines.append(
+                f"- {at} [{s.outcome}] {s.record.project}: {_cut(s.problem, 160)} ({s.record.session_id})"
+            )
         blocks.append("\n".join(lines))
     text, truncated = fit(blocks or ["No sessions in this range."], max_chars)
     return Document(text, [s.record.session_id for _, ss in days for s in ss], truncated)
