@@ -202,59 +202,29 @@ def register(group: click.Group) -> None:
         settings, memory = _memory()
         _echo_json(get_history(memory, tenant or settings.tenant, session_id).model_dump(mode="json"))
 
-    @group.group("link", invoke_without_command=True)
-    @click.argument("session_id", required=False)
-    @click.argument("item", required=False)
+    @group.command("link")
+    @click.argument("session_id")
+    @click.argument("item")
     @click.option("--tenant", default=None)
-    @click.pass_context
-    def link(ctx: click.Context, session_id: str | None, item: str | None, tenant: str | None) -> None:
-        """Link SESSION to a work item ITEM (#123, a GitHub URL, ENT-297, a Beads id); `link show X` looks up."""
-        if ctx.invoked_subcommand is not None:
+    @click.option("--json", "as_json", is_flag=True, help="With `show`: print JSON.")
+    def link(session_id: str, item: str, tenant: str | None, as_json: bool) -> None:
+        """Link SESSION_ID to a work item ITEM (#123, a GitHub URL, ENT-297, a Beads id).
+
+        `episodic link show X`: a session's work items, or an item's sessions (newest first, with cards)."""
+        settings, memory = _memory()
+        tenant = tenant or settings.tenant
+        if session_id == "show":  # no session id is the word `show`
+            _link_show(memory, tenant, item, as_json)
             return
-        if not session_id or not item:
-            raise click.UsageError("usage: episodic link SESSION ITEM, or episodic link show SESSION|ITEM")
         from episodic.history.service import link_session
         from episodic.history.tracker import BeadsTracker
 
-        settings, memory = _memory()
         made = link_session(
-            memory,
-            tenant or settings.tenant,
-            session_id,
-            item,
-            cwd=os.getcwd(),
-            terminal=_terminal(),
-            tracker=BeadsTracker(),
+            memory, tenant, session_id, item, cwd=os.getcwd(), terminal=_terminal(), tracker=BeadsTracker()
         )
         click.echo(
             f"linked {made.session_id} to {made.item} at {made.linked_at.isoformat(timespec='seconds')}"
         )
-
-    @link.command("show")
-    @click.argument("target")
-    @click.option("--tenant", default=None)
-    @click.option("--json", "as_json", is_flag=True)
-    def link_show(target: str, tenant: str | None, as_json: bool) -> None:
-        """A session's work items, or an item's sessions (newest first, with their cards)."""
-        from episodic.history.service import show_links
-
-        settings, memory = _memory()
-        kind, found = show_links(memory, tenant or settings.tenant, target)
-        if as_json:
-            _echo_json({"kind": kind, "links": [_linked_json(x) for x in found]})
-            return
-        if not found:
-            click.echo(f"No links for {target!r}.")
-        for linked in found:
-            ln = linked.link
-            where = ln.item if kind == "session" else ln.session_id
-            click.echo(
-                f"{ln.linked_at.date()} {where} ({ln.origin}{', ' + ln.evidence if ln.evidence else ''})"
-            )
-            if linked.summary is not None:
-                click.echo(
-                    f"  [{linked.summary.outcome}] {linked.summary.problem}\n  resume: {linked.summary.resume()}"
-                )
 
     @group.command("resume")
     @click.argument("session_id")
@@ -277,6 +247,25 @@ def register(group: click.Group) -> None:
             raise SystemExit(subprocess.call(argv, cwd=cwd))
         except FileNotFoundError as exc:
             raise click.ClickException(f"{argv[0]} is not on PATH: {resume_command(record)}") from exc
+
+
+def _link_show(memory: Memory, tenant: str, target: str, as_json: bool) -> None:
+    from episodic.history.service import show_links
+
+    kind, found = show_links(memory, tenant, target)
+    if as_json:
+        _echo_json({"kind": kind, "links": [_linked_json(x) for x in found]})
+        return
+    if not found:
+        click.echo(f"No links for {target!r}.")
+    for linked in found:
+        ln = linked.link
+        where = ln.item if kind == "session" else ln.session_id
+        click.echo(f"{ln.linked_at.date()} {where} ({ln.origin}{', ' + ln.evidence if ln.evidence else ''})")
+        if linked.summary is not None:
+            click.echo(
+                f"  [{linked.summary.outcome}] {linked.summary.problem}\n  resume: {linked.summary.resume()}"
+            )
 
 
 def _terminal() -> str:

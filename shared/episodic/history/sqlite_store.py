@@ -22,18 +22,22 @@ from episodic.store.parity import require_tenant
 
 SCHEMA_VERSION = 1
 _SCHEMA = (
-    "CREATE TABLE history_sessions (tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, "
+    "CREATE TABLE history_sessions (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, "
     "source_sha256 TEXT NOT NULL, project TEXT NOT NULL, started_ts REAL, record TEXT NOT NULL, "
-    "PRIMARY KEY (tenant_id, session_id))",
+    "UNIQUE (tenant_id, session_id))",
     "CREATE INDEX history_sessions_time ON history_sessions (tenant_id, started_ts)",
     # same tokenizer as the cards' keyword index: exact words, no stemming; queries add prefix matching
-    "CREATE VIRTUAL TABLE history_fts USING fts5(tenant_id UNINDEXED, session_id UNINDEXED, "
-    "part UNINDEXED, body, tokenize='unicode61 remove_diacritics 2')",
+    # rowid = session row id << PART_BITS | (part + 2): a session's parts are one rowid range (deleted by
+    # range, joined by shift), so no lookup by an unindexed column ever scans the table
+    "CREATE VIRTUAL TABLE history_fts USING fts5(body, tokenize='unicode61 remove_diacritics 2')",
     "CREATE TABLE history_links (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, "
     "item TEXT NOT NULL, kind TEXT NOT NULL, origin TEXT NOT NULL, linked_at TEXT NOT NULL, link TEXT NOT NULL)",
     "CREATE INDEX history_links_item ON history_links (tenant_id, item)",
     "CREATE INDEX history_links_session ON history_links (tenant_id, session_id)",
 )
+PART_BITS = 20
+PART_MASK = (1 << PART_BITS) - 1
+MAX_PARTS = PART_MASK - 2  # turns beyond this many in one session are not indexed
 _WORD = re.compile(r"\w+", re.UNICODE)
 MAX_QUERY_TERMS = 16
 
@@ -115,31 +119,37 @@ class SQLiteHistoryStore(HistoryStore):
         tenant = require_tenant(record.tenant_id)
         with self._transaction() as conn:
             row = conn.execute(
-                "SELECT source_sha256 FROM history_sessions WHERE tenant_id = ? AND session_id = ?",
+                "SELECT id, source_sha256 FROM history_sessions WHERE tenant_id = ? AND session_id = ?",
                 (tenant, record.session_id),
             ).fetchone()
-            if row and row[0] == record.source_sha256:
+            if row and row[1] == record.source_sha256:
                 return False
-            conn.execute(
-                "DELETE FROM history_fts WHERE tenant_id = ? AND session_id = ?", (tenant, record.session_id)
-            )
-            conn.execute(
-                "INSERT INTO history_sessions (tenant_id, session_id, source_sha256, project, started_ts, record) "
-                "VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, session_id) DO UPDATE SET "
-                "source_sha256 = excluded.source_sha256, project = excluded.project, "
-                "started_ts = excluded.started_ts, record = excluded.record",
-                (
-                    tenant,
-                    record.session_id,
-                    record.source_sha256,
-                    record.project,
-                    _ts(record.started_at),
-                    record.model_dump_json(),
-                ),
-            )
+            values = (record.source_sha256, record.project, _ts(record.started_at), record.model_dump_json())
+            if row:
+                sid = int(row[0])
+                conn.execute(
+                    "DELETE FROM history_fts WHERE rowid BETWEEN ? AND ?",
+                    (sid << PART_BITS, (sid << PART_BITS) | PART_MASK),
+                )
+                conn.execute(
+                    "UPDATE history_sessions SET source_sha256 = ?, project = ?, started_ts = ?, record = ? "
+                    "WHERE id = ?",
+                    (*values, sid),
+                )
+            else:
+                cursor = conn.execute(
+                    "INSERT INTO history_sessions (tenant_id, session_id, source_sha256, project, started_ts, "
+                    "record) VALUES (?, ?, ?, ?, ?, ?)",
+                    (tenant, record.session_id, *values),
+                )
+                sid = int(cursor.lastrowid or 0)
             conn.executemany(
-                "INSERT INTO history_fts (tenant_id, session_id, part, body) VALUES (?, ?, ?, ?)",
-                [(tenant, record.session_id, part, body) for part, body in record_parts(record)],
+                "INSERT INTO history_fts (rowid, body) VALUES (?, ?)",
+                [
+                    ((sid << PART_BITS) | (part + 2), body)
+                    for part, body in record_parts(record)
+                    if part < MAX_PARTS
+                ],
             )
         return True
 
@@ -161,7 +171,8 @@ class SQLiteHistoryStore(HistoryStore):
     @staticmethod
     def _where(tenant: str, filters: HistoryFilters, alias: str = "") -> tuple[str, list[object]]:
         prefix = f"{alias}." if alias else ""
-        clauses, args = [f"{prefix}tenant_id = ?"], [tenant]
+        clauses: list[str] = [f"{prefix}tenant_id = ?"]
+        args: list[object] = [tenant]
         if filters.since is not None:
             clauses.append(f"{prefix}started_ts >= ?")
             args.append(filters.since.timestamp())
@@ -194,26 +205,27 @@ class SQLiteHistoryStore(HistoryStore):
         where, args = self._where(tenant, filters, "h")
         with self._lock:
             ranked = self._conn.execute(
-                # bm25 is only defined in the MATCH query itself: parts ranked in a materialised CTE, summed outside
-                "WITH m AS MATERIALIZED (SELECT session_id, bm25(history_fts) AS rank "
-                "FROM history_fts WHERE history_fts MATCH ? AND tenant_id = ?) "
-                "SELECT m.session_id, SUM(m.rank) AS total FROM m "
-                "JOIN history_sessions h ON h.tenant_id = ? AND h.session_id = m.session_id "
-                f"WHERE {where} GROUP BY m.session_id ORDER BY total, m.session_id LIMIT ?",
-                [fts_query(terms), tenant, tenant, *args, limit],
+                # bm25 is only defined in the MATCH query itself: parts ranked in a materialised CTE, summed
+                # per session outside, where the join keeps the caller's tenant and filters
+                "WITH m AS MATERIALIZED (SELECT rowid >> ? AS sid, bm25(history_fts) AS rank "
+                "FROM history_fts WHERE history_fts MATCH ?) "
+                "SELECT h.id, h.session_id, SUM(m.rank) AS total FROM m JOIN history_sessions h ON h.id = m.sid "
+                f"WHERE {where} GROUP BY h.id ORDER BY total, h.session_id LIMIT ?",
+                [PART_BITS, fts_query(terms), *args, limit],
             ).fetchall()
             if not ranked:
                 return []
-            marks = ",".join("?" * len(ranked))
+            ranges = " OR ".join("rowid BETWEEN ? AND ?" for _ in ranked)
+            bounds = [b for sid, _, _ in ranked for b in (sid << PART_BITS, (sid << PART_BITS) | PART_MASK)]
             parts = self._conn.execute(
-                "SELECT session_id, part, body, snippet(history_fts, 3, '[', ']', '…', 16) FROM history_fts "
-                f"WHERE history_fts MATCH ? AND tenant_id = ? AND session_id IN ({marks}) "
-                "ORDER BY bm25(history_fts)",
-                [fts_query(terms), tenant, *(sid for sid, _ in ranked)],
+                "SELECT rowid >> ?, (rowid & ?) - 2, body, snippet(history_fts, 0, '[', ']', '…', 16) "
+                f"FROM history_fts WHERE history_fts MATCH ? AND ({ranges}) ORDER BY bm25(history_fts)",
+                [PART_BITS, PART_MASK, fts_query(terms), *bounds],
             ).fetchall()
         pattern = term_pattern(terms)
         found = {
-            sid: SessionMatch(session_id=sid, score=round(-float(rank), 4), count=0) for sid, rank in ranked
+            sid: SessionMatch(session_id=name, score=round(-float(rank), 4), count=0)
+            for sid, name, rank in ranked
         }
         for sid, part, body, snippet in parts:
             hit = found[sid]

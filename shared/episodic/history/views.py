@@ -29,6 +29,10 @@ TURN_CHARS = 1200  # one prompt or reply inside a thread
 TRUNCATED = "\n[… truncated to {limit} characters: narrow the topic or the dates, or raise max_chars]"
 
 
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
 def _cut(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
@@ -124,7 +128,7 @@ def query_history(
                     {
                         "turn": i,
                         "matched": i in hit.match.turns,
-                        "at": turns[i].at.isoformat() if turns[i].at else None,
+                        "at": _iso(turns[i].at),
                         "prompt": turns[i].prompt,
                         "reply": turns[i].reply,
                     }
