@@ -7,18 +7,6 @@ from collections.abc import Sequence
 
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 
-SUMMARY_PART = -1  # the closing and compaction summaries and the titles
-META_PART = -2  # branch, files touched, subagents
-
-
-def record_parts(record: HistoryRecord) -> list[tuple[int, str]]:
-    """The indexed pieces of a record: one per turn (prompt + reply), the summaries, the metadata."""
-    parts = [(turn.index, f"{turn.prompt}\n{turn.reply}".strip()) for turn in record.turns]
-    summary = "\n".join([*record.titles, record.closing_summary, *record.compact_summaries]).strip()
-    meta = "\n".join([record.git_branch, *record.files_touched, *record.subagents]).strip()
-    parts += [(SUMMARY_PART, summary), (META_PART, meta)]
-    return [(index, text) for index, text in parts if text]
-
 
 class HistoryStore(ABC):
     """Per-session history records and links. Implementations enforce the tenant on every call."""
@@ -36,7 +24,7 @@ class HistoryStore(ABC):
 
     @abstractmethod
     def match(self, tenant_id: str, query: str, filters: HistoryFilters, limit: int) -> list[SessionMatch]:
-        """Sessions whose text matches every term of `query` (word-prefix), best first."""
+        """Sessions whose text holds every term of `query` (as a word or word prefix), best first."""
 
     @abstractmethod
     def sessions(self, tenant_id: str, filters: HistoryFilters) -> list[HistoryRecord]:

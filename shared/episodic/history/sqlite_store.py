@@ -8,7 +8,6 @@ the metadata, so a match can say which turns mention a topic and how often.
 
 from __future__ import annotations
 
-import re
 import sqlite3
 import threading
 from collections.abc import Iterator, Sequence
@@ -17,7 +16,8 @@ from datetime import datetime
 from pathlib import Path
 
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
-from episodic.history.port import SUMMARY_PART, HistoryStore, record_parts
+from episodic.history.port import HistoryStore
+from episodic.history.terms import describe_match, fts_query, query_terms
 from episodic.store.parity import require_tenant
 
 SCHEMA_VERSION = 1
@@ -27,34 +27,13 @@ _SCHEMA = (
     "UNIQUE (tenant_id, session_id))",
     "CREATE INDEX history_sessions_time ON history_sessions (tenant_id, started_ts)",
     # same tokenizer as the cards' keyword index: exact words, no stemming; queries add prefix matching
-    # rowid = session row id << PART_BITS | (part + 2): a session's parts are one rowid range (deleted by
-    # range, joined by shift), so no lookup by an unindexed column ever scans the table
+    # one row per session, rowid = the session's row id: ranking costs one BM25 per matching session
     "CREATE VIRTUAL TABLE history_fts USING fts5(body, tokenize='unicode61 remove_diacritics 2')",
     "CREATE TABLE history_links (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, "
     "item TEXT NOT NULL, kind TEXT NOT NULL, origin TEXT NOT NULL, linked_at TEXT NOT NULL, link TEXT NOT NULL)",
     "CREATE INDEX history_links_item ON history_links (tenant_id, item)",
     "CREATE INDEX history_links_session ON history_links (tenant_id, session_id)",
 )
-PART_BITS = 20
-PART_MASK = (1 << PART_BITS) - 1
-MAX_PARTS = PART_MASK - 2  # turns beyond this many in one session are not indexed
-_WORD = re.compile(r"\w+", re.UNICODE)
-MAX_QUERY_TERMS = 16
-
-
-def query_terms(text: str) -> list[str]:
-    """The words of a query, lower-cased, in order, each once (at most MAX_QUERY_TERMS)."""
-    return list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))[:MAX_QUERY_TERMS]
-
-
-def fts_query(terms: Sequence[str]) -> str:
-    """Every term as a quoted word prefix (no FTS5 syntax from the user reaches MATCH)."""
-    return " ".join(f'"{term}"*' for term in terms)
-
-
-def term_pattern(terms: Sequence[str]) -> re.Pattern[str]:
-    """The terms at a word start, case-insensitively: how a mention is counted."""
-    return re.compile("|".join(rf"(?<![^\W_]){re.escape(t)}" for t in terms), re.IGNORECASE)
 
 
 def _ts(value: datetime | None) -> float | None:
@@ -127,10 +106,7 @@ class SQLiteHistoryStore(HistoryStore):
             values = (record.source_sha256, record.project, _ts(record.started_at), record.model_dump_json())
             if row:
                 sid = int(row[0])
-                conn.execute(
-                    "DELETE FROM history_fts WHERE rowid BETWEEN ? AND ?",
-                    (sid << PART_BITS, (sid << PART_BITS) | PART_MASK),
-                )
+                conn.execute("DELETE FROM history_fts WHERE rowid = ?", (sid,))
                 conn.execute(
                     "UPDATE history_sessions SET source_sha256 = ?, project = ?, started_ts = ?, record = ? "
                     "WHERE id = ?",
@@ -143,14 +119,7 @@ class SQLiteHistoryStore(HistoryStore):
                     (tenant, record.session_id, *values),
                 )
                 sid = int(cursor.lastrowid or 0)
-            conn.executemany(
-                "INSERT INTO history_fts (rowid, body) VALUES (?, ?)",
-                [
-                    ((sid << PART_BITS) | (part + 2), body)
-                    for part, body in record_parts(record)
-                    if part < MAX_PARTS
-                ],
-            )
+            conn.execute("INSERT INTO history_fts (rowid, body) VALUES (?, ?)", (sid, record.search_text()))
         return True
 
     def get(self, tenant_id: str, session_id: str) -> HistoryRecord | None:
@@ -204,39 +173,23 @@ class SQLiteHistoryStore(HistoryStore):
             return []
         where, args = self._where(tenant, filters, "h")
         with self._lock:
-            ranked = self._conn.execute(
-                # bm25 is only defined in the MATCH query itself: parts ranked in a materialised CTE, summed
-                # per session outside, where the join keeps the caller's tenant and filters
-                "WITH m AS MATERIALIZED (SELECT rowid >> ? AS sid, bm25(history_fts) AS rank "
-                "FROM history_fts WHERE history_fts MATCH ?) "
-                "SELECT h.id, h.session_id, SUM(m.rank) AS total FROM m JOIN history_sessions h ON h.id = m.sid "
-                f"WHERE {where} GROUP BY h.id ORDER BY total, h.session_id LIMIT ?",
-                [PART_BITS, fts_query(terms), *args, limit],
+            ranked = self._conn.execute(  # ids and scores only: a record is read for the best `limit` alone
+                "SELECT h.id, bm25(history_fts) AS rank FROM history_fts "
+                "JOIN history_sessions h ON h.id = history_fts.rowid "
+                f"WHERE history_fts MATCH ? AND {where} ORDER BY rank, h.session_id LIMIT ?",
+                [fts_query(terms), *args, limit],
             ).fetchall()
-            if not ranked:
-                return []
-            ranges = " OR ".join("rowid BETWEEN ? AND ?" for _ in ranked)
-            bounds = [b for sid, _, _ in ranked for b in (sid << PART_BITS, (sid << PART_BITS) | PART_MASK)]
-            parts = self._conn.execute(
-                "SELECT rowid >> ?, (rowid & ?) - 2, body, snippet(history_fts, 0, '[', ']', '…', 16) "
-                f"FROM history_fts WHERE history_fts MATCH ? AND ({ranges}) ORDER BY bm25(history_fts)",
-                [PART_BITS, PART_MASK, fts_query(terms), *bounds],
-            ).fetchall()
-        pattern = term_pattern(terms)
-        found = {
-            sid: SessionMatch(session_id=name, score=round(-float(rank), 4), count=0)
-            for sid, name, rank in ranked
-        }
-        for sid, part, body, snippet in parts:
-            hit = found[sid]
-            hit.count += len(pattern.findall(body))
-            if part >= 0:
-                hit.turns.append(int(part))
-            hit.in_summary = hit.in_summary or part == SUMMARY_PART
-            hit.snippet = hit.snippet or " ".join(str(snippet).split())
-        for hit in found.values():
-            hit.turns.sort()
-        return list(found.values())
+            marks = ",".join("?" * len(ranked))
+            raw = dict(
+                self._conn.execute(
+                    f"SELECT id, record FROM history_sessions WHERE id IN ({marks})",
+                    [sid for sid, _ in ranked],
+                ).fetchall()
+            )
+        return [
+            describe_match(HistoryRecord.model_validate_json(raw[sid]), terms, -float(rank))
+            for sid, rank in ranked
+        ]
 
     # ------------------------------------------------------------------ links
 

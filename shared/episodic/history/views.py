@@ -17,7 +17,7 @@ from episodic.history.service import (
     search_history,
     summarise,
 )
-from episodic.history.sqlite_store import query_terms, term_pattern
+from episodic.history.terms import query_terms, term_pattern
 from episodic.models import check_tenant
 
 if TYPE_CHECKING:
