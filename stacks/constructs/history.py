@@ -4,13 +4,14 @@ Lambda writes records, the MCP Lambda appends links."""
 
 from __future__ import annotations
 
-from aws_cdk import RemovalPolicy
+from aws_cdk import RemovalPolicy, Stack
 from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
 from stacks.constructs.storage import Storage
+from stacks.nag import acknowledge
 
 HISTORY_PREFIX = "history/"
 TABLE_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
@@ -41,7 +42,16 @@ class History(Construct):
             removal_policy=RemovalPolicy.RETAIN,  # confirmed links are the user's; records can be rebuilt
         )
         records = storage.transcripts.arn_for_objects(f"{HISTORY_PREFIX}*")
+        bucket_id = Stack.of(self).get_logical_id(storage.transcripts.node.default_child)  # type: ignore[arg-type]
         for fn, object_actions in ((writer, ["s3:GetObject", "s3:PutObject"]), (reader, ["s3:GetObject"])):
+            if fn.role is not None:
+                acknowledge(
+                    fn.role,
+                    "AwsSolutions-IAM5",
+                    "History records are objects under one prefix of one bucket (one per session, keyed "
+                    "by tenant and session id): the prefix is the narrowest resource that names them.",
+                    findings=[f"Resource::<{bucket_id}.Arn>/{HISTORY_PREFIX}*"],
+                )
             fn.add_environment("EPISODIC_HISTORY_TABLE", self.table.table_name)
             fn.add_environment("EPISODIC_HISTORY_PREFIX", HISTORY_PREFIX)
             fn.add_to_role_policy(
