@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from episodic.errors import InvalidArgumentError
-from episodic.history.models import HistoryFilters, HistoryRecord
+from episodic.history.models import HistoryFilters
 from episodic.history.service import (
     HistoryHit,
     SessionSummary,
@@ -250,8 +250,3 @@ def timeline_text(days: list[tuple[str, list[SessionSummary]]], max_chars: int) 
         blocks.append("\n".join(lines))
     text, truncated = fit(blocks or ["No sessions in this range."], max_chars)
     return Document(text, [s.record.session_id for _, ss in days for s in ss], truncated)
-
-
-def records_text(record: HistoryRecord) -> str:
-    """Everything of a record the full-text index holds (for tests and `history show`)."""
-    return record.search_text()
