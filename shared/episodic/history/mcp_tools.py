@@ -45,6 +45,36 @@ def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
     return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
 
 
+_OBJECTS = {"type": "array", "items": {"type": "object"}}
+_TRUNCATED = {"type": "boolean", "description": "True when entries were dropped to stay within the budget."}
+
+
+def _output(key: str, items: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A result's schema: one list (`key`), the truncation flag, and any extra fields."""
+    return _schema({key: items, "truncated": _TRUNCATED, **extra}, [key, "truncated"])
+
+
+_LINK_OUTPUT = {
+    "type": "object",
+    "properties": {
+        name: {"type": "string"}
+        for name in (
+            "tenant_id",
+            "session_id",
+            "item",
+            "kind",
+            "origin",
+            "linked_at",
+            "cwd",
+            "terminal",
+            "evidence",
+            "url",
+        )
+    },
+    "required": ["session_id", "item", "kind", "origin", "linked_at"],
+}
+
+
 def budgeted(text: str, structured: dict[str, Any], list_key: str) -> ToolOutput:
     """Cut the text and drop list entries from the end until both fit; say so in both."""
     truncated = False
@@ -65,6 +95,17 @@ def budgeted(text: str, structured: dict[str, Any], list_key: str) -> ToolOutput
 
 def _filters(args: dict[str, Any], **extra: Any) -> Any:
     return filters_from(args.get("since"), args.get("until"), args.get("project"), **extra)
+
+
+HISTORY_TOOL_NAMES = (
+    "history_search",
+    "history_thread",
+    "history_query",
+    "history_decisions",
+    "history_timeline",
+    "link_work_item",
+    "work_item_sessions",
+)
 
 
 def history_tools(memory: Memory) -> list[Tool]:
@@ -175,6 +216,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "history_thread or history_query on the sessions found."
             ),
             input_schema=_schema({"topic": _TOPIC, **_RANGE, "limit": limit}, ["topic"]),
+            output_schema=_output("results", _OBJECTS),
             handler=search,
         ),
         Tool(
@@ -198,6 +240,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 },
                 ["topic"],
             ),
+            output_schema=_output("sessions", {"type": "array", "items": {"type": "string"}}),
             handler=thread,
         ),
         Tool(
@@ -214,6 +257,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 },
                 ["topic"],
             ),
+            output_schema=_output("results", _OBJECTS),
             handler=query,
         ),
         Tool(
@@ -225,6 +269,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "When several fit, ask the user which one they mean."
             ),
             input_schema=_schema({"topic": _TOPIC, **_RANGE}, ["topic"]),
+            output_schema=_output("decisions", _OBJECTS, message={"type": "string"}),
             handler=decisions,
         ),
         Tool(
@@ -234,6 +279,7 @@ def history_tools(memory: Memory) -> list[Tool]:
             input_schema=_schema(
                 {**_RANGE, "week": {"type": "string", "description": "An ISO week like 2026-W30."}}, []
             ),
+            output_schema=_output("days", _OBJECTS),
             handler=timeline,
         ),
         Tool(
@@ -257,6 +303,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 },
                 ["session_id", "item"],
             ),
+            output_schema=_LINK_OUTPUT,
             handler=link,
             annotations=dict(WRITE_ANNOTATIONS),
             required_scope=WRITE,
@@ -271,6 +318,7 @@ def history_tools(memory: Memory) -> list[Tool]:
             input_schema=_schema(
                 {"target": {"type": "string", "minLength": 1, "maxLength": 300}}, ["target"]
             ),
+            output_schema=_output("links", _OBJECTS, kind={"type": "string", "enum": ["session", "item"]}),
             handler=links,
         ),
     ]

@@ -17,6 +17,7 @@ from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch,
 from episodic.history.port import HistoryStore
 from episodic.history.tracker import NoTracker, Tracker
 from episodic.models import CardRecord, check_tenant
+from episodic.scrub import Scrubber
 
 if TYPE_CHECKING:
     from episodic.models import Trajectory
@@ -54,9 +55,7 @@ def _record_history(memory: Memory, tenant_id: str, trajectory: Trajectory) -> b
     store: HistoryStore | None = getattr(memory, "history", None)
     if store is None or store.stored_sha(tenant_id, trajectory.session_id) == trajectory.source_sha256:
         return False
-    from episodic.backends import build_scrubber
-
-    record = history_record(trajectory, tenant_id, build_scrubber(memory.settings))
+    record = history_record(trajectory, tenant_id, Scrubber.from_settings(memory.settings))
     if not store.put(record):
         return False
     commands = [call.command for call in trajectory.tool_calls if call.command]
@@ -134,9 +133,7 @@ def _clean_query(memory: Memory, query: str) -> str:
     query = (query or "").strip()
     if not query:
         raise InvalidArgumentError("the topic must be a non-empty word or phrase")
-    from episodic.backends import build_scrubber
-
-    return build_scrubber(memory.settings).scrub(query[:MAX_QUERY_CHARS])
+    return Scrubber.from_settings(memory.settings).scrub(query[:MAX_QUERY_CHARS])
 
 
 def check_limit(limit: int) -> int:
