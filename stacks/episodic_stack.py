@@ -9,6 +9,7 @@ from constructs import Construct
 
 from stacks.config import StackConfig
 from stacks.constructs.dreaming import Dreaming, grant_records_read
+from stacks.constructs.history import History
 from stacks.constructs.ingest import Ingest
 from stacks.constructs.monitoring import Monitoring
 from stacks.constructs.serving import Serving
@@ -43,6 +44,13 @@ class EpisodicStack(Stack):
             Dreaming(self, "Dreaming", config=self.config, storage=self.storage)
             if self.config.dreaming
             else None
+        )
+        self.history = History(  # the history tools' table and records (episodic.history.aws_store)
+            self,
+            "History",
+            storage=self.storage,
+            writer=self.ingest.distill.function,
+            reader=self.serving.mcp.function,
         )
         self.monitoring = Monitoring(
             self,
@@ -86,6 +94,7 @@ class EpisodicStack(Stack):
             "VectorIndexName": (self.config.vector_index_name, "S3 Vectors index"),
             "DeadLetterQueueUrl": (self.ingest.dead_letters.queue_url, "transcripts that failed 3 times"),
             "AlarmTopicArn": (self.monitoring.topic.topic_arn, "subscribe to receive alarms"),
+            "HistoryTableName": (self.history.table.table_name, "history tools: session metadata and links"),
         }
         if self.scratch is not None:
             outputs["ScratchCollectionEndpoint"] = (

@@ -14,6 +14,7 @@ from episodic.service import Memory
 from episodic.settings import DeployedSettings, Settings, load_settings
 
 if TYPE_CHECKING:
+    from episodic.history.port import HistoryStore
     from episodic.store.sqlite import SQLiteStore
 
 
@@ -123,6 +124,14 @@ def build_ledger(
     return store if isinstance(store, SQLiteStore) else None
 
 
+def build_history(settings: Settings, clients: AwsClients | None = None) -> HistoryStore | None:
+    """The history store: DynamoDB + S3 in the AWS deployment (when the stack names its table), a SQLite
+    file beside the index locally; None when history is switched off."""
+    from episodic.history.backends import history_store_for
+
+    return history_store_for(settings, clients or AwsClients(settings))
+
+
 def build_memory(
     settings: Settings | None = None,
     *,
@@ -132,6 +141,7 @@ def build_memory(
     store: VectorStore | None = None,
     source: TranscriptSource | None = None,
     ledger: IngestLedger | None = None,
+    history: HistoryStore | None = None,
 ) -> Memory:
     """The memory the settings describe; any adapter can be handed in instead (tests, a face's own)."""
     settings = settings or load_settings()
@@ -144,6 +154,7 @@ def build_memory(
         embedder=build_embedder(settings, clients) if embedder is None else embedder,
         store=store,
         ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
+        history=build_history(settings, clients) if history is None else history,
     )
     from episodic.scratch.backends import build_scratch
 

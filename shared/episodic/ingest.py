@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypeVar
 
 from episodic.errors import EpisodicError, RetryableDistillError
+from episodic.history.service import record_history
 from episodic.models import (
     DEFAULT_AGENT,
     Card,
@@ -255,6 +256,7 @@ def ingest_one(memory: Memory, tenant_id: str, loaded: Trajectory | NotEpisode) 
     """One loaded session through the write path. A failure is recorded and returned, never raised."""
     if isinstance(loaded, NotEpisode):
         return SessionOutcome("skipped", loaded.session_id, reason=loaded.reason)
+    record_history(memory, tenant_id, loaded)  # the history record needs no card (nor a re-distil)
     remember_quietly(memory, tenant_id, loaded)  # scratch memory: the session's notable tool outcomes
     kept = card_verdict(memory, loaded, tenant_id)
     if kept is not None:
@@ -316,6 +318,7 @@ def _pending(
                 report.skipped["duplicate-session-id"] += 1
             else:
                 claimed.add(loaded.session_id)
+                record_history(memory, tenant_id, loaded)  # before the card: an unchanged card needs it too
                 remember_quietly(memory, tenant_id, loaded)
                 kept = card_verdict(memory, loaded, tenant_id)
                 if kept is None:

@@ -11,6 +11,7 @@ from episodic.settings import Settings
 
 if TYPE_CHECKING:
     from episodic.scratch.service import ScratchMemory
+    from episodic.history.port import HistoryStore
 
 
 @dataclass
@@ -22,6 +23,7 @@ class Memory:
     store: VectorStore
     ledger: IngestLedger | None = None
     scratch: ScratchMemory | None = None  # tool-outcome memory (episodic.scratch); None: off
+    history: HistoryStore | None = None  # per-session history records (episodic.history); None: not kept
 
     @property
     def manifest(self) -> IndexManifest:

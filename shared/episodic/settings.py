@@ -141,6 +141,10 @@ class Settings(BaseSettings):
     opensearch_endpoint: str | None = None
     opensearch_scratch_index: str = "episodic-scratch"
     opensearch_cards_index: str = "episodic-cards"
+    # history tools (episodic.history): the AWS deployment's DynamoDB table and S3 prefix for the records
+    history_table: str | None = None
+    history_prefix: str = "history/"
+    history_enabled: bool = True  # False: ingestion keeps no history records (cards only)
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod

@@ -9,7 +9,7 @@ from aws_cdk.assertions import Match, Template
 from conftest import Synth
 
 DATA_SERVICES = ("s3vectors", "bedrock", "dynamodb", "secretsmanager", "s3", "sqs")
-OBJECT_SCOPES = {"/transcripts/*", "/cards/*", "/failures/*", "/dreams/*"}
+OBJECT_SCOPES = {"/transcripts/*", "/cards/*", "/failures/*", "/dreams/*", "/history/*"}
 
 
 def _template(s: Synth) -> Template:

@@ -60,6 +60,10 @@ def build_cli() -> Any:
     from episodic.cli import scratch_cmds
 
     scratch_cmds.register(cli)
+
+    from episodic.history import cli as history_cli  # history, link, resume
+
+    history_cli.register(cli)
     return cli
 
 

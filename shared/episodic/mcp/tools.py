@@ -268,6 +268,7 @@ def read_tools(memory: Memory) -> list[Tool]:
 
 def default_registry(memory: Memory) -> ToolRegistry:
     from episodic.dream.mcp_tool import memory_dream_tool
+    from episodic.history.mcp_tools import history_tools
     from episodic.mcp.review_tool import review_tool
     from episodic.scratch.mcp_tool import scratch_tools
 
@@ -278,6 +279,7 @@ def default_registry(memory: Memory) -> ToolRegistry:
             review_tool(memory),
             memory_dream_tool(memory),
             *scratch_tools(memory),
+            *history_tools(memory),
         ]
     )
 

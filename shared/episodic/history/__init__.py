@@ -1,0 +1,5 @@
+"""History tools: per-session history records beside the cards (prompts in full, closing summaries, files
+touched, tools, subagents), full-text indexed, with work-item links, a timeline and resume commands.
+
+Written by the same ingestion as the cards (`record_history`), read through `episodic.history.service`.
+"""

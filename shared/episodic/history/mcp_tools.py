@@ -1,0 +1,324 @@
+"""The history MCP tools, thin faces over `episodic.history.service` / `views`, each result within a budget.
+
+Budget: Claude Code refuses MCP results over 25,000 tokens (MAX_MCP_OUTPUT_TOKENS) and warns past 10,000;
+a result here is at most TEXT_BUDGET characters of text plus STRUCTURED_BUDGET of JSON, 40,000 characters
+in all: under 20,000 tokens even at a pessimistic 2 characters a token, about 10,000 at the usual 4.
+Whatever is cut is said: `truncated: true` and a line in the text.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from episodic.auth import WRITE, Principal
+from episodic.history.params import filters_from
+from episodic.mcp.registry import Tool, ToolOutput
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+TEXT_BUDGET = 16_000
+STRUCTURED_BUDGET = 24_000
+CUT_NOTE = "\n[result truncated to stay under the tool-result budget: narrow the topic or the dates]"
+WRITE_ANNOTATIONS = {
+    "readOnlyHint": False,
+    "destructiveHint": False,
+    "idempotentHint": False,
+    "openWorldHint": False,
+}
+
+_RANGE: dict[str, Any] = {
+    "since": {"type": "string", "description": "Sessions started on or after this ISO date (YYYY-MM-DD)."},
+    "until": {"type": "string", "description": "Sessions started on or before this ISO date."},
+    "project": {"type": "string", "description": "Only sessions of this project."},
+}
+_TOPIC = {
+    "type": "string",
+    "minLength": 1,
+    "maxLength": 500,
+    "description": "Words to find (every word must occur, as a word or word prefix), e.g. 'worktree ci'.",
+}
+
+
+def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+
+
+_OBJECTS = {"type": "array", "items": {"type": "object"}}
+_TRUNCATED = {"type": "boolean", "description": "True when entries were dropped to stay within the budget."}
+
+
+def _output(key: str, items: dict[str, Any], **extra: Any) -> dict[str, Any]:
+    """A result's schema: one list (`key`), the truncation flag, and any extra fields."""
+    return _schema({key: items, "truncated": _TRUNCATED, **extra}, [key, "truncated"])
+
+
+_LINK_OUTPUT = {
+    "type": "object",
+    "properties": {
+        name: {"type": "string"}
+        for name in (
+            "tenant_id",
+            "session_id",
+            "item",
+            "kind",
+            "origin",
+            "linked_at",
+            "cwd",
+            "terminal",
+            "evidence",
+            "url",
+        )
+    },
+    "required": ["session_id", "item", "kind", "origin", "linked_at"],
+}
+
+
+def budgeted(text: str, structured: dict[str, Any], list_key: str) -> ToolOutput:
+    """Cut the text and drop list entries from the end until both fit; say so in both."""
+    truncated = False
+    if len(text) > TEXT_BUDGET:
+        text, truncated = text[: TEXT_BUDGET - len(CUT_NOTE)] + CUT_NOTE, True
+    items = structured.get(list_key)
+    while isinstance(items, list) and items and len(json.dumps(structured, default=str)) > STRUCTURED_BUDGET:
+        items.pop()
+        truncated = True
+    if truncated:
+        structured["truncated"] = True
+        if CUT_NOTE not in text:
+            text += CUT_NOTE
+    else:
+        structured.setdefault("truncated", False)
+    return ToolOutput(text, structured)
+
+
+def _filters(args: dict[str, Any], **extra: Any) -> Any:
+    return filters_from(args.get("since"), args.get("until"), args.get("project"), **extra)
+
+
+HISTORY_TOOL_NAMES = (
+    "history_search",
+    "history_thread",
+    "history_query",
+    "history_decisions",
+    "history_timeline",
+    "link_work_item",
+    "work_item_sessions",
+)
+
+
+def history_tools(memory: Memory) -> list[Tool]:
+    from episodic.history import service, views
+
+    def search(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        hits = service.search_history(
+            memory, principal.tenant_id, args["topic"], _filters(args), int(args.get("limit", 20))
+        )
+        lines = [f"{len(hits)} session(s) mention {args['topic']!r}, best first:"] + [
+            f"- {h.summary.date} {h.match.session_id} [{h.summary.outcome}] {h.summary.record.project}: "
+            f"{h.match.count} mention(s); {h.match.snippet} (resume: {h.summary.resume()})"
+            for h in hits
+        ]
+        return budgeted("\n".join(lines), {"results": [h.as_json() for h in hits]}, "results")
+
+    def thread(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        max_chars = min(int(args.get("max_chars", views.DEFAULT_THREAD_CHARS)), TEXT_BUDGET)
+        doc = views.topic_thread(memory, principal.tenant_id, args["topic"], _filters(args), max_chars)
+        return budgeted(doc.text, {"sessions": doc.sessions, "truncated": doc.truncated}, "sessions")
+
+    def query(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        filters = _filters(args, session_id=args.get("session_id"))
+        results = views.query_history(
+            memory,
+            principal.tenant_id,
+            args["topic"],
+            filters,
+            int(args.get("context", 1)),
+            int(args.get("limit", 10)),
+        )
+        text = json.dumps(results, ensure_ascii=False, default=str)
+        return budgeted(text, {"results": results}, "results")
+
+    def decisions(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        found, message = views.find_decisions(memory, principal.tenant_id, args["topic"], _filters(args))
+        lines = [
+            f"[{i}] {d.session.date} {d.session.record.session_id} ({d.source}): {d.text}"
+            for i, d in enumerate(found, 1)
+        ]
+        return budgeted(
+            "\n".join([*lines, message]),
+            {"decisions": [d.as_json() for d in found], "message": message},
+            "decisions",
+        )
+
+    def timeline(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        filters = filters_from(
+            args.get("since"), args.get("until"), args.get("project"), week=args.get("week")
+        )
+        days = views.timeline(memory, principal.tenant_id, filters)
+        doc = views.timeline_text(days, TEXT_BUDGET)
+        structured = {"days": [{"date": d, "sessions": [s.as_json() for s in ss]} for d, ss in days]}
+        out = budgeted(doc.text, structured, "days")
+        if doc.truncated and out.structured is not None:
+            out.structured["truncated"] = True
+        return out
+
+    def link(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        from episodic.history.tracker import BeadsTracker
+
+        made = service.link_session(
+            memory,
+            principal.tenant_id,
+            args["session_id"],
+            args["item"],
+            cwd=args.get("cwd", ""),
+            terminal=args.get("terminal", ""),
+            tracker=BeadsTracker(),
+        )
+        data = made.model_dump(mode="json")
+        return ToolOutput(
+            f"Linked session {made.session_id} to {made.item} ({made.linked_at.isoformat()}).", data
+        )
+
+    def links(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+        kind, found = service.show_links(memory, principal.tenant_id, args["target"])
+        rows = [
+            {**x.link.model_dump(mode="json"), "session": x.summary.as_json() if x.summary else None}
+            for x in found
+        ]
+        lines = [f"{len(rows)} link(s) of {kind} {args['target']}, newest first:"] + [
+            f"- {r['linked_at'][:10]} {r['item'] if kind == 'session' else r['session_id']} ({r['origin']})"
+            + (
+                f" [{r['session']['outcome']}] {r['session']['problem']} (resume: {r['session']['resume']})"
+                if r["session"]
+                else ""
+            )
+            for r in rows
+        ]
+        return budgeted("\n".join(lines), {"kind": kind, "links": rows}, "links")
+
+    limit = {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 50,
+        "default": 20,
+        "description": "At most this many sessions.",
+    }
+    return [
+        Tool(
+            name="history_search",
+            title="Which past sessions mentioned a topic",
+            description=(
+                "Answer 'did we already discuss X?': the sessions whose prompts, replies or closing summaries "
+                "mention every word of the topic, best first, each with its date, how often it mentions the "
+                "topic, a snippet, its outcome and the command to resume it. Start here, then use "
+                "history_thread or history_query on the sessions found."
+            ),
+            input_schema=_schema({"topic": _TOPIC, **_RANGE, "limit": limit}, ["topic"]),
+            output_schema=_output("results", _OBJECTS),
+            handler=search,
+        ),
+        Tool(
+            name="history_thread",
+            title="The thread on a topic as one document",
+            description=(
+                "The complete thread on a topic: matching sessions oldest first, each with its decisions, the "
+                "prompts that mention the topic (with the reply to each) and its closing summary, cut to "
+                "max_chars and saying so when cut."
+            ),
+            input_schema=_schema(
+                {
+                    "topic": _TOPIC,
+                    **_RANGE,
+                    "max_chars": {
+                        "type": "integer",
+                        "minimum": 500,
+                        "maximum": TEXT_BUDGET,
+                        "default": views.DEFAULT_THREAD_CHARS,
+                    },
+                },
+                ["topic"],
+            ),
+            output_schema=_output("sessions", {"type": "array", "items": {"type": "string"}}),
+            handler=thread,
+        ),
+        Tool(
+            name="history_query",
+            title="Matches with surrounding turns",
+            description="Matches of a topic with `context` turns on each side, for a date range or one session (JSON).",
+            input_schema=_schema(
+                {
+                    "topic": _TOPIC,
+                    **_RANGE,
+                    "session_id": {"type": "string", "description": "Only this session."},
+                    "context": {"type": "integer", "minimum": 0, "maximum": 10, "default": 1},
+                    "limit": {**limit, "default": 10},
+                },
+                ["topic"],
+            ),
+            output_schema=_output("results", _OBJECTS),
+            handler=query,
+        ),
+        Tool(
+            name="history_decisions",
+            title="What was decided about a topic",
+            description=(
+                "Candidate decisions about a topic, newest first: the key decisions of matching sessions' cards, "
+                "then decision language in their prompts and summaries, each with date, session and context. "
+                "When several fit, ask the user which one they mean."
+            ),
+            input_schema=_schema({"topic": _TOPIC, **_RANGE}, ["topic"]),
+            output_schema=_output("decisions", _OBJECTS, message={"type": "string"}),
+            handler=decisions,
+        ),
+        Tool(
+            name="history_timeline",
+            title="Sessions per day",
+            description="What was worked on: sessions per day with their problem line and outcome, for an ISO week (2026-W30) or a date range.",
+            input_schema=_schema(
+                {**_RANGE, "week": {"type": "string", "description": "An ISO week like 2026-W30."}}, []
+            ),
+            output_schema=_output("days", _OBJECTS),
+            handler=timeline,
+        ),
+        Tool(
+            name="link_work_item",
+            title="Link a session to a tracked work item",
+            description=(
+                "Record that a session (usually the current one: its session id) works on a tracked item: a "
+                "GitHub issue or PR URL or #123, a key like ENT-297, or a Beads id. Appends; earlier links stay. "
+                "Beads epics are refused: link a task."
+            ),
+            input_schema=_schema(
+                {
+                    "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
+                    "item": {"type": "string", "minLength": 1, "maxLength": 300},
+                    "cwd": {
+                        "type": "string",
+                        "maxLength": 1000,
+                        "description": "The session's working folder.",
+                    },
+                    "terminal": {"type": "string", "maxLength": 200},
+                },
+                ["session_id", "item"],
+            ),
+            output_schema=_LINK_OUTPUT,
+            handler=link,
+            annotations=dict(WRITE_ANNOTATIONS),
+            required_scope=WRITE,
+        ),
+        Tool(
+            name="work_item_sessions",
+            title="Sessions of a work item, or items of a session",
+            description=(
+                "Reverse lookups: given a work item (#123, ENT-297, a Beads id, a URL) its sessions newest first "
+                "with their cards and resume commands; given a session id its linked items."
+            ),
+            input_schema=_schema(
+                {"target": {"type": "string", "minLength": 1, "maxLength": 300}}, ["target"]
+            ),
+            output_schema=_output("links", _OBJECTS, kind={"type": "string", "enum": ["session", "item"]}),
+            handler=links,
+        ),
+    ]

@@ -1,0 +1,294 @@
+"""The history core every face calls: the write step of ingestion, session search, links, resume, and
+`sessions_in_range` (a date range's sessions with their history records, cards and links)."""
+
+from __future__ import annotations
+
+import logging
+import re
+import shlex
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
+from episodic.history.extract import history_record
+from episodic.history.links import detected_links, parse_item
+from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
+from episodic.history.port import HistoryStore
+from episodic.history.tracker import NoTracker, Tracker
+from episodic.models import CardRecord, check_tenant
+from episodic.scrub import Scrubber
+
+if TYPE_CHECKING:
+    from episodic.models import Trajectory
+    from episodic.service import Memory
+
+log = logging.getLogger(__name__)
+MAX_QUERY_CHARS = 500
+DEFAULT_LIMIT = 20
+MAX_LIMIT = 200
+_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
+
+
+def history_of(memory: Memory) -> HistoryStore:
+    store: HistoryStore | None = getattr(memory, "history", None)
+    if store is None:
+        raise ConfigError("this memory has no history store (EPISODIC_HISTORY_TABLE unset in AWS)")
+    return store
+
+
+# ---------------------------------------------------------------- the write step
+
+
+def record_history(memory: Memory, tenant_id: str, trajectory: Trajectory) -> bool:
+    """Store the session's history record and its detected links; False when unchanged (same hash), when
+    the memory keeps no history, or when the write failed (logged; the hash is not stored, so the next
+    run retries it). Called by ingestion for every loaded session: a card never waits on its history."""
+    try:
+        return _record_history(memory, tenant_id, trajectory)
+    except Exception:  # the card's write path goes on; the history is retried next run
+        log.warning("history record of %s not stored", trajectory.session_id, exc_info=True)
+        return False
+
+
+def _record_history(memory: Memory, tenant_id: str, trajectory: Trajectory) -> bool:
+    store: HistoryStore | None = getattr(memory, "history", None)
+    if store is None or store.stored_sha(tenant_id, trajectory.session_id) == trajectory.source_sha256:
+        return False
+    record = history_record(trajectory, tenant_id, Scrubber.from_settings(memory.settings))
+    if not store.put(record):
+        return False
+    commands = [call.command for call in trajectory.tool_calls if call.command]
+    store.add_links(detected_links(record, commands, record.started_at or datetime.now(UTC)))
+    return True
+
+
+# ---------------------------------------------------------------- reads
+
+
+@dataclass
+class SessionSummary:
+    """A session as every history result shows it: metadata, its card's problem and outcome, resume."""
+
+    record: HistoryRecord
+    card: CardRecord | None = None
+
+    @property
+    def problem(self) -> str:
+        if self.card is not None:
+            return self.card.card.problem
+        return (self.record.titles or self.record.prompts or [""])[0][:200]
+
+    @property
+    def outcome(self) -> str:
+        return self.card.card.outcome.value if self.card is not None else "no card"
+
+    @property
+    def date(self) -> str:
+        started = self.record.started_at
+        return started.date().isoformat() if started else "undated"
+
+    def resume(self) -> str:
+        return resume_command(self.record)
+
+    def as_json(self) -> dict[str, object]:
+        r = self.record
+        return {
+            "session_id": r.session_id,
+            "project": r.project,
+            "cwd": r.cwd,
+            "git_branch": r.git_branch,
+            "agent": r.agent,
+            "started_at": r.started_at.isoformat() if r.started_at else None,
+            "ended_at": r.ended_at.isoformat() if r.ended_at else None,
+            "problem": self.problem,
+            "outcome": self.outcome,
+            "prompts": len(r.turns),
+            "resume": self.resume(),
+        }
+
+
+@dataclass
+class HistoryHit:
+    summary: SessionSummary
+    match: SessionMatch
+
+    def as_json(self) -> dict[str, object]:
+        m = self.match
+        return {
+            **self.summary.as_json(),
+            "score": m.score,
+            "count": m.count,
+            "turns": m.turns,
+            "in_summary": m.in_summary,
+            "snippet": m.snippet,
+        }
+
+
+def summarise(memory: Memory, record: HistoryRecord) -> SessionSummary:
+    return SessionSummary(record, memory.store.get(record.tenant_id, record.session_id))
+
+
+def _clean_query(memory: Memory, query: str) -> str:
+    query = (query or "").strip()
+    if not query:
+        raise InvalidArgumentError("the topic must be a non-empty word or phrase")
+    return Scrubber.from_settings(memory.settings).scrub(query[:MAX_QUERY_CHARS])
+
+
+def check_limit(limit: int) -> int:
+    if not 1 <= limit <= MAX_LIMIT:
+        raise InvalidArgumentError(f"limit must be between 1 and {MAX_LIMIT}, got {limit}")
+    return limit
+
+
+def search_history(
+    memory: Memory,
+    tenant_id: str,
+    query: str,
+    filters: HistoryFilters | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> list[HistoryHit]:
+    """Which sessions mentioned a topic, best first: count of mentions, matching turns, a snippet."""
+    check_tenant(tenant_id)
+    store = history_of(memory)
+    matches = store.match(
+        tenant_id, _clean_query(memory, query), filters or HistoryFilters(), check_limit(limit)
+    )
+    hits = []
+    for match in matches:
+        record = store.get(tenant_id, match.session_id)
+        if record is not None:
+            hits.append(HistoryHit(summarise(memory, record), match))
+    return hits
+
+
+def get_history(memory: Memory, tenant_id: str, session_id: str) -> HistoryRecord:
+    check_tenant(tenant_id)
+    record = history_of(memory).get(tenant_id, session_id)
+    if record is None:
+        raise NotFoundError(f"no history for session id {session_id!r} (run `episodic index`)")
+    return record
+
+
+def sessions_in_range(
+    memory: Memory,
+    tenant_id: str,
+    since: datetime | None,
+    until: datetime | None,
+    project: str | None = None,
+) -> list[SessionHistory]:
+    """Every session started in [since, until), oldest first, with its history record (prompts in full,
+    files touched, subagents, closing summary), its card when it has one, and its work-item links."""
+    check_tenant(tenant_id)
+    store = history_of(memory)
+    records = store.sessions(tenant_id, HistoryFilters(since=since, until=until, project=project))
+    return [
+        SessionHistory(
+            record=r,
+            card=memory.store.get(tenant_id, r.session_id),
+            links=store.links(tenant_id, session_id=r.session_id),
+        )
+        for r in records
+    ]
+
+
+@dataclass
+class SessionHistory:
+    record: HistoryRecord
+    card: CardRecord | None = None
+    links: list[WorkLink] = field(default_factory=list)
+
+
+# ---------------------------------------------------------------- resume
+
+
+RESUME_COMMANDS = {"claude-code": ("claude", "--resume"), "codex": ("codex", "resume")}
+
+
+def resume_argv(record: HistoryRecord) -> list[str]:
+    """The command that reopens this exact conversation in its agent."""
+    parts = RESUME_COMMANDS.get(record.agent)
+    if parts is None:
+        raise InvalidArgumentError(f"sessions of {record.agent} cannot be resumed by id")
+    return [*parts, record.session_id]
+
+
+def resume_command(record: HistoryRecord) -> str:
+    try:
+        argv = shlex.join(resume_argv(record))
+    except InvalidArgumentError:
+        return ""
+    return f"cd {shlex.quote(record.cwd)} && {argv}" if record.cwd else argv
+
+
+# ---------------------------------------------------------------- links
+
+
+def check_session_id(session_id: str) -> str:
+    session_id = (session_id or "").strip()
+    if not _SESSION_ID.match(session_id):
+        raise InvalidArgumentError(f"{session_id!r} is not a session id")
+    return session_id
+
+
+def link_session(
+    memory: Memory,
+    tenant_id: str,
+    session_id: str,
+    item: str,
+    *,
+    cwd: str = "",
+    terminal: str = "",
+    tracker: Tracker | None = None,
+    now: datetime | None = None,
+) -> WorkLink:
+    """Record a confirmed link (appended: earlier links stay). A session not indexed yet may be linked
+    (the current one usually is not); a container item (a Beads epic) is refused."""
+    check_tenant(tenant_id)
+    session_id = check_session_id(session_id)
+    parsed = parse_item(item)
+    store = history_of(memory)
+    record = store.get(tenant_id, session_id)
+    where = cwd or (record.cwd if record else "")
+    if parsed.kind == "beads" and (tracker or NoTracker()).is_container(parsed.key, where):
+        raise InvalidArgumentError(
+            f"{parsed.key} is an epic (a container of other items): link the session to one of its tasks"
+        )
+    link = WorkLink(
+        tenant_id=tenant_id,
+        session_id=session_id,
+        item=parsed.key,
+        kind=parsed.kind,
+        origin="confirmed",
+        linked_at=now or datetime.now(UTC),
+        cwd=where,
+        terminal=terminal,
+        url=parsed.url,
+    )
+    store.add_links([link])
+    return link
+
+
+@dataclass
+class LinkedSession:
+    link: WorkLink
+    summary: SessionSummary | None  # None: the session is not indexed yet
+
+
+def show_links(memory: Memory, tenant_id: str, target: str) -> tuple[str, list[LinkedSession]]:
+    """('session', its items) when `target` is a known session, else ('item', its sessions); newest first."""
+    check_tenant(tenant_id)
+    store = history_of(memory)
+    target = (target or "").strip()
+    by_session = store.links(tenant_id, session_id=target)
+    if by_session or store.get(tenant_id, target) is not None:
+        record = store.get(tenant_id, target)
+        summary = summarise(memory, record) if record else None
+        return "session", [LinkedSession(link, summary) for link in by_session]
+    key = parse_item(target).key
+    found = []
+    for link in store.links(tenant_id, item=key):
+        record = store.get(tenant_id, link.session_id)
+        found.append(LinkedSession(link, summarise(memory, record) if record else None))
+    return "item", found

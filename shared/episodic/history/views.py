@@ -1,0 +1,252 @@
+"""Thread, advanced query, decisions and timeline: the history read as documents, each within a budget."""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from episodic.errors import InvalidArgumentError
+from episodic.history.models import HistoryFilters
+from episodic.history.service import (
+    HistoryHit,
+    SessionSummary,
+    history_of,
+    search_history,
+    summarise,
+)
+from episodic.history.terms import query_terms, term_pattern
+from episodic.models import check_tenant
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+DEFAULT_THREAD_CHARS = 12_000
+MAX_THREAD_CHARS = 60_000
+TURN_CHARS = 1200  # one prompt or reply inside a thread
+TRUNCATED = "\n[… truncated to {limit} characters: narrow the topic or the dates, or raise max_chars]"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def _cut(text: str, limit: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _header(summary: SessionSummary) -> str:
+    r = summary.record
+    branch = f" · branch {r.git_branch}" if r.git_branch else ""
+    return (
+        f"## {summary.date} · {r.project or 'no project'} · session {r.session_id}{branch}\n"
+        f"Problem: {summary.problem}\nOutcome: {summary.outcome}\nResume: {summary.resume()}"
+    )
+
+
+@dataclass
+class Document:
+    text: str
+    sessions: list[str] = field(default_factory=list)
+    truncated: bool = False
+
+
+def fit(blocks: list[str], max_chars: int) -> tuple[str, bool]:
+    """Blocks joined in order while they fit; the one that does not is cut and the rest dropped, with a
+    note saying so. The result never exceeds max_chars."""
+    text = "\n\n".join(blocks)
+    if len(text) <= max_chars:
+        return text, False
+    note = TRUNCATED.format(limit=max_chars)
+    return text[: max(0, max_chars - len(note) - 1)].rstrip() + "…" + note, True
+
+
+def check_max_chars(max_chars: int) -> int:
+    if not 500 <= max_chars <= MAX_THREAD_CHARS:
+        raise InvalidArgumentError(f"max_chars must be between 500 and {MAX_THREAD_CHARS}, got {max_chars}")
+    return max_chars
+
+
+def topic_thread(
+    memory: Memory,
+    tenant_id: str,
+    topic: str,
+    filters: HistoryFilters | None = None,
+    max_chars: int = DEFAULT_THREAD_CHARS,
+    limit: int = 20,
+) -> Document:
+    """The thread on a topic: matching sessions in time order, each with its decisions, the prompts that
+    mention the topic (and the reply to each), and its closing summary; cut to `max_chars`."""
+    check_max_chars(max_chars)
+    hits = search_history(memory, tenant_id, topic, filters, limit)
+    hits.sort(
+        key=lambda h: (h.summary.record.started_at or datetime.min.replace(tzinfo=UTC), h.match.session_id)
+    )
+    blocks = [f"# Thread: {topic} ({len(hits)} session(s), oldest first)"]
+    for hit in hits:
+        lines = [_header(hit.summary)]
+        card = hit.summary.card
+        if card is not None and card.card.key_decisions:
+            lines.append("Decisions: " + "; ".join(card.card.key_decisions))
+        turns = hit.summary.record.turns
+        for index in hit.match.turns:
+            turn = turns[index]
+            lines.append(f"> prompt {index + 1}: {_cut(turn.prompt, TURN_CHARS)}")
+            if turn.reply:
+                lines.append(f"  reply: {_cut(turn.reply, TURN_CHARS)}")
+        if hit.summary.record.closing_summary:
+            lines.append(f"Closing summary: {_cut(hit.summary.record.closing_summary, TURN_CHARS)}")
+        blocks.append("\n".join(lines))
+    text, truncated = fit(blocks, max_chars)
+    return Document(text, [h.match.session_id for h in hits], truncated)
+
+
+def query_history(
+    memory: Memory,
+    tenant_id: str,
+    query: str,
+    filters: HistoryFilters | None = None,
+    context: int = 1,
+    limit: int = 20,
+) -> list[dict[str, object]]:
+    """Matches with `context` surrounding turns on each side, per session (JSON-ready)."""
+    if not 0 <= context <= 10:
+        raise InvalidArgumentError(f"context must be between 0 and 10 turns, got {context}")
+    out = []
+    for hit in search_history(memory, tenant_id, query, filters, limit):
+        turns = hit.summary.record.turns
+        wanted = sorted(
+            {i for t in hit.match.turns for i in range(t - context, t + context + 1) if 0 <= i < len(turns)}
+        )
+        out.append(
+            {
+                **hit.as_json(),
+                "context": [
+                    {
+                        "turn": i,
+                        "matched": i in hit.match.turns,
+                        "at": _iso(turns[i].at),
+                        "prompt": turns[i].prompt,
+                        "reply": turns[i].reply,
+                    }
+                    for i in wanted
+                ],
+            }
+        )
+    return out
+
+
+# ---------------------------------------------------------------- decisions
+
+DECISION_WORDS = re.compile(
+    r"\b(decided|decide|decision|we(?:'ll| will) (?:go|use|keep)|let'?s (?:go with|use|keep|stick)|"
+    r"going with|go with|settled on|chose|choose|agreed|instead of|rather than|prefer|opted)\b",
+    re.IGNORECASE,
+)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+
+
+@dataclass
+class Decision:
+    text: str
+    source: str  # card | prompt | summary
+    session: SessionSummary
+    context: str = ""
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "decision": self.text,
+            "source": self.source,
+            "context": self.context,
+            "date": self.session.date,
+            "session_id": self.session.record.session_id,
+            "project": self.session.record.project,
+            "resume": self.session.resume(),
+        }
+
+
+def _decision_sentences(text: str, pattern: re.Pattern[str]) -> list[str]:
+    return [
+        _cut(s, 400)
+        for s in _SENTENCE.split(text)
+        if DECISION_WORDS.search(s) and pattern.search(s) and len(s.strip()) > 10
+    ]
+
+
+def find_decisions(
+    memory: Memory, tenant_id: str, topic: str, filters: HistoryFilters | None = None, limit: int = 10
+) -> tuple[list[Decision], str]:
+    """Decisions about a topic, newest first: the card's key decisions of matching sessions first, then
+    decision language in their prompts and summaries. The message asks back when several fit."""
+    hits: list[HistoryHit] = search_history(memory, tenant_id, topic, filters, 50)
+    pattern = term_pattern(query_terms(topic))
+    found: list[Decision] = []
+    for hit in sorted(
+        hits, key=lambda h: h.summary.record.started_at or datetime.min.replace(tzinfo=UTC), reverse=True
+    ):
+        summary, record = hit.summary, hit.summary.record
+        card = summary.card
+        if card is not None:
+            found += [
+                Decision(_cut(d, 400), "card", summary, card.card.problem) for d in card.card.key_decisions
+            ]
+        for index in hit.match.turns:
+            turn = record.turns[index]
+            for sentence in _decision_sentences(turn.prompt, pattern):
+                found.append(Decision(sentence, "prompt", summary, _cut(turn.reply, 300)))
+        for sentence in _decision_sentences(record.closing_summary, pattern):
+            found.append(Decision(sentence, "summary", summary))
+    found = found[:limit]
+    if not found:
+        return [], f"No decision about {topic!r} was found in the history."
+    if len({d.session.record.session_id for d in found}) > 1 or len(found) > 1:
+        return found, (
+            f"{len(found)} candidate decisions about {topic!r} (newest first). Which one do you mean? "
+            "Name its date or session to see its thread."
+        )
+    return found, f"One decision about {topic!r} was found."
+
+
+# ---------------------------------------------------------------- timeline
+
+
+def week_range(week: str) -> tuple[datetime, datetime]:
+    """`2026-W30` -> [Monday 00:00 UTC, next Monday)."""
+    match = re.fullmatch(r"(\d{4})-?W(\d{1,2})", week.strip(), re.IGNORECASE)
+    if not match:
+        raise InvalidArgumentError(f"week must look like 2026-W30, got {week!r}")
+    try:
+        monday = date.fromisocalendar(int(match.group(1)), int(match.group(2)), 1)
+    except ValueError as exc:
+        raise InvalidArgumentError(f"no such ISO week: {week!r}") from exc
+    start = datetime.combine(monday, datetime.min.time(), tzinfo=UTC)
+    return start, start + timedelta(days=7)
+
+
+def timeline(
+    memory: Memory, tenant_id: str, filters: HistoryFilters | None = None
+) -> list[tuple[str, list[SessionSummary]]]:
+    """Sessions per day (oldest first), each with its problem line and outcome; undated ones last."""
+    check_tenant(tenant_id)
+    days: dict[str, list[SessionSummary]] = defaultdict(list)
+    for record in history_of(memory).sessions(tenant_id, filters or HistoryFilters()):
+        summary = summarise(memory, record)
+        days[summary.date].append(summary)
+    return sorted(days.items(), key=lambda item: (item[0] == "undated", item[0]))
+
+
+def timeline_text(days: list[tuple[str, list[SessionSummary]]], max_chars: int) -> Document:
+    blocks = []
+    for day, sessions in days:
+        lines = [f"## {day} ({len(sessions)} session(s))"]
+        for s in sessions:
+            at = s.record.started_at.strftime("%H:%M") if s.record.started_at else "--:--"
+            lines.append(
+                f"- {at} [{s.outcome}] {s.record.project}: {_cut(s.problem, 160)} ({s.record.session_id})"
+            )
+        blocks.append("\n".join(lines))
+    text, truncated = fit(blocks or ["No sessions in this range."], max_chars)
+    return Document(text, [s.record.session_id for _, ss in days for s in ss], truncated)

@@ -1,0 +1,66 @@
+"""The history tools' storage: one DynamoDB table (per-session metadata and work-item links, keyed by
+tenant) and the records under `history/` in the transcripts bucket; both Lambdas read it, the distill
+Lambda writes records, the MCP Lambda appends links."""
+
+from __future__ import annotations
+
+from aws_cdk import RemovalPolicy, Stack
+from aws_cdk import aws_dynamodb as dynamodb
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_lambda as lambda_
+from constructs import Construct
+
+from stacks.constructs.storage import Storage
+from stacks.nag import acknowledge
+
+HISTORY_PREFIX = "history/"
+TABLE_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
+
+
+class History(Construct):
+    def __init__(
+        self,
+        scope: Construct,
+        construct_id: str,
+        *,
+        storage: Storage,
+        writer: lambda_.Function,
+        reader: lambda_.Function,
+    ) -> None:
+        super().__init__(scope, construct_id)
+        self.table = dynamodb.Table(
+            self,
+            "Table",
+            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,  # no idle cost; queries are per tenant
+            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
+            encryption_key=storage.key,
+            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+                point_in_time_recovery_enabled=True
+            ),
+            removal_policy=RemovalPolicy.RETAIN,  # confirmed links are the user's; records can be rebuilt
+        )
+        records = storage.transcripts.arn_for_objects(f"{HISTORY_PREFIX}*")
+        bucket_id = Stack.of(self).get_logical_id(storage.transcripts.node.default_child)  # type: ignore[arg-type]
+        for fn, object_actions in ((writer, ["s3:GetObject", "s3:PutObject"]), (reader, ["s3:GetObject"])):
+            if fn.role is not None:
+                acknowledge(
+                    fn.role,
+                    "AwsSolutions-IAM5",
+                    "History records are objects under one prefix of one bucket (one per session, keyed "
+                    "by tenant and session id): the prefix is the narrowest resource that names them.",
+                    findings=[f"Resource::<{bucket_id}.Arn>/{HISTORY_PREFIX}*"],
+                )
+            fn.add_environment("EPISODIC_HISTORY_TABLE", self.table.table_name)
+            fn.add_environment("EPISODIC_HISTORY_PREFIX", HISTORY_PREFIX)
+            fn.add_to_role_policy(
+                iam.PolicyStatement(actions=TABLE_ACTIONS, resources=[self.table.table_arn])
+            )
+            fn.add_to_role_policy(iam.PolicyStatement(actions=object_actions, resources=[records]))
+        # the MCP Lambda writes link items into the CMK-encrypted table
+        reader.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["kms:Encrypt", "kms:GenerateDataKey"], resources=[storage.key.key_arn]
+            )
+        )
