@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from episodic.dream.source import SessionDigest, WeekSource, digest_of, earliest_in, records_in
 from episodic.errors import InvalidArgumentError
-from episodic.models import Trajectory
+from episodic.models import CardRecord, Trajectory
 
 if TYPE_CHECKING:
     from episodic.service import Memory
@@ -34,8 +34,10 @@ class BucketWeekSource(WeekSource):
         return loaded if isinstance(loaded, Trajectory) else None
 
     def sessions(self, tenant_id: str, since: datetime, until: datetime) -> list[SessionDigest]:
-        chosen = records_in(self.memory.store, tenant_id, since, until)
-        return [digest_of(r, self._trajectory(tenant_id, r.session_id)) for r in chosen]
+        return [self.digest(r) for r in records_in(self.memory.store, tenant_id, since, until)]
+
+    def digest(self, record: CardRecord) -> SessionDigest:
+        return digest_of(record, self._trajectory(record.tenant_id, record.session_id))
 
     def earliest(self, tenant_id: str) -> datetime | None:
         return earliest_in(self.memory.store, tenant_id)

@@ -12,6 +12,7 @@ from episodic.dream.archive import LocalArchive, RecordArchive, S3Archive
 from episodic.dream.aws_source import BucketWeekSource
 from episodic.dream.cycle import DreamRun, run_dream
 from episodic.dream.exemplar import load_exemplar
+from episodic.dream.history_source import HistoryWeekSource
 from episodic.dream.html import render_dashboard
 from episodic.dream.llm import BedrockDreamModel, ClaudeCodeDreamModel, DreamModel
 from episodic.dream.record import ParsedRecord, parse_record
@@ -69,19 +70,26 @@ def build_week_source(
     settings: Settings, transcripts: Sequence[str] | None, clients: Any = None
 ) -> WeekSource:
     """The local index and transcripts; with the deployed store, its index and the bucket's transcripts."""
-    from episodic.backends import build_memory, build_source, build_store
+    from episodic.backends import build_history, build_memory, build_source, build_store
+    from episodic.history.backends import HISTORY_FILE
 
     if settings.store == "s3vectors" and settings.transcripts_bucket:
         from episodic.aws.clients import AwsClients
 
         clients = clients or AwsClients(settings)
         memory = build_memory(settings, clients=clients)
-        return BucketWeekSource(
+        bucket = BucketWeekSource(
             memory, clients.get("s3"), settings.transcripts_bucket, settings.transcripts_prefix
         )
+        return HistoryWeekSource(memory.store, memory.history, bucket) if memory.history else bucket
     if settings.store == "sqlite" and not settings.db_path.exists():
         raise ConfigError(f"no index at {settings.db_path}: run `episodic index` first")
-    return IndexWeekSource(build_store(settings), build_source(settings), transcripts)
+    store = build_store(settings)
+    fallback = IndexWeekSource(store, build_source(settings), transcripts)
+    if not settings.history_enabled or not (settings.home / HISTORY_FILE).exists():
+        return fallback  # never create a history file just to read a week
+    history = build_history(settings)
+    return HistoryWeekSource(store, history, fallback) if history is not None else fallback
 
 
 def bucket_tenants(s3_client: Any, bucket: str, prefix: str) -> list[str]:

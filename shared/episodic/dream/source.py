@@ -58,8 +58,12 @@ class WeekSource(ABC):
         """The full scrubbed trajectory of one session (REM's deep extraction); None when unavailable."""
         return None
 
+    def digest(self, record: CardRecord) -> SessionDigest:
+        """One card's digest as this source reads it (here: the card alone)."""
+        return digest_of(record, None)
 
-def _cut(text: str, limit: int) -> str:
+
+def cut(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
@@ -70,10 +74,10 @@ def digest_of(record: CardRecord, trajectory: Trajectory | None) -> SessionDiges
     files = list(dict.fromkeys([*trajectory.files_edited, *trajectory.files_read]))
     return SessionDigest(
         record=record,
-        prompts=[_cut(p, PROMPT_CHARS) for p in trajectory.prompts[:MAX_PROMPTS]],
+        prompts=[cut(p, PROMPT_CHARS) for p in trajectory.prompts[:MAX_PROMPTS]],
         files_touched=files,
         subagents=list(trajectory.subagents),
-        closing_summary=_cut(trajectory.closing_summary, CLOSING_CHARS),
+        closing_summary=cut(trajectory.closing_summary, CLOSING_CHARS),
         titles=list(trajectory.titles[:3]),
         raw_bytes=trajectory.source.total_bytes or record.source_bytes,
         transcript_found=True,
@@ -123,10 +127,10 @@ class IndexWeekSource(WeekSource):
         return loaded if isinstance(loaded, Trajectory) and loaded.session_id == session_id else None
 
     def sessions(self, tenant_id: str, since: datetime, until: datetime) -> list[SessionDigest]:
-        return [
-            digest_of(r, self._trajectory(r.session_id))
-            for r in records_in(self.store, tenant_id, since, until)
-        ]
+        return [self.digest(r) for r in records_in(self.store, tenant_id, since, until)]
+
+    def digest(self, record: CardRecord) -> SessionDigest:
+        return digest_of(record, self._trajectory(record.session_id))
 
     def earliest(self, tenant_id: str) -> datetime | None:
         return earliest_in(self.store, tenant_id)
