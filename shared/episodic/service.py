@@ -10,8 +10,8 @@ from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, 
 from episodic.settings import Settings
 
 if TYPE_CHECKING:
-    from episodic.scratch.service import ScratchMemory
     from episodic.history.port import HistoryStore
+    from episodic.scratch.service import ScratchMemory
 
 
 @dataclass
