@@ -123,6 +123,7 @@ class Settings(BaseSettings):
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
         return value
+
     # dreaming (episodic.dream): weekly records
     dream_exemplar: str | None = None  # the record new ones follow (None: the built-in exemplar)
     dreams_prefix: str = "dreams/"  # on AWS: records in the transcripts bucket under <prefix><tenant>/

@@ -174,9 +174,14 @@ def test_tools_list_declares_schemas_and_read_only_hints(live: Live) -> None:
     _, _, body = post(live.url, rpc("tools/list"), live.auth())
     tools = {t["name"]: t for t in json.loads(body)["result"]["tools"]}
     # a read token: the history tools but link_work_item, which needs the write scope
-    assert set(tools) == {"search_traces", "get_episode", "record_episode", "review_episode", "get_dream_record", *HISTORY_TOOL_NAMES} - {
-        "link_work_item"
-    }
+    assert set(tools) == {
+        "search_traces",
+        "get_episode",
+        "record_episode",
+        "review_episode",
+        "get_dream_record",
+        *HISTORY_TOOL_NAMES,
+    } - {"link_work_item"}
     assert tools["record_episode"]["annotations"]["readOnlyHint"] is False
     assert tools["review_episode"]["annotations"]["readOnlyHint"] is False
     for tool in (tools["search_traces"], tools["get_episode"]):
