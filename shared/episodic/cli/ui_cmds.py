@@ -30,7 +30,7 @@ def register(group: click.Group) -> None:
         "--dream",
         type=click.Path(file_okay=False, path_type=Path),
         default=None,
-        help="A folder of dream records (default: <home>/dream).",
+        help="A folder of dream records (default: <home>/dreams/<tenant>, where `episodic dream` writes them).",
     )
     def ui_cmd(
         port: int,

@@ -13,7 +13,7 @@ from episodic.ui.server import make_ui_server
 from episodic.ui.views import Viewer
 
 EVAL_FOLDER = "eval-report"
-DREAM_FOLDER = "dream"
+DREAM_FOLDER = "dreams"  # `episodic dream` writes <home>/dreams/<tenant>/<week>.md (dream.archive)
 
 
 def build_viewer(
@@ -35,11 +35,12 @@ def build_viewer(
             from episodic.backends import build_memory
 
             source = LocalSource(build_memory(settings))
+    tenant = tenant or settings.tenant
     return Viewer(
         source,
-        tenant or settings.tenant,
+        tenant,
         eval_dir=eval_dir or settings.home / EVAL_FOLDER,
-        dream_dir=dream_dir or settings.home / DREAM_FOLDER,
+        dream_dir=dream_dir or settings.home / DREAM_FOLDER / tenant,
     )
 
 
