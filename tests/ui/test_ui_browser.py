@@ -64,6 +64,9 @@ def open_viewer(chromium: Any, world: World) -> Any:
 
 
 def test_search_open_edit_approve(chromium: Any, world: World) -> None:
+    from episodic.history.service import link_session
+
+    link_session(world.memory, world.settings.tenant, CHECKOUT_ID, "https://github.com/acme/shop/issues/42")
     page = open_viewer(chromium, world)
     assert "key=" not in page.url  # the secret moved into a cookie
     page.fill("#query", QUERY)
@@ -75,6 +78,10 @@ def test_search_open_edit_approve(chromium: Any, world: World) -> None:
     first.locator("a.open").click()
     assert page.locator("#survey").inner_text().strip()  # the scrubbed survey the distiller read
     assert "pytest" in page.locator("#evidence").inner_text()  # the check after the last edit
+    links = page.locator("#session-links")
+    assert "acme/shop#42 (confirmed" in links.inner_text()  # the work item, from the history store
+    assert links.locator("a").get_attribute("href") == "https://github.com/acme/shop/issues/42"
+    assert f"claude --resume {CHECKOUT_ID}" in page.locator("#resume").inner_text()
     screenshot(page, "episode")
     page.click("#toggle-edit")
     new_insight = "Apply the discount before rounding; rounding first turns small totals into zero."

@@ -57,6 +57,16 @@ class SurveyView:
     missing: str = ""  # why there is none (no transcript on this machine, remote index)
 
 
+@dataclass
+class SessionLinks:
+    """What the history store knows around an episode: its work items and how to resume it."""
+
+    links: list[tuple[str, str, str, str]] = field(default_factory=list)  # (item, origin, when, url)
+    resume: str = ""
+    turns: int = 0
+    missing: str = ""  # why there is nothing (no history record, a remote endpoint)
+
+
 class ViewerSource(ABC):
     """The viewer's port: reads for browsing, review acts for the review pages."""
 
@@ -80,6 +90,13 @@ class ViewerSource(ABC):
     def review(
         self, tenant_id: str, session_id: str, action: str, *, reason: str, card: dict[str, Any] | None
     ) -> tuple[CardRecord, list[str]]: ...
+
+    def session_links(self, record: CardRecord) -> SessionLinks:
+        return SessionLinks(missing="work items and history are shown for the local index only")
+
+
+def _https(url: str) -> str:
+    return url if url.startswith("https://") else ""
 
 
 def evidence_view(trajectory: Trajectory) -> tuple[str, list[tuple[str, bool, str]]]:
@@ -131,6 +148,19 @@ class LocalSource(ViewerSource):
         edit, evidence = evidence_view(trajectory)
         survey = render_survey(trajectory, self.memory.settings.survey_token_budget)
         return SurveyView(survey=survey, last_edit=edit, evidence=evidence)
+
+    def session_links(self, record: CardRecord) -> SessionLinks:
+        from episodic.history.service import resume_command
+
+        history = self.memory.history
+        found = history.get(record.tenant_id, record.session_id) if history is not None else None
+        if history is None or found is None:
+            return SessionLinks(missing="no history record for this session (run `episodic index`)")
+        links = [  # only https links are clickable: a stored URL never becomes `javascript:`
+            (link.item, str(link.origin), link.linked_at.date().isoformat(), _https(link.url))
+            for link in history.links(record.tenant_id, session_id=record.session_id)
+        ]
+        return SessionLinks(links=links, resume=resume_command(found), turns=len(found.turns))
 
     def review(
         self, tenant_id: str, session_id: str, action: str, *, reason: str, card: dict[str, Any] | None

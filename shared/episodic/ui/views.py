@@ -180,6 +180,7 @@ class Viewer:
         if record is None:
             return self.refused(404, f"no episode with session id {session_id!r}")
         survey = self.source.survey(record)
+        session_links = self.source.session_links(record)
         card = form or record.card.model_dump(mode="json")
         return self.page(
             "episode.html",
@@ -190,6 +191,7 @@ class Viewer:
             list_fields=LIST_FIELDS,
             outcomes=[o.value for o in Outcome],
             survey=survey,
+            session_links=session_links,
             done=done,
             error=error,
             renderings=RENDERINGS,
