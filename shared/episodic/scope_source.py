@@ -99,8 +99,21 @@ def scope_after_index(memory: Memory, tenant_id: str) -> dict[str, Any]:
     source = memory.source
     if not isinstance(source, ScopedSource):
         return {}
-    forgotten = [sid for sid in sorted(source.excluded_sessions) if memory.store.delete(tenant_id, sid)]
+    forgotten = [sid for sid in sorted(source.excluded_sessions) if _forget(memory, tenant_id, sid)]
     return {**source.summary(), "forgotten": forgotten}
+
+
+def _forget(memory: Memory, tenant_id: str, session_id: str) -> bool:
+    """Everything remembered of an excluded session: its card, its history record and links (prompts in
+    full), its scratch-memory records. True when anything was there."""
+    found = memory.store.delete(tenant_id, session_id)
+    if memory.history is not None:
+        found = memory.history.forget(tenant_id, session_id) or found
+    if memory.scratch is not None:
+        from episodic.scratch.service import forget_session
+
+        found = forget_session(memory.scratch, tenant_id, session_id) > 0 or found
+    return found
 
 
 def rules_from_settings(settings: Settings) -> ScopeRules:
@@ -124,5 +137,6 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     shown = sum(1 for p in summary["projects"] if p["index"]["included"] and p["inject"]["included"])
     lines.append(f"  {shown} other project(s) indexed and injected")
     if summary.get("forgotten"):
-        lines.append(f"  forgot {len(summary['forgotten'])} card(s) of sessions the rules now exclude")
+        forgot = len(summary["forgotten"])
+        lines.append(f"  forgot {forgot} session(s) the rules now exclude (card, history, scratch records)")
     return lines

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from episodic.aws.s3vectors_store import S3VectorsStore
 from episodic.backends import build_memory
 from episodic.embed.hashing import HashingEmbedder
 from episodic.history.aws_store import DynamoS3HistoryStore
+from episodic.history.models import HistoryFilters, WorkLink
 from episodic.settings import load_deployed_settings
 from lambda_env import (
     BUCKET,
@@ -152,3 +154,27 @@ def test_the_deployed_memory_gets_the_history_store_from_settings(
         ).history
         is None
     )
+
+
+def test_forget_deletes_the_record_object_metadata_and_links(cloud: LocalCloud) -> None:
+    _ingest(cloud, "acme")
+    history = mcp.runtime().memory.history
+    assert history is not None
+    _tool("history_search", {"topic": "docker"}, "acme")  # warms this process's full-text mirror
+    history.add_links(
+        [
+            WorkLink(
+                tenant_id="acme",
+                session_id=FIXTURE_SESSION,
+                item="ENT-1",
+                kind="jira",
+                origin="confirmed",
+                linked_at=datetime.now(UTC),
+            )
+        ]
+    )
+    assert history.forget("acme", FIXTURE_SESSION) is True
+    assert history.get("acme", FIXTURE_SESSION) is None and history.links("acme") == []
+    listed = cloud.s3.list_objects_v2(Bucket=BUCKET, Prefix="history/acme/").get("KeyCount", 0)
+    assert listed == 0
+    assert history.sessions("acme", HistoryFilters()) == []  # the mirror forgot it too

@@ -157,3 +157,19 @@ def test_a_memory_without_history_says_so(memory: Memory) -> None:
     with pytest.raises(ConfigError, match="no history store"):
         service.search_history(memory, ALPHA, "x")
     assert HistoryFilters().since is None
+
+
+def test_forget_drops_the_record_its_full_text_and_links_in_its_tenant_only(memory: Memory) -> None:
+    store = memory.history
+    assert store is not None
+    target = RECORDS[0]
+    service.link_session(memory, ALPHA, target.session_id, "ENT-297")
+    assert store.forget(BETA, target.session_id) is False  # another tenant cannot reach it
+    before = store.count(ALPHA)
+    assert store.forget(ALPHA, target.session_id) is True
+    assert store.get(ALPHA, target.session_id) is None and store.count(ALPHA) == before - 1
+    assert store.links(ALPHA, session_id=target.session_id) == []
+    assert target.session_id not in {
+        h.match.session_id for h in service.search_history(memory, ALPHA, "pytest")
+    }
+    assert store.forget(ALPHA, target.session_id) is False

@@ -201,8 +201,19 @@ def test_a_rule_added_later_forgets_the_projects_cards(
     root = _projects(tmp_path)
     first = json.loads(CliRunner().invoke(build_cli(), ["index", str(root), "--json"]).output)
     assert first["indexed"] == 2 and first["scope"]["forgotten"] == []
+    from episodic.backends import build_history
+
+    indexed_history = build_history(load_settings())
+    assert indexed_history is not None and indexed_history.count("local") == 2
     monkeypatch.setenv("EPISODIC_INDEX_EXCLUDE", "/work/secret-x")
     text = CliRunner().invoke(build_cli(), ["index", str(root)]).output
-    assert "forgot 1 card(s) of sessions the rules now exclude" in text
+    assert "forgot 1 session(s) the rules now exclude" in text
     store = build_store(load_settings())
     assert [r.session_id for r in store.iter_records("local")] == ["aaaa0000-0000-4000-8000-000000000001"]
+    # its history record (prompts in full) and links are forgotten with the card
+    from episodic.history.models import HistoryFilters
+
+    history = build_history(load_settings())
+    assert history is not None
+    kept = [r.session_id for r in history.sessions("local", HistoryFilters())]
+    assert kept == ["aaaa0000-0000-4000-8000-000000000001"]

@@ -112,6 +112,24 @@ class DynamoS3HistoryStore(HistoryStore):
     def count(self, tenant_id: str) -> int:
         return sum(1 for _ in self._query(_session_pk(tenant_id)))
 
+    def forget(self, tenant_id: str, session_id: str) -> bool:
+        tenant = require_tenant(tenant_id)
+        key = {"pk": {"S": _session_pk(tenant)}, "sk": {"S": session_id}}
+        item = self.dynamodb.get_item(TableName=self.table, Key=key).get("Item")
+        if item:
+            self.s3.delete_object(Bucket=self.bucket, Key=item["record_key"]["S"])
+            self.dynamodb.delete_item(TableName=self.table, Key=key)
+        links = 0
+        for row in list(self._query(_link_pk(tenant))):
+            if WorkLink.model_validate(json.loads(row["link"]["S"])).session_id == session_id:
+                self.dynamodb.delete_item(TableName=self.table, Key={"pk": row["pk"], "sk": row["sk"]})
+                links += 1
+        with self._lock:  # this process's mirror; another warm Lambda's drops it when it next starts
+            mirror = self._mirrors.get(tenant)
+        if mirror is not None:
+            mirror.forget(tenant, session_id)
+        return bool(item) or links > 0
+
     def _mirror(self, tenant: str) -> SQLiteHistoryStore:
         """The tenant's full-text mirror, brought up to date from the metadata (changed records only)."""
         with self._lock:

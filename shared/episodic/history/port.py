@@ -34,6 +34,11 @@ class HistoryStore(ABC):
     def count(self, tenant_id: str) -> int: ...
 
     @abstractmethod
+    def forget(self, tenant_id: str, session_id: str) -> bool:
+        """Delete the session's record, its full text and its links (a scope rule now excludes it);
+        False when nothing was stored."""
+
+    @abstractmethod
     def add_links(self, links: Sequence[WorkLink]) -> int:
         """Append links (a confirmed link is always appended; a detected one only once per session and
         item). Returns how many were added."""

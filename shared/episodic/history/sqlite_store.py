@@ -122,6 +122,20 @@ class SQLiteHistoryStore(HistoryStore):
             conn.execute("INSERT INTO history_fts (rowid, body) VALUES (?, ?)", (sid, record.search_text()))
         return True
 
+    def forget(self, tenant_id: str, session_id: str) -> bool:
+        tenant = require_tenant(tenant_id)
+        with self._transaction() as conn:
+            row = conn.execute(
+                "SELECT id FROM history_sessions WHERE tenant_id = ? AND session_id = ?", (tenant, session_id)
+            ).fetchone()
+            links = conn.execute(
+                "DELETE FROM history_links WHERE tenant_id = ? AND session_id = ?", (tenant, session_id)
+            ).rowcount
+            if row:
+                conn.execute("DELETE FROM history_fts WHERE rowid = ?", (int(row[0]),))
+                conn.execute("DELETE FROM history_sessions WHERE id = ?", (int(row[0]),))
+        return bool(row) or links > 0
+
     def get(self, tenant_id: str, session_id: str) -> HistoryRecord | None:
         with self._lock:
             row = self._conn.execute(
