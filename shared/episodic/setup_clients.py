@@ -22,6 +22,7 @@ from episodic.remember import REMEMBER_COMMAND, remember_command_path
 
 HOOK_ARGS = "hook user-prompt-submit"
 SESSION_DISTILL_ARGS = "hook session-distill"  # SessionEnd, when Claude Code is the saved distiller
+SESSION_START_ARGS = "hook session-start"  # SessionStart, when the dream's synthesis is to be injected
 HOOK_TIMEOUT_SECONDS = 5  # the hook keeps its own 1.5 s budget; this is Claude Code's hard stop
 TOKEN_ENV = "EPISODIC_TOKEN"
 
@@ -43,6 +44,7 @@ class ClientPlan:
     hook_file: Path | None = None
     hook_command: str | None = None
     session_end_command: str | None = None
+    session_start_command: str | None = None
     files: list[PlannedFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -104,10 +106,14 @@ def _hook_entry(command: str) -> dict[str, Any]:
     return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
 
 
-def hook_settings_snippet(command: str, session_end_command: str | None = None) -> dict[str, Any]:
+def hook_settings_snippet(
+    command: str, session_end_command: str | None = None, session_start_command: str | None = None
+) -> dict[str, Any]:
     hooks = {"UserPromptSubmit": [_hook_entry(command)]}
     if session_end_command:
         hooks["SessionEnd"] = [_hook_entry(session_end_command)]
+    if session_start_command:
+        hooks["SessionStart"] = [_hook_entry(session_start_command)]
     return {"hooks": hooks}
 
 
@@ -118,9 +124,11 @@ def claude_code_plan(
     executable: str = "episodic",
     literal_token: bool = False,
     distil_on_session_end: bool = False,
+    dream_on_session_start: bool = False,
 ) -> ClientPlan:
     """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`;
-    with Claude Code as the distiller, a SessionEnd hook that distils the ended session in the background."""
+    with Claude Code as the distiller, a SessionEnd hook that distils the ended session in the background;
+    with `dream_session_start`, a SessionStart hook that injects the latest dream synthesis."""
     if url:
         header_value = _header(token, literal_token, "${" + TOKEN_ENV + "}")
         # single quotes: the shell must not expand the reference, Claude Code does when it connects
@@ -152,6 +160,9 @@ def claude_code_plan(
         hook_command=hook_command(executable),
         session_end_command=(
             f"{shlex.quote(executable)} {SESSION_DISTILL_ARGS}" if distil_on_session_end else None
+        ),
+        session_start_command=(
+            f"{shlex.quote(executable)} {SESSION_START_ARGS}" if dream_on_session_start else None
         ),
         files=[remember_command_file(home)],
         notes=notes,
@@ -197,7 +208,10 @@ def render_plan(plan: ClientPlan) -> str:
     out.append(json.dumps({"mcpServers": {SERVER_NAME: plan.server_entry}}, indent=2))
     if plan.hook_file and plan.hook_command:
         out.append(f"# Prompt hook: merge this into {plan.hook_file}:")
-        out.append(json.dumps(hook_settings_snippet(plan.hook_command, plan.session_end_command), indent=2))
+        snippet = hook_settings_snippet(
+            plan.hook_command, plan.session_end_command, plan.session_start_command
+        )
+        out.append(json.dumps(snippet, indent=2))
     for planned in plan.files:
         out.append(f"# Write {planned.path}:")
         out.append(planned.content)
@@ -336,6 +350,12 @@ def apply_plan(plan: ClientPlan) -> list[MergeResult]:
             merge_hook(plan.hook_file, plan.session_end_command, "SessionEnd", SESSION_DISTILL_ARGS)
         )
     elif plan.hook_file and (dropped := drop_hook(plan.hook_file, "SessionEnd", SESSION_DISTILL_ARGS)):
+        results.append(dropped)
+    if plan.hook_file and plan.session_start_command:
+        results.append(
+            merge_hook(plan.hook_file, plan.session_start_command, "SessionStart", SESSION_START_ARGS)
+        )
+    elif plan.hook_file and (dropped := drop_hook(plan.hook_file, "SessionStart", SESSION_START_ARGS)):
         results.append(dropped)
     results.extend(write_missing_file(f) for f in plan.files)
     return results

@@ -254,3 +254,31 @@ def test_quickstart_offers_claude_code_when_it_is_on_path(
     done = CliRunner().invoke(build_cli(), ["quickstart"])
     assert done.exit_code == 0, done.output
     assert "Claude Code is on PATH" in done.stderr and "6 sessions indexed so far" in done.stderr
+
+
+def test_with_the_dream_synthesis_on_setup_adds_one_session_start_hook(tmp_path: Path) -> None:
+    plan = claude_code_plan(tmp_path, executable=EXE, dream_on_session_start=True)
+    assert plan.session_start_command == "'/opt/my venv/bin/episodic' hook session-start"
+    assert '"SessionStart"' in render_plan(plan)
+    apply_plan(plan)
+    assert not any(r.changed for r in apply_plan(plan))  # idempotent
+    settings_path = tmp_path / ".claude" / "settings.json"
+    hooks = json.loads(settings_path.read_text())["hooks"]
+    assert [h["command"] for g in hooks["SessionStart"] for h in g["hooks"]] == [plan.session_start_command]
+    assert len(hooks["UserPromptSubmit"]) == 1
+    off = apply_plan(claude_code_plan(tmp_path, executable=EXE))  # the setting off again: hook removed
+    assert any(r.changed and r.path.name == "settings.json" for r in off)
+    assert not json.loads(settings_path.read_text())["hooks"].get("SessionStart")
+
+
+def test_setup_claude_code_reads_the_dream_setting(
+    episodic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.cli.mcp_cmds import register
+
+    group = click.Group("episodic")
+    register(group)
+    monkeypatch.setenv("EPISODIC_DREAM_SESSION_START", "true")
+    result = CliRunner().invoke(group, ["setup", "claude-code"])
+    assert result.exit_code == 0, result.output
+    assert '"SessionStart"' in result.output and "hook session-start" in result.output

@@ -248,7 +248,15 @@ def setup_claude_code(
 
     settings = _settings()
     llm = (distiller or settings.distiller) == "claude-code"
-    plan = claude_code_plan(user_home(settings.user_home), url, token, _executable(), literal_token, llm)
+    plan = claude_code_plan(
+        user_home(settings.user_home),
+        url,
+        token,
+        _executable(),
+        literal_token,
+        llm,
+        dream_on_session_start=settings.dream_session_start,
+    )
     _finish(plan, write)
     if write and (url is None or url == settings.endpoint_url):  # the hook asks the local server
         _provision_hook_token(settings)
