@@ -31,13 +31,13 @@ def env(episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) ->
     repo.mkdir()
     (repo / ".episodic").write_text("# committed by the team\nindex = false\n")
     run = {"failing_runs": 1, "verified": True}
-    write_session(projects / "-work-shop", SHOP, cwd="/work/shop", **run)
-    write_session(projects / "-work-secret-client", SECRET, cwd="/work/secret-client", **run)
+    write_session(projects / "-work-shop", SHOP, cwd="/home/dev/shop", **run)
+    write_session(projects / "-work-secret-client", SECRET, cwd="/home/dev/secret-client", **run)
     write_session(projects / "-opted-out-repo", OPTED_OUT, cwd=str(repo), **run)
     write_session(
         projects / "-work-shop",
         MARKED,
-        cwd="/work/shop",
+        cwd="/home/dev/shop",
         prompt=f"{SKIP_MARKER} the cart total is wrong",
         **run,
     )
@@ -63,12 +63,12 @@ def _uploaded(s3: Any) -> list[str]:
 
 
 def test_excluded_projects_are_never_uploaded(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("EPISODIC_INDEX_EXCLUDE", "/work/secret-*")
+    monkeypatch.setenv("EPISODIC_INDEX_EXCLUDE", "/home/dev/secret-*")
     data = _harvest()
     assert data["uploaded_sessions"] == [SHOP]
     assert _uploaded(env["s3"]) == [f"{SHOP}.jsonl"]
     skipped = data["skipped"]
-    assert skipped["not an episode: excluded by scope: index_exclude '/work/secret-*'"] == 1
+    assert skipped["not an episode: excluded by scope: index_exclude '/home/dev/secret-*'"] == 1
     assert skipped[f"not an episode: excluded by scope: {env['repo'] / '.episodic'} (index = false)"] == 1
     assert skipped[f"not an episode: excluded by scope: a prompt holds the {SKIP_MARKER} marker"] == 1
 

@@ -188,7 +188,7 @@ def test_injection_excluded_by_scope_is_not_an_eligible_prompt(tmp_path: Path, s
     assert (code, out) == (0, "")
     code, out, _ = run_hook(
         home,
-        _stdin(_session_in("with"), PROMPT, cwd="/work/secret-client/app"),
+        _stdin(_session_in("with"), PROMPT, cwd="/srv/code/secret-client/app"),
         search_server,
         EPISODIC_INJECT_EXCLUDE="secret-*",
         **on,
@@ -196,9 +196,9 @@ def test_injection_excluded_by_scope_is_not_an_eligible_prompt(tmp_path: Path, s
     assert (code, out) == (0, "")
     code, out, _ = run_hook(
         home,
-        _stdin(_session_in("with"), PROMPT, cwd="/work/other"),
+        _stdin(_session_in("with"), PROMPT, cwd="/srv/code/other"),
         search_server,
-        EPISODIC_INJECT_INCLUDE="/work/chosen",
+        EPISODIC_INJECT_INCLUDE="/srv/code/chosen",
         **on,
     )
     assert (code, out) == (0, "")
@@ -208,9 +208,9 @@ def test_injection_excluded_by_scope_is_not_an_eligible_prompt(tmp_path: Path, s
     assert not holdout.log_path(home).exists()  # never eligible: nothing logged
     code, out, _ = run_hook(
         home,
-        _stdin(_session_in("with"), PROMPT, cwd="/work/chosen/app"),
+        _stdin(_session_in("with"), PROMPT, cwd="/srv/code/chosen/app"),
         search_server,
-        EPISODIC_INJECT_INCLUDE="/work/chosen",
+        EPISODIC_INJECT_INCLUDE="/srv/code/chosen",
         **on,
     )
     assert code == 0 and CARD_TEXT in out

@@ -18,13 +18,13 @@ from fakes.experiment_sessions import write_session
 @pytest.mark.parametrize(
     ("pattern", "path", "expected"),
     [
-        ("/work/acme", "/work/acme", True),
-        ("/work/acme", "/work/acme/api/src", True),  # a path covers everything below it
-        ("/work/acme", "/work/acme-old", False),  # but not a sibling sharing its prefix
-        ("/work/acme/", "/work/acme/api", True),
-        ("/work/client-*", "/work/client-x/deep/dir", True),
-        ("/work/client-*", "/work/other/client-x", False),
-        ("/work/*/secret", "/work/a/secret/src", True),
+        ("/srv/code/acme", "/srv/code/acme", True),
+        ("/srv/code/acme", "/srv/code/acme/api/src", True),  # a path covers everything below it
+        ("/srv/code/acme", "/srv/code/acme-old", False),  # but not a sibling sharing its prefix
+        ("/srv/code/acme/", "/srv/code/acme/api", True),
+        ("/srv/code/client-*", "/srv/code/client-x/deep/dir", True),
+        ("/srv/code/client-*", "/srv/code/other/client-x", False),
+        ("/srv/code/*/secret", "/srv/code/a/secret/src", True),
         ("secret-*", "/home/me/secret-thing/app", True),  # no '/': a folder name anywhere on the path
         ("secret-*", "/home/me/app-secret-x", False),
         ("acme", "/srv/acme/x", True),
@@ -39,24 +39,24 @@ def test_patterns_match_paths_and_globs(pattern: str, path: str, expected: bool)
 
 
 def test_index_and_inject_are_decided_separately() -> None:
-    rules = ScopeRules(inject_include=("/work/chosen",), index_exclude=("/work/private",), repo_files=False)
-    assert rules.decide("index", "/work/chosen/app").included
-    assert rules.decide("inject", "/work/chosen/app").included
-    assert rules.decide("index", "/work/other").included  # index everything...
-    assert not rules.decide("inject", "/work/other").included  # ...but inject only where chosen
-    private = rules.decide("index", "/work/private/x")
-    assert not private.included and private.reason == "excluded by scope: index_exclude '/work/private'"
+    rules = ScopeRules(inject_include=("/srv/code/chosen",), index_exclude=("/srv/code/private",), repo_files=False)
+    assert rules.decide("index", "/srv/code/chosen/app").included
+    assert rules.decide("inject", "/srv/code/chosen/app").included
+    assert rules.decide("index", "/srv/code/other").included  # index everything...
+    assert not rules.decide("inject", "/srv/code/other").included  # ...but inject only where chosen
+    private = rules.decide("index", "/srv/code/private/x")
+    assert not private.included and private.reason == "excluded by scope: index_exclude '/srv/code/private'"
     assert not rules.decide("inject", "").included  # an include list and no directory: not matched
 
 
 def test_exclude_beats_include_and_the_marker_beats_everything() -> None:
-    rules = ScopeRules(index_include=("/work",), index_exclude=("*-private",), repo_files=False)
-    assert not rules.decide("index", "/work/app-private/src").included
-    assert rules.decide("index", "/work/app").included
-    marked = rules.decide("index", "/work/app", ["fix the cart", f"this one is personal {SKIP_MARKER}"])
+    rules = ScopeRules(index_include=("/srv/code",), index_exclude=("*-private",), repo_files=False)
+    assert not rules.decide("index", "/srv/code/app-private/src").included
+    assert rules.decide("index", "/srv/code/app").included
+    marked = rules.decide("index", "/srv/code/app", ["fix the cart", f"this one is personal {SKIP_MARKER}"])
     assert not marked.included and SKIP_MARKER in marked.reason
-    assert rules.decide("inject", "/work/app", [SKIP_MARKER]).included  # the marker is about indexing
-    assert rules.decide("index", "/work/app", ["no-episodic:skipper here"]).included  # a whole token only
+    assert rules.decide("inject", "/srv/code/app", [SKIP_MARKER]).included  # the marker is about indexing
+    assert rules.decide("index", "/srv/code/app", ["no-episodic:skipper here"]).included  # a whole token only
 
 
 def test_the_repository_file_decides_for_its_repository(tmp_path: Path) -> None:
@@ -87,10 +87,10 @@ def test_rules_come_from_the_environment_and_the_config_file(
     episodic_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     (episodic_home / "config.toml").write_text('index_exclude = ["~/private", "secret-*"]\n')
-    monkeypatch.setenv("EPISODIC_INJECT_INCLUDE", "/work/a, /work/b")
+    monkeypatch.setenv("EPISODIC_INJECT_INCLUDE", "/srv/code/a, /srv/code/b")
     settings = load_settings()
     assert settings.index_exclude == ["~/private", "secret-*"]
-    assert settings.inject_include == ["/work/a", "/work/b"]
+    assert settings.inject_include == ["/srv/code/a", "/srv/code/b"]
 
 
 def _projects(tmp_path: Path) -> Path:
@@ -100,14 +100,14 @@ def _projects(tmp_path: Path) -> Path:
         "aaaa0000-0000-4000-8000-000000000001",
         failing_runs=1,
         verified=True,
-        cwd="/work/shop",
+        cwd="/srv/code/shop",
     )
     write_session(
         root / "-work-secret-x",
         "bbbb0000-0000-4000-8000-000000000002",
         failing_runs=1,
         verified=True,
-        cwd="/work/secret-x",
+        cwd="/srv/code/secret-x",
     )
     return root
 
@@ -123,31 +123,31 @@ def test_index_skips_excluded_projects_and_says_which_rule(
     assert report["indexed"] == 1
     assert report["skipped"] == {"excluded by scope: index_exclude 'secret-*'": 1}
     projects = {p["cwd"]: p for p in report["scope"]["projects"]}
-    assert projects["/work/secret-x"]["index"]["included"] is False
-    assert projects["/work/shop"]["index"]["included"] is True
+    assert projects["/srv/code/secret-x"]["index"]["included"] is False
+    assert projects["/srv/code/shop"]["index"]["included"] is True
     text = CliRunner().invoke(build_cli(), ["index", str(root)]).output
     assert "scope rules: index_exclude secret-*" in text
-    assert "/work/secret-x (1 sessions): index no (index_exclude 'secret-*')" in text
+    assert "/srv/code/secret-x (1 sessions): index no (index_exclude 'secret-*')" in text
 
 
 def test_inspect_and_doctor_show_the_rules(
     episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("EPISODIC_INJECT_EXCLUDE", "/work/shop")
+    monkeypatch.setenv("EPISODIC_INJECT_EXCLUDE", "/srv/code/shop")
     root = _projects(tmp_path)
     data = json.loads(CliRunner().invoke(build_cli(), ["inspect", str(root), "--json"]).output)
     projects = {p["cwd"]: p for p in data["scope"]["projects"]}
-    assert projects["/work/shop"]["inject"] == {
+    assert projects["/srv/code/shop"]["inject"] == {
         "included": False,
-        "reason": "inject_exclude '/work/shop'",
+        "reason": "inject_exclude '/srv/code/shop'",
     }
     assert data["episodes"] == 2  # injection rules do not change what is remembered
     text = CliRunner().invoke(build_cli(), ["inspect", str(root)]).output
-    assert "/work/shop (1 sessions): index yes" in text and "inject no" in text
-    check = doctor.check_scope(load_settings(), "/work/shop/api")
-    assert check.status == "ok" and "inject_exclude /work/shop" in check.detail
+    assert "/srv/code/shop (1 sessions): index yes" in text and "inject no" in text
+    check = doctor.check_scope(load_settings(), "/srv/code/shop/api")
+    assert check.status == "ok" and "inject_exclude /srv/code/shop" in check.detail
     assert (
-        "/work/shop/api: index yes (no rule excludes it), inject no (inject_exclude '/work/shop')"
+        "/srv/code/shop/api: index yes (no rule excludes it), inject no (inject_exclude '/srv/code/shop')"
         in check.detail
     )
     bad = tmp_path / "bad"
@@ -205,7 +205,7 @@ def test_a_rule_added_later_forgets_the_projects_cards(
 
     indexed_history = build_history(load_settings())
     assert indexed_history is not None and indexed_history.count("local") == 2
-    monkeypatch.setenv("EPISODIC_INDEX_EXCLUDE", "/work/secret-x")
+    monkeypatch.setenv("EPISODIC_INDEX_EXCLUDE", "/srv/code/secret-x")
     text = CliRunner().invoke(build_cli(), ["index", str(root)]).output
     assert "forgot 1 session(s) the rules now exclude" in text
     store = build_store(load_settings())
