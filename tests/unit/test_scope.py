@@ -39,7 +39,9 @@ def test_patterns_match_paths_and_globs(pattern: str, path: str, expected: bool)
 
 
 def test_index_and_inject_are_decided_separately() -> None:
-    rules = ScopeRules(inject_include=("/srv/code/chosen",), index_exclude=("/srv/code/private",), repo_files=False)
+    rules = ScopeRules(
+        inject_include=("/srv/code/chosen",), index_exclude=("/srv/code/private",), repo_files=False
+    )
     assert rules.decide("index", "/srv/code/chosen/app").included
     assert rules.decide("inject", "/srv/code/chosen/app").included
     assert rules.decide("index", "/srv/code/other").included  # index everything...
