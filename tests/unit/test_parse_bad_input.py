@@ -191,3 +191,28 @@ def test_reader_without_orjson_reads_the_same(monkeypatch: pytest.MonkeyPatch) -
     assert list(reader.iter_entries(data, stats)) == with_orjson
     assert stats.lines == 5 and stats.malformed_lines == 1 and stats.truncated_last_line
     assert with_orjson[-1] == {"big": float("inf")}  # orjson refuses it: the stdlib reads it, as before
+
+
+@pytest.mark.parametrize("with_orjson", [True, False])
+def test_reader_cleans_lone_surrogates_on_every_decode_path(
+    monkeypatch: pytest.MonkeyPatch, with_orjson: bool
+) -> None:
+    # orjson refuses a lone surrogate, so only the stdlib paths see one: each must clean what it decodes
+    if not with_orjson:
+        monkeypatch.setattr(reader, "orjson", None)
+    pair = '{"type":"user","uuid":"p","text":"\\ud83d\\ude00"}'  # a valid pair: an emoji, kept as is
+    data = (
+        b'{"type":"user","uuid":"a","text":"x\\ud800y"}\n'
+        b'{"a":"\\uDC00"}{"b":"ok"}\n'  # two objects on one line (a lost newline)
+        + pair.encode()
+        + b"\n  \r\n"
+        + b'\t{"type":"user","uuid":"c"}\r\n'
+    )
+    entries = list(reader.iter_entries(data, stats := ParseStats()))
+    assert [e.get("uuid") for e in entries] == ["a", None, None, "p", "c"]
+    for entry in entries:
+        for value in entry.values():
+            value.encode("utf-8")  # no lone surrogate survives: every store can encode it
+    assert "\ud800" not in entries[0]["text"] and entries[0]["text"].startswith("x")
+    assert entries[3]["text"] == "\U0001f600"
+    assert stats.lines == 4 and stats.malformed_lines == 0 and not stats.truncated_last_line

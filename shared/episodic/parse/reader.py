@@ -20,20 +20,26 @@ _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 # Entry types dropped without parsing when the envelope says so (progress is 44-70 % of 2.1.x lines).
 # Nested JSON strings are escaped, so these exact bytes only appear as the line's own structure.
+_TYPE_KEY = b'"type":"'
 _CHEAP_SKIPS = (
-    (b'"type":"progress"', "progress"),
-    (b'"type":"file-history-snapshot"', "file-history-snapshot"),
+    (b'progress"', "progress"),
+    (b'file-history-snapshot"', "file-history-snapshot"),
 )
 _ENVELOPE_BYTES = 1500
 
 CODEX_TYPES = frozenset({"session_meta", "response_item", "event_msg", "turn_context", "compacted"})
 
 
-def _cheap_skip(line: bytes) -> str | None:
+def _cheap_skip(line: bytes, start: int = 0, end: int | None = None) -> str | None:
+    """The kind of a line to drop unparsed; `line[start:end]` is the line (offsets into a whole file: no copy)."""
+    head_end = min(len(line) if end is None else end, start + _ENVELOPE_BYTES)
+    pos = line.find(_TYPE_KEY, start, head_end)  # the first "type" key: a bounded find, no copy of the head
+    # top level only: no nested object opened before it (a string value holding "{" only costs a parse)
+    if pos <= start or line.find(b"{", start + 1, pos) >= 0:
+        return None
+    value = pos + len(_TYPE_KEY)
     for needle, kind in _CHEAP_SKIPS:
-        pos = line.find(needle, 0, _ENVELOPE_BYTES)  # bounded finds: no copy of the head
-        # top level only: no nested object opened before it (a string value holding "{" only costs a parse)
-        if pos > 0 and line.find(b"{", 1, pos) < 0:
+        if line.startswith(needle, value) and value + len(needle) <= head_end:
             return kind
     return None
 
@@ -43,7 +49,7 @@ _LAZY_RESULT_MIN = 4000
 _AGENT_ID_RE = re.compile(rb'"agentId":"([^"\\]{1,100})"')
 
 
-def _loads(line: bytes) -> Any:
+def _loads(line: bytes | memoryview) -> Any:
     """orjson on the raw bytes (no decode); the stdlib, on the text decoded with replacement characters,
     decides whatever orjson refuses (invalid UTF-8, NaN, huge ints, lone surrogates)."""
     if orjson is not None:
@@ -51,92 +57,112 @@ def _loads(line: bytes) -> Any:
             return orjson.loads(line)
         except orjson.JSONDecodeError:
             pass
-    return json.loads(line.decode("utf-8", errors="replace").strip())
+    return _stdlib_loads(bytes(line))
 
 
-def _without_tool_use_result(line: bytes) -> dict[str, Any] | None:
-    """A user line minus its bulky `toolUseResult` (half the bytes of a transcript: file copies, diffs).
+def _stdlib_loads(line: bytes) -> Any:
+    value = json.loads(line.decode("utf-8", errors="replace").strip())
+    # `\ud800` alone decodes to a str no store can encode (orjson refuses such a line: only the stdlib sees it)
+    return bounded.clean_obj(value) if _SURROGATE_ESCAPE.search(line) else value
+
+
+def _without_tool_use_result(data: bytes, start: int, end: int) -> dict[str, Any] | None:
+    """The user line `data[start:end]` minus its bulky `toolUseResult` (half the bytes of a transcript:
+    file copies, diffs).
 
     It comes last in the envelope (only `sourceToolAssistantUUID` follows); the prefix parsing as an
     object proves the key is top-level. The few facts the parser needs are read from the value's head.
     """
-    pos = line.find(_RESULT_KEY)
-    if pos < 0 or len(line) - pos < _LAZY_RESULT_MIN:
+    pos = data.find(_RESULT_KEY, start, end)
+    if pos < 0 or end - pos < _LAZY_RESULT_MIN:
         return None
-    if (
-        len(line) - pos < 4 * _LAZY_RESULT_MIN
-        and len(line[pos:].decode("utf-8", "replace")) < _LAZY_RESULT_MIN
-    ):
-        return (
-            None  # the threshold counts characters, as the text-based reader did (UTF-8: up to 4 bytes each)
-        )
+    # the threshold counts characters, as the text-based reader did (UTF-8: up to 4 bytes each)
+    if end - pos < 4 * _LAZY_RESULT_MIN and len(data[pos:end].decode("utf-8", "replace")) < _LAZY_RESULT_MIN:
+        return None
     try:
-        entry = _loads(line[:pos] + b"}")
+        entry = _loads(data[start:pos] + b"}")
     except json.JSONDecodeError:
         return None
     if not isinstance(entry, dict):
         return None
-    value_head = line[pos + len(_RESULT_KEY) : pos + len(_RESULT_KEY) + 2000]
-    if value_head.startswith(b'"'):
-        entry["toolUseResult"] = (
-            "User rejected tool use" if value_head.startswith(b'"User rejected tool use"') else ""
-        )
+    head = pos + len(_RESULT_KEY)
+    if data.startswith(b'"', head):
+        rejected = data.startswith(b'"User rejected tool use"', head)
+        entry["toolUseResult"] = "User rejected tool use" if rejected else ""
     else:
-        agent = _AGENT_ID_RE.search(line, pos)
+        agent = _AGENT_ID_RE.search(data, pos, end)
         entry["toolUseResult"] = {
-            "interrupted": line.find(b'"interrupted":true', pos) >= 0,
+            "interrupted": data.find(b'"interrupted":true', pos, end) >= 0,
             "agentId": agent.group(1).decode("utf-8", errors="replace") if agent else None,
             "summarised": True,
         }
     return entry
 
 
-def _decode_objects(line: bytes) -> list[Any]:
-    """One line's JSON values; a line holding two concatenated objects (a lost newline) yields both."""
-    lazy = _without_tool_use_result(line)
+def _decode_objects(data: bytes, view: memoryview, start: int, end: int) -> list[Any]:
+    """The JSON values of the line `data[start:end]`; a line holding two concatenated objects (a lost
+    newline) yields both."""
+    lazy = _without_tool_use_result(data, start, end)
     if lazy is not None:
         return [lazy]
     try:
-        return [_loads(line)]
+        return [_loads(view[start:end])]
     except json.JSONDecodeError as exc:
         if not exc.msg.startswith("Extra data"):
             raise
+    line = data[start:end]
     text = line.decode("utf-8", errors="replace").strip()
     values: list[Any] = []
     pos = 0
     while pos < len(text):
-        value, end = _decoder.raw_decode(text, pos)
+        value, stop = _decoder.raw_decode(text, pos)
         values.append(value)
-        while end < len(text) and text[end] in " \t\r":
-            end += 1
-        pos = end
-    return values
+        while stop < len(text) and text[stop] in " \t\r":
+            stop += 1
+        pos = stop
+    return [bounded.clean_obj(v) for v in values] if _SURROGATE_ESCAPE.search(line) else values
+
+
+_WHITESPACE = frozenset(b" \t\r\n\x0b\x0c")
+
+
+def _line_spans(data: bytes) -> Iterator[tuple[int, int, bool]]:
+    """(start, end, is_last) of every non-blank line, stripped of ASCII whitespace, as offsets into
+    `data`: splitting a file into copies of its lines costs as much as parsing them."""
+    size = len(data)
+    pos = 0
+    while pos < size:
+        end = data.find(b"\n", pos)
+        last = end < 0
+        if last:
+            end = size
+        start, stop = pos, end
+        while start < stop and data[start] in _WHITESPACE:
+            start += 1
+        while stop > start and data[stop - 1] in _WHITESPACE:
+            stop -= 1
+        if stop > start:
+            yield start, stop, last
+        pos = end + 1
 
 
 def iter_entries(data: bytes, stats: ParseStats) -> Iterator[dict[str, Any]]:
     """Every JSON object of a JSONL file in order; malformed lines and a truncated last line are counted.
 
-    Lines are split and parsed as bytes (decoding a whole file first costs as much as splitting it)."""
-    lines = data.split(b"\n")
-    ends_with_newline = data.endswith(b"\n")
-    last = len(lines) - 1
+    Lines are found and parsed in place, as offsets into the file's bytes (no decode, no copies)."""
+    view = memoryview(data)
     counted = 0  # ParseStats validates each assignment: the line count is added once, at the end
     try:
-        for index, raw in enumerate(lines):
-            line = raw.strip()
-            if not line:
-                continue
+        for start, end, last in _line_spans(data):
             counted += 1
-            skip = _cheap_skip(line)
+            skip = _cheap_skip(data, start, end)
             if skip:
                 stats.skipped_entry_types[skip] = stats.skipped_entry_types.get(skip, 0) + 1
                 continue
             try:
-                values = _decode_objects(line)
-                if _SURROGATE_ESCAPE.search(line):  # `\ud800` alone decodes to a str no store can encode
-                    values = [bounded.clean_obj(v) for v in values]
+                values = _decode_objects(data, view, start, end)
             except (ValueError, RecursionError):  # bad syntax, 100,000 "[", an int too long for int()
-                if index == last and not ends_with_newline:
+                if last:
                     stats.truncated_last_line = True  # a live file being written, or cut short
                 else:
                     stats.malformed_lines += 1
