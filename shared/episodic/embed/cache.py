@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from episodic.ports import Embedder
+from episodic.sqlite_wal import enable_wal
 
 CACHE_FILE_NAME = "embeddings.sqlite3"
 _LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit
@@ -35,7 +36,7 @@ class CachedEmbedder(Embedder):
         self.path = cache_dir / CACHE_FILE_NAME
         self._lock = threading.Lock()
         self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        enable_wal(self._conn, 30.0)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, dimension INTEGER NOT NULL, "

@@ -18,6 +18,7 @@ from pathlib import Path
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
 from episodic.history.terms import describe_match, fts_query, query_terms
+from episodic.sqlite_wal import enable_wal
 from episodic.store.parity import require_tenant
 
 SCHEMA_VERSION = 1
@@ -50,7 +51,7 @@ class SQLiteHistoryStore(HistoryStore):
         )
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         if str(path) != ":memory:":
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            enable_wal(self._conn, busy_timeout_ms / 1000)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
 

@@ -16,6 +16,7 @@ import numpy as np
 
 from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scratch.records import ScratchHit, ScratchRecord, ToolOutcome
+from episodic.sqlite_wal import enable_wal
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scratch_manifest (
@@ -43,7 +44,7 @@ class SQLiteScratchStore(ScratchStore):
             self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
         )
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        enable_wal(self._conn, busy_timeout_ms / 1000)
         self._conn.executescript(_SCHEMA)
         self._manifest: ScratchManifest | None = None
 

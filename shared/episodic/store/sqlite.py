@@ -28,6 +28,7 @@ from episodic.models import (
 )
 from episodic.ports import IngestFailure, IngestLedger, ReviewableStore
 from episodic.render import keyword_text
+from episodic.sqlite_wal import enable_wal
 from episodic.store import hybrid
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 from episodic.store.keywords import TenantKeywords, fold
@@ -65,7 +66,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
         )
         self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
         self._conn.execute("PRAGMA page_size=8192")  # new files only: packs five vectors a page
-        self._conn.execute("PRAGMA journal_mode=WAL")
+        enable_wal(self._conn, busy_timeout_ms / 1000)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self.schema_version = migrate(self._conn, self.path)
