@@ -6,25 +6,15 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fakes.harvest_sessions import entry
+
 PROJECT_DIR = "-home-dev-shop"
 
 
 def _entry(
     session_id: str, kind: str, uuid: str, parent: str | None, message: dict[str, Any], at: str
 ) -> dict[str, Any]:
-    return {
-        "parentUuid": parent,
-        "isSidechain": False,
-        "userType": "external",
-        "cwd": "/home/dev/shop",
-        "sessionId": session_id,
-        "version": "2.1.39",
-        "gitBranch": "main",
-        "type": kind,
-        "message": message,
-        "uuid": uuid,
-        "timestamp": at,
-    }
+    return entry(session_id, kind, uuid, parent, message, timestamp=at)  # the harvest fakes' envelope
 
 
 def _assistant(

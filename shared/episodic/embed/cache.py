@@ -7,7 +7,6 @@ the key, so one file serves several embedders without ever mixing their vectors.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from episodic.ports import Embedder
-from episodic.sqlite_wal import enable_wal
+from episodic.sqlite_conn import open_connection, transaction
 
 CACHE_FILE_NAME = "embeddings.sqlite3"
 _LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit
@@ -35,8 +34,7 @@ class CachedEmbedder(Embedder):
         cache_dir.mkdir(parents=True, exist_ok=True)
         self.path = cache_dir / CACHE_FILE_NAME
         self._lock = threading.Lock()
-        self._conn = sqlite3.connect(self.path, timeout=30.0, isolation_level=None, check_same_thread=False)
-        enable_wal(self._conn, 30.0)
+        self._conn = open_connection(self.path, 30_000)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(
             "CREATE TABLE IF NOT EXISTS embeddings (key BLOB PRIMARY KEY, dimension INTEGER NOT NULL, "
@@ -79,16 +77,10 @@ class CachedEmbedder(Embedder):
             for key, vector in zip(missing, vectors, strict=True):
                 found[key] = vector
                 rows.append((key, self.dimension, vector.tobytes()))
-            with self._lock:
-                self._conn.execute("BEGIN IMMEDIATE")
-                try:
-                    self._conn.executemany(
-                        "INSERT OR REPLACE INTO embeddings (key, dimension, vector) VALUES (?, ?, ?)", rows
-                    )
-                    self._conn.execute("COMMIT")
-                except BaseException:
-                    self._conn.execute("ROLLBACK")
-                    raise
+            with transaction(self._conn, self._lock) as conn:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO embeddings (key, dimension, vector) VALUES (?, ?, ?)", rows
+                )
         self.hits += len(texts) - sum(1 for k in keys if k in missing)
         self.misses += len(missing)
         for row, key in enumerate(keys):

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from datetime import datetime
 from pathlib import Path
 
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
 from episodic.history.terms import describe_match, fts_query, query_terms
-from episodic.sqlite_wal import enable_wal
+from episodic.sqlite_conn import open_connection, transaction
 from episodic.store.parity import require_tenant
 
 SCHEMA_VERSION = 1
@@ -46,12 +46,7 @@ class SQLiteHistoryStore(HistoryStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        if str(path) != ":memory:":
-            enable_wal(self._conn, busy_timeout_ms / 1000)
+        self._conn = open_connection(path, busy_timeout_ms)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
 
@@ -74,16 +69,8 @@ class SQLiteHistoryStore(HistoryStore):
         with self._lock:
             self._conn.close()
 
-    @contextmanager
-    def _transaction(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _transaction(self) -> AbstractContextManager[sqlite3.Connection]:
+        return transaction(self._conn, self._lock)
 
     # ------------------------------------------------------------------ records
 

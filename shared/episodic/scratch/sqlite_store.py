@@ -6,7 +6,6 @@ connection shared by the server's threads under a lock, WAL for a reader beside 
 
 from __future__ import annotations
 
-import sqlite3
 import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -16,7 +15,7 @@ import numpy as np
 
 from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scratch.records import ScratchHit, ScratchRecord, ToolOutcome
-from episodic.sqlite_wal import enable_wal
+from episodic.sqlite_conn import open_connection, transaction
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scratch_manifest (
@@ -40,11 +39,7 @@ class SQLiteScratchStore(ScratchStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
-        self._conn = sqlite3.connect(
-            self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        enable_wal(self._conn, busy_timeout_ms / 1000)
+        self._conn = open_connection(self.path, busy_timeout_ms)
         self._conn.executescript(_SCHEMA)
         self._manifest: ScratchManifest | None = None
 
@@ -92,13 +87,8 @@ class SQLiteScratchStore(ScratchStore):
         ]
         with self._lock:
             before = self._conn.total_changes
-            self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                self._conn.executemany("INSERT OR IGNORE INTO scratch_records VALUES (?,?,?,?,?,?,?,?)", rows)
-                self._conn.execute("COMMIT")
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
+            with transaction(self._conn, self._lock) as conn:
+                conn.executemany("INSERT OR IGNORE INTO scratch_records VALUES (?,?,?,?,?,?,?,?)", rows)
             return self._conn.total_changes - before
 
     def _nearest(self, tenant_id: str, vector: np.ndarray, k: int, not_before: datetime) -> list[ScratchHit]:

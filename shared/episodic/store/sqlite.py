@@ -13,7 +13,7 @@ import json
 import sqlite3
 import threading
 from collections.abc import Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,7 +28,7 @@ from episodic.models import (
 )
 from episodic.ports import IngestFailure, IngestLedger, ReviewableStore
 from episodic.render import keyword_text
-from episodic.sqlite_wal import enable_wal
+from episodic.sqlite_conn import open_connection, transaction
 from episodic.store import hybrid
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 from episodic.store.keywords import TenantKeywords, fold
@@ -61,12 +61,8 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
             DEFAULT_RENDERING_WEIGHTS if rendering_weights is None else rendering_weights
         )
         self._lock = threading.RLock()  # one connection, shared by the server's threads
-        self._conn = sqlite3.connect(
-            self.path, timeout=busy_timeout_ms / 1000, isolation_level=None, check_same_thread=False
-        )
-        self._conn.execute(f"PRAGMA busy_timeout={int(busy_timeout_ms)}")
-        self._conn.execute("PRAGMA page_size=8192")  # new files only: packs five vectors a page
-        enable_wal(self._conn, busy_timeout_ms / 1000)
+        # page_size counts for new files only (five vectors a page), and must come before WAL
+        self._conn = open_connection(self.path, busy_timeout_ms, before_wal=["PRAGMA page_size=8192"])
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
         self.schema_version = migrate(self._conn, self.path)
@@ -84,16 +80,8 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    @contextmanager
-    def _transaction(self, write: bool) -> Iterator[sqlite3.Connection]:
-        with self._lock:
-            self._conn.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-            try:
-                yield self._conn
-            except BaseException:
-                self._conn.execute("ROLLBACK")
-                raise
-            self._conn.execute("COMMIT")
+    def _transaction(self, write: bool) -> AbstractContextManager[sqlite3.Connection]:
+        return transaction(self._conn, self._lock, write=write)
 
     # ------------------------------------------------------------------ manifest (embedding parity)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episodic.sqlite_wal import enable_wal
+from episodic.sqlite_conn import enable_wal, open_connection, transaction
 from episodic.store.sqlite import SQLiteStore
 
 _ROUNDS = 10  # the bare pragma lost this race in 24 of 40 paired opens: ten rounds all but ensure one
@@ -56,3 +56,18 @@ def test_an_error_other_than_a_lock_is_raised_at_once(tmp_path: Path) -> None:
     conn = sqlite3.connect(path, isolation_level=None)
     with pytest.raises(sqlite3.DatabaseError, match="not a database"):
         enable_wal(conn, 30.0)  # no retrying for 30 s: only "locked" is worth waiting for
+
+
+def test_a_failed_transaction_rolls_back_and_frees_the_lock(tmp_path: Path) -> None:
+    import threading
+
+    conn, lock = open_connection(tmp_path / "t.sqlite3", 1000), threading.Lock()
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    conn.execute("CREATE TABLE t (n INTEGER)")
+    with pytest.raises(ValueError), transaction(conn, lock) as tx:
+        tx.execute("INSERT INTO t VALUES (1)")
+        raise ValueError("boom")
+    with transaction(conn, lock) as tx:  # the lock was released and no transaction is left open
+        tx.execute("INSERT INTO t VALUES (2)")
+    assert [row[0] for row in conn.execute("SELECT n FROM t")] == [2]
+    assert open_connection(":memory:", 1000).execute("PRAGMA journal_mode").fetchone()[0] == "memory"
