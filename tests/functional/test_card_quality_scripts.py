@@ -89,3 +89,52 @@ def test_exchange_fusion_weight_zero_is_the_default(
     # w = 0 ranks exactly as the default does on the same cards (here the reference is the heuristic's)
     assert default[2] == f"{table['hybrid+ex1x0@cards']['recall@3']:.3f}"
     assert all(0.0 <= row["recall@3"] <= 1.0 for row in table.values())
+
+
+def _recalls(row: dict[str, float]) -> dict[str, float]:
+    return {key: value for key, value in row.items() if key != "sessions with exchanges"}
+
+
+def test_exchange_blend_weight_zero_is_the_default_and_skips_folder_cards(
+    reference_cards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["--transcripts", str(FIXTURES / "transcripts"), "--cards", str(reference_cards)]
+    queries = ["--queries", str(FIXTURES / "queries.jsonl")]
+    _run(
+        "exchange_fusion.py",
+        monkeypatch,
+        *args,
+        *queries,
+        "--blend",
+        "--weights",
+        "0,1",
+        "--exchanges",
+        "1",
+        "--json",
+    )
+    table = json.loads(capsys.readouterr().out)
+    assert set(table) == {
+        f"{n}@{s}" for n in ("hybrid", "blend+ex1x0", "blend+ex1x1") for s in ("heuristic", "cards")
+    }
+    # w = 0 votes with the card renderings only: the store's own default ranking
+    assert _recalls(table["blend+ex1x0@heuristic"]) == table["hybrid@heuristic"]
+    # heuristic cards gain exchange vectors; every folder card counts as LLM-written and gains none
+    assert table["blend+ex1x1@heuristic"]["sessions with exchanges"] > 0
+    assert table["blend+ex1x1@cards"]["sessions with exchanges"] == 0
+    assert _recalls(table["blend+ex1x1@cards"]) == table["hybrid@cards"]
+    _run(
+        "exchange_fusion.py",
+        monkeypatch,
+        *args,
+        *queries,
+        "--blend",
+        "--mixed",
+        "1",
+        "--exchanges",
+        "1",
+        "--json",
+    )
+    mixed = json.loads(capsys.readouterr().out)
+    # half the folder stays LLM-written: some sessions gain exchanges, fewer than on the heuristic set
+    heuristic_only = table["blend+ex1x1@heuristic"]["sessions with exchanges"]
+    assert 0 < mixed["blend+ex1x1@cards"]["sessions with exchanges"] < heuristic_only
