@@ -119,6 +119,7 @@ def blended_system(weight: float, count: int, folder_ids: frozenset[str]) -> str
             }
             imported = corpus.distiller == IMPORTED  # the folder set: its folder cards are LLM-written
             self.with_exchanges = 0
+            self.context.progress.start(f"{name}: indexing cards", len(corpus.cards))
             for session_id, card in corpus.cards.items():
                 heuristic = not (imported and session_id in folder_ids)
                 texts = [render(card, r) for r in settings.renderings]
@@ -137,6 +138,7 @@ def blended_system(weight: float, count: int, folder_ids: frozenset[str]) -> str
                     [StoredVector(r, t, v) for r, t, v in zip(names, texts, vectors, strict=True)],
                     self.manifest,
                 )
+                self.context.progress.advance()
             self.size = max(len(corpus.cards), 1)
 
         def rank(self, query: str) -> list[str]:

@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from episodic.errors import ConfigError
 from episodic.setup_clients import (
+    ClientPlan,
     apply_plan,
     claude_code_plan,
     cursor_plan,
@@ -219,15 +220,21 @@ def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
     assert "Claude Code is on PATH" not in runner.invoke(group, ["setup", "claude-code"]).stderr
 
 
+def _commands_applied_once(tmp_path: Path, plan: ClientPlan, event: str) -> list[str]:
+    """Apply `plan` twice (the second run changes nothing) and return the commands hooked on `event`;
+    the prompt hook stays installed exactly once beside them."""
+    apply_plan(plan)
+    assert not any(r.changed for r in apply_plan(plan))  # idempotent
+    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
+    assert len(hooks["UserPromptSubmit"]) == 1
+    return [h["command"] for g in hooks[event] for h in g["hooks"]]
+
+
 def test_with_claude_code_as_distiller_setup_adds_one_session_end_hook(tmp_path: Path) -> None:
     plan = claude_code_plan(tmp_path, executable=EXE, distil_on_session_end=True)
     assert plan.session_end_command == "'/opt/my venv/bin/episodic' hook session-distill"
     assert '"SessionEnd"' in render_plan(plan)
-    apply_plan(plan)
-    assert not any(r.changed for r in apply_plan(plan))  # idempotent
-    hooks = json.loads((tmp_path / ".claude" / "settings.json").read_text())["hooks"]
-    assert [h["command"] for g in hooks["SessionEnd"] for h in g["hooks"]] == [plan.session_end_command]
-    assert len(hooks["UserPromptSubmit"]) == 1
+    assert _commands_applied_once(tmp_path, plan, "SessionEnd") == [plan.session_end_command]
     assert claude_code_plan(tmp_path, executable=EXE).session_end_command is None
     other = {"type": "command", "command": "other-tool end"}
     settings = json.loads((tmp_path / ".claude" / "settings.json").read_text())
@@ -260,12 +267,8 @@ def test_with_the_dream_synthesis_on_setup_adds_one_session_start_hook(tmp_path:
     plan = claude_code_plan(tmp_path, executable=EXE, dream_on_session_start=True)
     assert plan.session_start_command == "'/opt/my venv/bin/episodic' hook session-start"
     assert '"SessionStart"' in render_plan(plan)
-    apply_plan(plan)
-    assert not any(r.changed for r in apply_plan(plan))  # idempotent
+    assert _commands_applied_once(tmp_path, plan, "SessionStart") == [plan.session_start_command]
     settings_path = tmp_path / ".claude" / "settings.json"
-    hooks = json.loads(settings_path.read_text())["hooks"]
-    assert [h["command"] for g in hooks["SessionStart"] for h in g["hooks"]] == [plan.session_start_command]
-    assert len(hooks["UserPromptSubmit"]) == 1
     off = apply_plan(claude_code_plan(tmp_path, executable=EXE))  # the setting off again: hook removed
     assert any(r.changed and r.path.name == "settings.json" for r in off)
     assert not json.loads(settings_path.read_text())["hooks"].get("SessionStart")
