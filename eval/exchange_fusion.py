@@ -209,7 +209,10 @@ def main(argv: Sequence[str] | None = None) -> dict[str, Any]:
         print(json.dumps(table, indent=2))
     else:
         for name, row in table.items():
-            print(f"{name:32} " + "  ".join(f"{k} {v:.3f}" for k, v in row.items()))
+            print(
+                f"{name:32} "
+                + "  ".join(f"{k} {v}" if isinstance(v, int) else f"{k} {v:.3f}" for k, v in row.items())
+            )
     return table
 
 
