@@ -11,7 +11,8 @@ w = 0 is the default itself. The result steers whether an "opening" vector is wo
 
 `--blend` stores the exchanges instead as extra renderings of *heuristic* cards only (weight w / n each)
 in the store's own weighted mean of rendering cosines: a session without them (an LLM-written card) is
-ranked on its card renderings alone, as the store already does for a missing rendering. `--mixed SEED`
+ranked on its card renderings alone, as the store already does for a missing rendering. Its w = 0 is the
+card renderings alone (the default before the `opening` rendering); n = 1, w = 1 is today's default. `--mixed SEED`
 replaces the cards folder by a random half of it (the other half distilled by the heuristic): an index
 mixing the two distillers, where the blend must not favour one kind of card.
 """
@@ -32,8 +33,8 @@ from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.runner import run_evaluation
 from episodic.evaluation.systems.base import SYSTEMS, register_system
 from episodic.evaluation.systems.cards import DefaultSystem
-from episodic.evaluation.systems.raw import exchanges
-from episodic.models import LOCAL_TENANT, CardRecord, IndexManifest, SearchFilters
+from episodic.models import LOCAL_TENANT, OPENING, CardRecord, IndexManifest, SearchFilters
+from episodic.opening import exchanges
 from episodic.ports import StoredVector
 from episodic.render import render
 from episodic.search import search_traces
@@ -104,11 +105,14 @@ def blended_system(weight: float, count: int, folder_ids: frozenset[str]) -> str
             from episodic.evaluation.cardsets import IMPORTED
 
             settings = self.context.settings
+            card_renderings = [
+                r for r in settings.renderings if r != OPENING
+            ]  # the exchanges stand in for it
             extra = [f"exchange{i}" for i in range(count)]
             self.manifest = IndexManifest(
                 embedder_id=self.context.embedder.id,
                 dimension=self.context.embedder.dimension,
-                renderings=[*settings.renderings, *extra],
+                renderings=[*card_renderings, *extra],
             )
             path = self.context.workdir / f"{name}.sqlite3"
             path.unlink(missing_ok=True)
@@ -122,8 +126,8 @@ def blended_system(weight: float, count: int, folder_ids: frozenset[str]) -> str
             self.context.progress.start(f"{name}: indexing cards", len(corpus.cards))
             for session_id, card in corpus.cards.items():
                 heuristic = not (imported and session_id in folder_ids)
-                texts = [render(card, r) for r in settings.renderings]
-                names = list(settings.renderings)
+                texts = [render(card, r) for r in card_renderings]
+                names = list(card_renderings)
                 if heuristic:
                     found = exchanges(corpus.trajectories[session_id], limit=count)
                     texts += found

@@ -1,4 +1,4 @@
-"""Search latency of the SQLite index at 10,000 cards x 3 renderings.
+"""Search latency of the SQLite index at 10,000 offline cards x 4 renderings (3 voting).
 
 Builds an index in a temp dir from random but realistic cards (vectors from the fast HashingEmbedder),
 then reports p50/p95 of
@@ -22,7 +22,16 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from episodic.embed.hashing import HashingEmbedder
-from episodic.models import RENDERINGS, Card, CardRecord, DistillerInfo, IndexManifest, Outcome, SearchFilters
+from episodic.models import (
+    CARD_RENDERINGS,
+    RENDERINGS,
+    Card,
+    CardRecord,
+    DistillerInfo,
+    IndexManifest,
+    Outcome,
+    SearchFilters,
+)
 from episodic.ports import StoredVector
 from episodic.render import render
 from episodic.store.sqlite import SQLiteStore
@@ -192,7 +201,10 @@ def main() -> None:
                 source_sha256=f"{i:064x}",
                 distiller=DistillerInfo(kind="heuristic"),
             )
-            texts = [render(card, r) for r in RENDERINGS]
+            # an offline card, as the default indexes it: its renderings and the session's opening words
+            texts = [render(card, r) for r in CARD_RENDERINGS] + [
+                f"User: {card.problem}? {rng.choice(SYMPTOMS)}"
+            ]
             vectors = embedder.embed(texts)
             store.upsert(
                 record,

@@ -11,11 +11,10 @@ from typing import Any
 from constructs import Node
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-RENDERINGS = (
-    "struct",
-    "semantic",
-    "reflect",
-)  # mirrors episodic.models.RENDERINGS (the stack stays core-free)
+# mirror episodic.models (the stack stays core-free; a test checks they agree)
+CARD_RENDERINGS = ("struct", "semantic", "reflect")
+RENDERINGS = (*CARD_RENDERINGS, "opening")
+# the deployed distiller is an LLM, whose cards get no `opening` vector: index the card renderings by default
 TITAN_DIMENSIONS = (256, 512, 1024)
 # cross-region inference profiles start with a geography; the rest of the id is the foundation model
 PROFILE_GEOGRAPHIES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
@@ -34,7 +33,7 @@ class StackConfig:
     bedrock_model_id: str = "us.anthropic.claude-sonnet-4-6"
     titan_model_id: str = "amazon.titan-embed-text-v2:0"
     titan_dimension: int = 1024
-    renderings: tuple[str, ...] = RENDERINGS
+    renderings: tuple[str, ...] = CARD_RENDERINGS
     query_rendering: str = "all"
     provisioned_concurrency: int = 1
     distill_max_concurrency: int = 2

@@ -9,9 +9,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from episodic.ingest import embed_card
 from episodic.models import Card, CardRecord, DistillerInfo, Outcome
-from episodic.ports import StoredVector
-from episodic.render import render
 from episodic.service import Memory
 from episodic.settings import Settings, load_settings
 
@@ -142,14 +141,7 @@ def populate(memory: Memory, episodes: list[tuple[str, str, str, str, Card]] = E
             distiller=DistillerInfo(kind="heuristic"),
             indexed_at=datetime.now(UTC),
         )
-        renderings = list(memory.settings.renderings)
-        texts = [render(card, r) for r in renderings]
-        matrix = memory.embedder.embed(texts)
-        vectors = [
-            StoredVector(rendering=r, text=t, vector=matrix[i])
-            for i, (r, t) in enumerate(zip(renderings, texts, strict=True))
-        ]
-        memory.store.upsert(record, vectors, manifest)
+        memory.store.upsert(record, embed_card(memory, card), manifest)
 
 
 def post(

@@ -19,6 +19,7 @@ from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.history.service import record_history
 from episodic.models import (
     DEFAULT_AGENT,
+    OPENING,
     Card,
     CardRecord,
     DistillerInfo,
@@ -28,6 +29,7 @@ from episodic.models import (
     SessionSource,
     Trajectory,
 )
+from episodic.opening import opening_text
 from episodic.ports import Distiller, DistillResult, IngestFailure, StoredVector
 from episodic.render import render
 from episodic.scratch.hooks import remember_quietly, sweep_quietly
@@ -36,8 +38,9 @@ from episodic.survey import render_survey
 
 ProgressFn = Callable[[SessionSource], None]
 
+HEURISTIC = "heuristic"  # the offline distiller's kind: its cards are extractive (episodic.opening)
 # a card from a better distiller is never replaced by a worse one for the same session
-DISTILLER_RANK = {"heuristic": 0, "bedrock": 2, "claude-code": 2, "import": 2, "self": 3}
+DISTILLER_RANK = {HEURISTIC: 0, "bedrock": 2, "claude-code": 2, "import": 2, "self": 3}
 
 
 LLM_RANK = 2
@@ -93,9 +96,10 @@ class IndexReport:
         }
 
 
-def _vectors_for(memory: Memory, card: Card) -> list[StoredVector]:
-    renderings = list(memory.settings.renderings)
-    texts = [render(card, r) for r in renderings]
+def embed_card(memory: Memory, card: Card, opening: str | None = None) -> list[StoredVector]:
+    """One vector per configured rendering: the card's, and the session's opening words where it has them."""
+    renderings = [r for r in memory.settings.renderings if r != OPENING or opening]
+    texts = [opening or "" if r == OPENING else render(card, r) for r in renderings]
     matrix = memory.embedder.embed(texts)
     return [
         StoredVector(rendering=r, text=t, vector=matrix[i])
@@ -114,7 +118,12 @@ def store_card(
     usage: DistillUsage | None = None,
     source_sha256: str | None = None,
 ) -> CardRecord:
-    """Embed the card's renderings and replace the session's card (one session, one card)."""
+    """Embed the card's renderings and replace the session's card (one session, one card).
+
+    An offline card is also embedded by the session's opening exchange (episodic.opening); an LLM's or an
+    agent's card restates the problem in the user's words already and gets none."""
+    wanted = distiller.kind == HEURISTIC and OPENING in memory.settings.renderings
+    opening = opening_text(trajectory) if trajectory is not None and wanted else None
     record = CardRecord(
         card=card,
         session_id=session_id,
@@ -130,12 +139,13 @@ def store_card(
         distiller=distiller,
         usage=usage or DistillUsage(),
         indexed_at=datetime.now(UTC),
+        opening=opening,
     )
     from episodic.review_rules import carry_review
 
     # a person's review outlives re-indexing (a veto holds when the session grows: episodic.review)
     record = carry_review(memory.store.get(tenant_id, session_id), record)
-    memory.store.upsert(record, _vectors_for(memory, card), memory.manifest)
+    memory.store.upsert(record, embed_card(memory, card, opening), memory.manifest)
     return record
 
 
@@ -197,8 +207,12 @@ def existing_card_verdict(
     same_distiller = existing.distiller.id == current.id or (
         existing.distiller.kind == current.kind and distiller_rank(current) >= LLM_RANK
     )
+    # an offline card indexed before the `opening` rendering existed is re-distilled once to gain it
+    lacks_opening = (
+        current.kind == HEURISTIC and existing.opening is None and OPENING in memory.settings.renderings
+    )
     if existing.source_sha256 == trajectory.source_sha256 and (
-        same_distiller or distiller_rank(existing.distiller) > distiller_rank(current)
+        (same_distiller and not lacks_opening) or distiller_rank(existing.distiller) > distiller_rank(current)
     ):
         return "unchanged"
     if distiller_rank(existing.distiller) > distiller_rank(current):

@@ -16,8 +16,15 @@ from pydantic import BaseModel, ConfigDict, Field
 from episodic.errors import InvalidArgumentError, TenantError
 
 CARD_SCHEMA_VERSION = 1
-RENDERINGS: tuple[str, ...] = ("struct", "semantic", "reflect")
-Rendering = Literal["struct", "semantic", "reflect"]
+CARD_RENDERINGS: tuple[str, ...] = ("struct", "semantic", "reflect")
+# the session's first exchange, embedded beside an offline card only (episodic.opening): an extractive card
+# misses the words a user searches with; never shown, never the hit's best rendering or its similarity
+OPENING = "opening"
+RENDERINGS: tuple[str, ...] = (*CARD_RENDERINGS, OPENING)
+# renderings a session may lack: an index with or without them is the same index (store.parity), so one
+# built before `opening` existed is extended in place, not refused
+OPTIONAL_RENDERINGS = frozenset({OPENING})
+Rendering = Literal["struct", "semantic", "reflect", "opening"]
 LOCAL_TENANT = "local"
 # the coding agents whose sessions are read; records written before others were read are Claude Code
 AGENTS = ("claude-code", "codex", "gemini")
@@ -25,7 +32,8 @@ DEFAULT_AGENT = "claude-code"
 # retrieval defaults (why: episodic.store.hybrid); here so that settings need not import numpy
 # `reflect` ranked worst alone on both card sets and lowered the blend on both folds of the dev set: it is
 # indexed (and reported as a hit's best rendering) but does not vote by default
-DEFAULT_RENDERING_WEIGHTS: dict[str, float] = {"struct": 1.0, "semantic": 1.0, "reflect": 0.0}
+# `opening` votes as an equal third where a card has it (README "Offline cards against LLM cards")
+DEFAULT_RENDERING_WEIGHTS: dict[str, float] = {"struct": 1.0, "semantic": 1.0, "reflect": 0.0, "opening": 1.0}
 DEFAULT_KEYWORD_WEIGHT = 1.25  # flat between 1.0 and 1.5 on both card sets and both folds
 _TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -174,6 +182,9 @@ class CardRecord(BaseModel):
     card_schema_version: int = CARD_SCHEMA_VERSION
     indexed_at: datetime | None = None
     review: Review | None = None  # None: nobody has looked at it (episodic.review)
+    # the scrubbed first exchange an offline card is also embedded by (episodic.opening); None: not taken
+    # (an LLM-written card, or a record older than the `opening` rendering). Kept so an edit can re-embed.
+    opening: str | None = None
 
     @property
     def review_state(self) -> ReviewState:

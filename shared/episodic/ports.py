@@ -79,8 +79,9 @@ class VectorStore(ABC):
     """Cards and their per-rendering vectors. Every call is tenant-scoped; parity is checked on use."""
 
     @abstractmethod
-    def ensure_manifest(self, manifest: IndexManifest) -> None:
-        """Record the manifest on first use; raise ParityError naming both sides on any mismatch."""
+    def ensure_manifest(self, manifest: IndexManifest) -> IndexManifest:
+        """Record the manifest on first use; raise ParityError naming both sides on any mismatch; return
+        the index's manifest (an older index gains the optional renderings `manifest` adds, if it can)."""
 
     @abstractmethod
     def manifest(self) -> IndexManifest | None: ...

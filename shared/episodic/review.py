@@ -138,9 +138,10 @@ def review_episode(
         }
     )
     updated = record.model_copy(update={"card": edited, "review": review})
-    from episodic.ingest import _vectors_for
+    from episodic.ingest import embed_card
 
-    memory.store.upsert(updated, _vectors_for(memory, edited), memory.manifest)  # new text: re-embedded
+    # new text: re-embedded (an offline card's opening words are the session's, and stay)
+    memory.store.upsert(updated, embed_card(memory, edited, record.opening), memory.manifest)
     return ReviewOutcome(updated, action, notes)
 
 

@@ -24,6 +24,7 @@ import pytest
 from episodic.embed.hashing import HashingEmbedder
 from episodic.errors import InvalidArgumentError, ParityError, TenantError
 from episodic.models import (
+    CARD_RENDERINGS,
     RENDERINGS,
     Card,
     CardRecord,
@@ -84,11 +85,12 @@ def make_record(
 def vectors_for(
     record: CardRecord, manifest: IndexManifest = MANIFEST, embedder: HashingEmbedder = EMBEDDER
 ) -> list[StoredVector]:
-    texts = [render(record.card, r) for r in manifest.renderings]
+    renderings = [r for r in manifest.renderings if r in CARD_RENDERINGS]  # a card with no opening words
+    texts = [render(record.card, r) for r in renderings]
     vectors = embedder.embed(texts)
     return [
         StoredVector(rendering=r, text=t, vector=v)
-        for r, t, v in zip(manifest.renderings, texts, vectors, strict=True)
+        for r, t, v in zip(renderings, texts, vectors, strict=True)
     ]
 
 

@@ -116,8 +116,8 @@ def test_exchange_blend_weight_zero_is_the_default_and_skips_folder_cards(
     assert set(table) == {
         f"{n}@{s}" for n in ("hybrid", "blend+ex1x0", "blend+ex1x1") for s in ("heuristic", "cards")
     }
-    # w = 0 votes with the card renderings only: the store's own default ranking
-    assert _recalls(table["blend+ex1x0@heuristic"]) == table["hybrid@heuristic"]
+    # one exchange at weight 1 is the store's own default ranking (the `opening` rendering of offline cards)
+    assert _recalls(table["blend+ex1x1@heuristic"]) == table["hybrid@heuristic"]
     # heuristic cards gain exchange vectors; every folder card counts as LLM-written and gains none
     assert table["blend+ex1x1@heuristic"]["sessions with exchanges"] > 0
     assert table["blend+ex1x1@cards"]["sessions with exchanges"] == 0

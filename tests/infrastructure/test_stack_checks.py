@@ -57,6 +57,16 @@ def test_provisioned_concurrency_can_be_turned_off(tmp_path: Path) -> None:
     assert "ProvisionedConcurrencyConfig" not in alias["Properties"]
 
 
+def test_the_stack_knows_the_cores_renderings_and_indexes_the_card_ones_by_default() -> None:
+    from episodic import models
+
+    from stacks import config
+
+    assert (config.RENDERINGS, config.CARD_RENDERINGS) == (models.RENDERINGS, models.CARD_RENDERINGS)
+    assert StackConfig().renderings == models.CARD_RENDERINGS  # the deployed LLM distiller's cards
+    assert StackConfig(renderings=models.RENDERINGS).renderings == models.RENDERINGS
+
+
 def test_synth_refuses_a_query_rendering_that_is_not_indexed() -> None:
     with pytest.raises(ContextError, match=r"queryRendering 'reflect' is not indexed"):
         StackConfig(renderings=("struct", "semantic"), query_rendering="reflect")

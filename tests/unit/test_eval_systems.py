@@ -9,8 +9,9 @@ from episodic.errors import InvalidArgumentError
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.systems import SYSTEMS, RetrievalSystem, register_system, select_systems
 from episodic.evaluation.systems.bm25 import BM25Index, tokenize
-from episodic.evaluation.systems.raw import exchanges, session_text
+from episodic.evaluation.systems.raw import session_text
 from episodic.models import Event, SessionSource, ToolCall, Trajectory
+from episodic.opening import exchanges
 
 
 def test_tokenize_splits_identifiers_and_lowercases() -> None:
@@ -84,13 +85,13 @@ def test_session_text_holds_prompts_answers_and_tool_calls() -> None:
 
 
 def test_exchanges_pair_each_prompt_with_the_following_answers() -> None:
-    found = exchanges(_trajectory())
+    found = exchanges(_trajectory(), limit=20)
     assert found == [
         "User: build crashes\nAssistant: Let me run it.\nAssistant: Heap exhausted.",
         "User: and the charts?",
     ]
     assert exchanges(_trajectory(), limit=1) == found[:1]
-    assert exchanges(_trajectory(), max_chars=10) == ["User: buil", "User: and "]
+    assert exchanges(_trajectory(), limit=20, max_chars=10) == ["User: buil", "User: and "]
 
 
 def test_a_new_system_slots_in_by_registering() -> None:

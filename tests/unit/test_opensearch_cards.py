@@ -58,7 +58,8 @@ def test_a_query_is_one_msearch_with_knn_and_bm25_under_the_tenant_filter(tmp_pa
             and {"term": {"outcome": "verified"}} in half["query"]["bool"]["filter"]
         )
     knn_fields = [next(iter(c["knn"])) for c in knn_half["query"]["bool"]["should"]]
-    assert knn_fields == ["vec_struct", "vec_semantic"]  # the voting renderings (reflect does not vote)
+    # the voting renderings (reflect does not vote; opening does, where a card has it)
+    assert knn_fields == ["vec_struct", "vec_semantic", "vec_opening"]
     assert all(
         c["knn"][f]["filter"]["bool"]["filter"][0] == tenant
         for c, f in zip(knn_half["query"]["bool"]["should"], knn_fields, strict=True)
@@ -77,7 +78,7 @@ def test_the_mapping_holds_one_knn_vector_per_rendering_and_the_manifest(tmp_pat
     assert body == cards_mapping(MANIFEST)
     assert body["mappings"]["_meta"]["manifest"]["embedder_id"] == MANIFEST.embedder_id
     assert {k for k, v in body["mappings"]["properties"].items() if v["type"] == "knn_vector"} == {
-        "vec_struct", "vec_semantic", "vec_reflect"
+        "vec_struct", "vec_semantic", "vec_reflect", "vec_opening"
     }  # fmt: skip
     (bulk,) = [r for r in log if r.path == "/_bulk"]
     assert bulk.ndjson()[0] == {"index": {"_index": INDEX}}  # no document id

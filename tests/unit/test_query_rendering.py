@@ -40,7 +40,7 @@ def test_rendering_and_keyword_weights_come_from_the_environment(
     episodic_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     defaults = load_settings()
-    assert defaults.rendering_weights == {"struct": 1.0, "semantic": 1.0, "reflect": 0.0}
+    assert defaults.rendering_weights == {"struct": 1.0, "semantic": 1.0, "reflect": 0.0, "opening": 1.0}
     assert defaults.keyword_weight == 1.25
     monkeypatch.setenv("EPISODIC_RENDERING_WEIGHTS", "struct:2, reflect:1")
     monkeypatch.setenv("EPISODIC_KEYWORD_WEIGHT", "0")

@@ -16,7 +16,16 @@ from contract.vector_store_contract import VectorStoreContract
 from episodic.aws.s3vectors_metadata import MANIFEST_KEY, MAX_FILTERABLE_BYTES, filterable_metadata, json_size
 from episodic.aws.s3vectors_store import S3VectorsStore
 from episodic.errors import ConfigError, InvalidArgumentError, ParityError, TenantError
-from episodic.models import RENDERINGS, Card, CardRecord, DistillerInfo, IndexManifest, Outcome, SearchFilters
+from episodic.models import (
+    CARD_RENDERINGS,
+    RENDERINGS,
+    Card,
+    CardRecord,
+    DistillerInfo,
+    IndexManifest,
+    Outcome,
+    SearchFilters,
+)
 from episodic.ports import StoredVector
 from episodic.render import render
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
@@ -24,6 +33,8 @@ from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
 DIM = 16
 BUCKET, INDEX = "episodic-vectors", "episodes"
 MANIFEST = IndexManifest(embedder_id="hashing-16", dimension=DIM, renderings=list(RENDERINGS))
+# an index of the card renderings alone (as every index was before `opening`): no opening key to fetch
+CARD_MANIFEST = MANIFEST.model_copy(update={"renderings": list(CARD_RENDERINGS)})
 ALL = SearchFilters(include_unverified=True)
 
 
@@ -55,7 +66,9 @@ def record(session: str, tenant: str = "acme", outcome: str = "verified", **extr
     )
 
 
-def vectors(card: Card, base: np.ndarray, renderings: tuple[str, ...] = RENDERINGS) -> list[StoredVector]:
+def vectors(
+    card: Card, base: np.ndarray, renderings: tuple[str, ...] = CARD_RENDERINGS
+) -> list[StoredVector]:
     return [StoredVector(r, render(card, r), near(base, i)) for i, r in enumerate(renderings)]
 
 
@@ -378,7 +391,7 @@ INDEX_DESCRIPTION = {
 NAMES = {"vectorBucketName": BUCKET, "indexName": INDEX}
 MANIFEST_VECTOR = {
     "key": MANIFEST_KEY,
-    "metadata": {"kind": "manifest", "record": MANIFEST.model_dump_json()},
+    "metadata": {"kind": "manifest", "record": CARD_MANIFEST.model_dump_json()},
 }
 
 
@@ -399,11 +412,12 @@ def test_request_shapes_for_put_query_get(real_client: Any) -> None:
             expected_params={
                 **NAMES,
                 "vectors": [
-                    {"key": f"acme#s1#{r}", "data": {"float32": ANY}, "metadata": ANY} for r in RENDERINGS
+                    {"key": f"acme#s1#{r}", "data": {"float32": ANY}, "metadata": ANY}
+                    for r in CARD_RENDERINGS
                 ],
             },
         )
-        store.upsert(rec, vectors(rec.card, base), MANIFEST)
+        store.upsert(rec, vectors(rec.card, base), CARD_MANIFEST)
 
         stored_meta = {
             "tenant": "acme",
@@ -456,7 +470,7 @@ def test_request_shapes_for_put_query_get(real_client: Any) -> None:
                 "returnMetadata": False,
             },
         )
-        hits = store.query("acme", base, "build fails", 3, SearchFilters(project="shop"), MANIFEST, 0.3)
+        hits = store.query("acme", base, "build fails", 3, SearchFilters(project="shop"), CARD_MANIFEST, 0.3)
         # the core's fusion ranks (the same rule as the SQLite store), not the service's fused score 0.03:
         # a pool of one session has no spread (z = 0) and no keyword score
         assert len(hits) == 1 and hits[0].similarity == pytest.approx(0.9) and hits[0].score == 0.0

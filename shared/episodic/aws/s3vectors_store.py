@@ -32,6 +32,7 @@ from episodic.errors import ConfigError, ParityError, RetryableDistillError
 from episodic.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
+    OPTIONAL_RENDERINGS,
     RENDERINGS,
     CardRecord,
     IndexManifest,
@@ -159,6 +160,12 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
         if stored is not None:
             return stored
         self._check_index(manifest)  # before the first write: the index must hold this dimension
+        return self._put_manifest(manifest)
+
+    def _extend_manifest(self, manifest: IndexManifest) -> IndexManifest:
+        return self._put_manifest(manifest)  # PutVectors overwrites the manifest key in place
+
+    def _put_manifest(self, manifest: IndexManifest) -> IndexManifest:
         dummy = np.zeros(manifest.dimension, dtype=np.float32)
         dummy[0] = 1.0  # never all-zero: cosine indexes reject it
         self._put(
@@ -206,7 +213,8 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
                 }
             )
         self._put(entries)  # PutVectors overwrites existing keys: the session's card is replaced
-        stale = [vector_key(record.tenant_id, record.session_id, r) for r in RENDERINGS if r not in seen]
+        # a rendering the card no longer has (an LLM card replacing an offline one has no opening)
+        stale = [vector_key(record.tenant_id, record.session_id, r) for r in order if r not in seen]
         self._delete(stale)
 
     def delete(self, tenant_id: str, session_id: str) -> bool:
@@ -339,7 +347,8 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
             if distance is not None:
                 similarity = 1.0 - float(distance)
                 entry["by_rendering"][str(meta.get("rendering"))] = similarity
-                if entry["similarity"] is None or similarity > entry["similarity"]:
+                shown = meta.get("rendering") not in OPTIONAL_RENDERINGS  # raw text: never the best rendering
+                if shown and (entry["similarity"] is None or similarity > entry["similarity"]):
                     entry["similarity"], entry["rendering"] = similarity, meta.get("rendering")
             if bm25 is not None:
                 entry["bm25"] = max(bm25, entry["bm25"] or 0.0)
@@ -379,5 +388,7 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
             cosine = float(stored @ unit) / norm if norm else 0.0
             entry = sessions[key]
             entry["by_rendering"][name] = cosine
+            if name in OPTIONAL_RENDERINGS:
+                continue
             if entry["similarity"] is None or cosine > entry["similarity"]:
                 entry["similarity"], entry["rendering"] = cosine, name

@@ -216,7 +216,7 @@ def register(group: click.Group) -> None:
             _echo_json(record.model_dump(mode="json"))
             return
         click.echo(json.dumps(record.card.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        meta = record.model_dump(mode="json", exclude={"card"})
+        meta = record.model_dump(mode="json", exclude={"card", "opening"})  # raw session words: not the card
         click.echo(json.dumps(meta, indent=2, ensure_ascii=False))
 
     @group.command("inspect")

@@ -27,6 +27,9 @@ class CardSet:
     cards: dict[str, Card]
     distiller: DistillerInfo
     summary: dict[str, Any] = field(default_factory=dict)
+    distillers: dict[str, DistillerInfo] = field(
+        default_factory=dict
+    )  # per-session exceptions to `distiller`
 
 
 def distilled_set(corpus: EvalCorpus) -> CardSet:
@@ -44,12 +47,15 @@ def read_folder(corpus: EvalCorpus, folder: Path, settings: Settings) -> CardFol
 def folder_set(corpus: EvalCorpus, folder: Path, read: CardFolder) -> CardSet:
     """Cards from `folder` for the corpus sessions, the distilled card where a session has no valid file."""
     cards: dict[str, Card] = {}
+    distillers: dict[str, DistillerInfo] = {}
     distilled = 0
     for session_id in corpus.trajectories:
         if session_id in read.cards:
             cards[session_id] = read.cards[session_id].card
         elif session_id in corpus.cards:
             cards[session_id] = corpus.cards[session_id]
+            if corpus.distiller is not None:
+                distillers[session_id] = corpus.distiller
             distilled += 1
     summary = {
         "source": str(folder),
@@ -59,7 +65,7 @@ def folder_set(corpus: EvalCorpus, folder: Path, read: CardFolder) -> CardSet:
         "not_in_corpus": len(read.unmatched),
         "outcome_downgraded": read.downgraded,
     }
-    return CardSet(FOLDER_LABEL, cards, IMPORTED, summary)
+    return CardSet(FOLDER_LABEL, cards, IMPORTED, summary, distillers)
 
 
 def fold_of(session_id: str) -> str:

@@ -26,6 +26,8 @@ class EvalCorpus:
     keys: dict[str, str] = field(default_factory=dict)  # session id -> parse cache key
     cards: dict[str, Card] = field(default_factory=dict)
     distiller: DistillerInfo | None = None
+    # sessions whose card another distiller wrote (a cards folder's gaps, filled by the heuristic)
+    card_distillers: dict[str, DistillerInfo] = field(default_factory=dict)
     not_episodes: Counter[str] = field(default_factory=Counter)  # reason -> count
     duplicates: int = 0  # session ids found in more than one file (the later file wins, as in `index`)
     failures: list[tuple[str, str]] = field(default_factory=list)  # (file, reason): parse/distill errors

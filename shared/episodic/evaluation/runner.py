@@ -186,7 +186,12 @@ def run_evaluation(
     texts = [q.query for q in query_list]
     with tempfile.TemporaryDirectory(prefix="episodic-eval-") as workdir:
         for position, card_set in enumerate(sets):
-            view = replace(corpus, cards=card_set.cards, distiller=card_set.distiller)
+            view = replace(
+                corpus,
+                cards=card_set.cards,
+                distiller=card_set.distiller,
+                card_distillers=card_set.distillers,
+            )
             scratch = Path(workdir) / card_set.label
             scratch.mkdir()
             context = SystemContext(settings, embedder, distiller, scratch, progress, k=k)

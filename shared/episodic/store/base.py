@@ -19,6 +19,7 @@ from episodic.errors import InvalidArgumentError, ParityError
 from episodic.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
+    OPTIONAL_RENDERINGS,
     CardRecord,
     IndexManifest,
     SearchFilters,
@@ -26,7 +27,7 @@ from episodic.models import (
 )
 from episodic.ports import StoredVector, VectorStore
 from episodic.store import hybrid
-from episodic.store.parity import check_parity, require_tenant
+from episodic.store.parity import check_parity, extended, require_tenant
 
 
 class InvalidStoreInputError(InvalidArgumentError, ValueError):
@@ -132,10 +133,16 @@ class RuleEnforcingStore(VectorStore):
 
     # ------------------------------------------------------------ the rules (template methods)
 
-    def ensure_manifest(self, manifest: IndexManifest) -> None:
+    def _extend_manifest(self, manifest: IndexManifest) -> IndexManifest:
+        """Record `manifest`, the stored one plus optional renderings; a store that cannot keeps its own."""
+        return self._record_manifest(manifest)
+
+    def ensure_manifest(self, manifest: IndexManifest) -> IndexManifest:
         stored = self._record_manifest(manifest)
         check_parity(stored, manifest, self.index_name, "write to")
         self._check_index(manifest)
+        wider = extended(stored, manifest)
+        return stored if wider is None else self._extend_manifest(wider)
 
     def upsert(self, record: CardRecord, vectors: Sequence[StoredVector], manifest: IndexManifest) -> None:
         require_tenant(record.tenant_id)
@@ -143,9 +150,11 @@ class RuleEnforcingStore(VectorStore):
             raise InvalidStoreInputError("a card record needs a session id")
         if not vectors:
             raise InvalidStoreInputError("a card needs at least one rendering vector")
-        self.ensure_manifest(manifest)
+        index = self.ensure_manifest(manifest)
         rows: list[tuple[str, np.ndarray]] = []
         for stored in vectors:
+            if stored.rendering in OPTIONAL_RENDERINGS and stored.rendering not in index.renderings:
+                continue  # an index that could not gain it ranks the card on its card renderings alone
             if stored.rendering not in manifest.renderings:
                 raise ParityError(
                     f"rendering {stored.rendering!r} is not in the index manifest {manifest.renderings}"

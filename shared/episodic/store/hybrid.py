@@ -21,6 +21,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from episodic.models import OPTIONAL_RENDERINGS
+
 KEYWORD_RESCUE_FACTOR = 0.5
 CANDIDATES = 50  # vector candidates before fusion: far more than k (<= 5), few enough to stay fast
 MAX_QUERY_TERMS = 32  # a pasted log must not become a 5,000-term OR
@@ -179,12 +181,18 @@ def rank_pool(
     blended = blend(cosines, weights)
     pool = np.flatnonzero(np.isfinite(blended))
     standardised_all = standardise(blended, pool)
-    best = cosines.max(axis=0)
+    # a hit's similarity and best rendering are its card's: raw session text (an optional rendering) votes in
+    # the blend but does not move the threshold, which was set on card renderings
+    shown = [row for row, name in enumerate(renderings) if name not in OPTIONAL_RENDERINGS] or list(
+        range(len(renderings))
+    )
+    card_cosines = cosines[shown]
+    best = card_cosines.max(axis=0)
     candidates = set(top_indices(blended, pool, depth)).union(i for i, _ in keyword)
     return fuse(
         {i: float(standardised_all[i]) for i in candidates},
         keyword,
-        {i: (float(best[i]), renderings[int(np.argmax(cosines[:, i]))]) for i in candidates},
+        {i: (float(best[i]), renderings[shown[int(np.argmax(card_cosines[:, i]))]]) for i in candidates},
         k=k,
         min_similarity=min_similarity,
         keyword_weight=keyword_weight,

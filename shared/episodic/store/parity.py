@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from episodic.errors import ParityError
-from episodic.models import IndexManifest, check_tenant
+from episodic.models import OPTIONAL_RENDERINGS, IndexManifest, check_tenant
 
 
 def describe(manifest: IndexManifest) -> str:
@@ -28,13 +28,25 @@ def settings_for(manifest: IndexManifest) -> str:
     return " ".join(parts)
 
 
+def _required(manifest: IndexManifest) -> set[str]:
+    return set(manifest.renderings) - OPTIONAL_RENDERINGS
+
+
 def same_index(stored: IndexManifest, requested: IndexManifest) -> bool:
     return (
         stored.embedder_id == requested.embedder_id
         and stored.dimension == requested.dimension
-        and set(stored.renderings) == set(requested.renderings)  # order does not change the index
+        and _required(stored) == _required(requested)  # order does not change the index
         and stored.card_schema_version == requested.card_schema_version
     )
+
+
+def extended(stored: IndexManifest, requested: IndexManifest) -> IndexManifest | None:
+    """The stored manifest with the optional renderings `requested` adds, or None when it adds none."""
+    added = [r for r in requested.renderings if r in OPTIONAL_RENDERINGS and r not in stored.renderings]
+    if not added:
+        return None
+    return stored.model_copy(update={"renderings": [*stored.renderings, *added]})
 
 
 def check_parity(stored: IndexManifest, requested: IndexManifest, index_name: str, action: str) -> None:

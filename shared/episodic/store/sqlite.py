@@ -86,7 +86,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
     # ------------------------------------------------------------------ manifest (embedding parity)
 
     def _read_manifest(self, conn: sqlite3.Connection) -> IndexManifest | None:
-        if self._manifest is None:  # written once, never changed: cache it when seen
+        if self._manifest is None:  # written once, only ever extended by this process: cache it when seen
             row = conn.execute(
                 "SELECT embedder_id, dimension, renderings, card_schema_version FROM manifest"
             ).fetchone()
@@ -121,6 +121,19 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
                 stored = self._read_manifest(conn)
         assert stored is not None
         return stored
+
+    def _extend_manifest(self, manifest: IndexManifest) -> IndexManifest:
+        with self._transaction(write=True) as conn:
+            self._manifest = None  # another process may have extended it first: read it in this transaction
+            stored = self._read_manifest(conn)
+            assert stored is not None
+            added = [r for r in manifest.renderings if r not in stored.renderings]
+            if added:
+                renderings = [*stored.renderings, *added]
+                conn.execute("UPDATE manifest SET renderings = ? WHERE id = 1", (json.dumps(renderings),))
+                self._manifest = stored.model_copy(update={"renderings": renderings})
+        assert self._manifest is not None
+        return self._manifest
 
     def manifest(self) -> IndexManifest | None:
         with self._lock:

@@ -16,7 +16,7 @@ from urllib.parse import quote
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from episodic.errors import EpisodicError, InvalidCardError
-from episodic.models import AGENTS, RENDERINGS, Card, CardRecord, Outcome, ReviewState
+from episodic.models import AGENTS, Card, CardRecord, Outcome, ReviewState
 from episodic.present import pack_card
 from episodic.review import needs_review, queue_order
 from episodic.ui import pages
@@ -194,9 +194,10 @@ class Viewer:
             session_links=session_links,
             done=done,
             error=error,
-            renderings=RENDERINGS,
             metadata=json.dumps(
-                record.model_dump(mode="json", exclude={"card", "review"}), indent=1, ensure_ascii=False
+                record.model_dump(mode="json", exclude={"card", "review", "opening"}),
+                indent=1,
+                ensure_ascii=False,
             ),
             original=record.review.original if record.review else None,
             card_fields=list(Card.model_fields),

@@ -11,7 +11,7 @@ import numpy as np
 
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.systems.base import RetrievalSystem, SystemContext, rank_by_scores, register_system
-from episodic.models import LOCAL_TENANT, Outcome, SearchFilters, SearchHit
+from episodic.models import LOCAL_TENANT, OPENING, Outcome, SearchFilters, SearchHit
 from episodic.render import render
 
 
@@ -84,7 +84,8 @@ def _default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
         distiller = corpus.distiller
         assert distiller is not None, "distill_corpus runs before card systems are built"
         for rendering in settings.renderings:  # bulk first (parallel, cached): store_card then hits the cache
-            card_vectors(context, corpus, rendering)
+            if rendering != OPENING:
+                card_vectors(context, corpus, rendering)
         context.progress.start("default: indexing cards", len(corpus.cards))
         for session_id, card in corpus.cards.items():
             store_card(
@@ -92,7 +93,7 @@ def _default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
                 LOCAL_TENANT,
                 card,
                 session_id=session_id,
-                distiller=distiller,
+                distiller=corpus.card_distillers.get(session_id, distiller),
                 trajectory=corpus.trajectories[session_id],
             )
             context.progress.advance()

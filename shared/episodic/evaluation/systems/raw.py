@@ -10,13 +10,13 @@ from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.systems.base import RetrievalSystem, rank_by_scores, register_system
 from episodic.evaluation.systems.bm25 import BM25Index, tokenize
 from episodic.models import ToolCall, Trajectory
+from episodic.opening import EXCHANGE_CHARS, exchanges
 
 # what keyword history search sees of a tool call: its command (or short input values) and output
 _INPUT_VALUE_CHARS = 500
 # raw-exchanges: the first exchanges of a session (where the problem is stated), each cut to about
 # the embedder's 256-token window; keeps a 700-session corpus within the time budget
 MAX_EXCHANGES_PER_SESSION = 20
-EXCHANGE_CHARS = 1200
 
 
 def _tool_text(tool: ToolCall) -> str:
@@ -37,23 +37,6 @@ def session_text(trajectory: Trajectory) -> str:
         elif event.kind == "tool" and event.tool is not None:
             parts.append(_tool_text(event.tool))
     return "\n".join(parts)
-
-
-def exchanges(
-    trajectory: Trajectory, limit: int = MAX_EXCHANGES_PER_SESSION, max_chars: int = EXCHANGE_CHARS
-) -> list[str]:
-    """Each real user prompt of the main thread with the assistant text that follows it."""
-    found: list[list[str]] = []
-    for event in trajectory.events:
-        if event.agent_id is not None or not event.text:
-            continue
-        if event.kind == "prompt":
-            if len(found) == limit:
-                break
-            found.append([f"User: {event.text}"])
-        elif event.kind == "assistant" and found:
-            found[-1].append(f"Assistant: {event.text}")
-    return ["\n".join(parts)[:max_chars] for parts in found]
 
 
 @register_system
@@ -89,7 +72,7 @@ class RawExchangesSystem(RetrievalSystem):
         texts: list[str] = []
         owners: list[int] = []
         for index, session_id in enumerate(self.ids):
-            for text in exchanges(corpus.trajectories[session_id]):
+            for text in exchanges(corpus.trajectories[session_id], MAX_EXCHANGES_PER_SESSION):
                 texts.append(text)
                 owners.append(index)
         self.owners = np.array(owners, dtype=np.int64)
