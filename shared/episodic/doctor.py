@@ -11,7 +11,7 @@ import os
 import shlex
 import shutil
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from urllib.parse import urlsplit
 
 from episodic import envsource
 from episodic.errors import EpisodicError
+from episodic.models import CardRecord
 from episodic.settings import Settings
 from episodic.setup_clients import (
     HOOK_ARGS,
@@ -217,6 +218,26 @@ def check_parity(settings: Settings, stored: Any) -> Check:
     return Check("embedder parity", OK, f"{stored.embedder_id} ({stored.dimension}-d)")
 
 
+def check_opening(settings: Settings, records: Iterable[CardRecord]) -> Check | None:
+    """Offline cards indexed before the `opening` rendering existed rank without it until re-distilled."""
+    from episodic.ingest import HEURISTIC
+    from episodic.models import OPENING
+
+    if OPENING not in settings.renderings:
+        return None
+    offline = lacking = 0
+    for record in records:
+        if record.distiller.kind == HEURISTIC:
+            offline += 1
+            lacking += record.opening is None
+    if lacking:
+        detail = (
+            f"{lacking} of {offline} offline cards have no opening vector yet (indexed before it existed)"
+        )
+        return Check("opening words", WARN, detail, "`episodic index` (re-distils each of them once)")
+    return Check("opening words", OK, f"{offline} offline cards carry their session's opening words")
+
+
 def check_scope(settings: Settings, cwd: str) -> Check:
     """The scope rules and what they decide for the current directory (its `.episodic` file included)."""
     from episodic.scope_source import rules_from_settings
@@ -280,4 +301,7 @@ def run_checks(settings: Settings) -> list[Check]:
     checks.append(check_token(settings, up, store.count))
     checks.append(check_index(settings, store.count, total))
     checks.append(check_parity(settings, stored))
+    if settings.store == "sqlite":  # a local read; a remote index would be listed whole
+        opening = check_opening(settings, store.iter_records(settings.tenant))
+        checks += [opening] if opening else []
     return checks

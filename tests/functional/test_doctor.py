@@ -68,10 +68,12 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
             "token",
             "index",
             "embedder parity",
+            "opening words",
         ],
         "ok",
     )
     assert checks["index"].detail == "6 cards for tenant 'local'"
+    assert checks["opening words"].detail == "6 offline cards carry their session's opening words"
     assert checks["token"].detail == "reads tenant 'local' (6 cards)"
 
 

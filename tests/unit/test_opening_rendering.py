@@ -12,6 +12,7 @@ import pytest
 from episodic.aws.s3vectors_store import S3VectorsStore
 from episodic.backends import build_memory
 from episodic.distill.heuristic import HeuristicDistiller
+from episodic.doctor import OK, WARN, check_opening
 from episodic.embed.hashing import HashingEmbedder
 from episodic.ingest import index_sessions
 from episodic.mcp.tools import episode_json, hit_json
@@ -118,10 +119,19 @@ def test_an_index_built_without_the_opening_rendering_is_extended_and_its_cards_
 
     new = memory_with(HeuristicDistiller())  # the default settings: four renderings
     assert [h.record.session_id for h in search_traces(new, "local", query)] == before  # no ParityError
+    told = check_opening(new.settings, new.store.iter_records("local"))
+    assert (
+        told
+        and told.status == WARN
+        and "6 of 6 offline cards" in told.detail
+        and "episodic index" in told.fix
+    )
     report = index_sessions(new, [str(DEMO)], "local")
     assert (report.indexed, report.replaced) == (6, 6)  # each offline card once, to gain its opening
     assert new.store.manifest().renderings == [*CARD_RENDERINGS, OPENING]  # type: ignore[union-attr]
     assert list(stored_renderings(new).values()) == [set(RENDERINGS)] * 6
+    told = check_opening(new.settings, new.store.iter_records("local"))
+    assert told and told.status == OK and "6 offline cards" in told.detail
     again = index_sessions(memory_with(HeuristicDistiller()), [str(DEMO)], "local")
     assert (again.indexed, again.unchanged) == (0, 6)
     assert search_traces(old, "local", query)  # the old settings still read the extended index
