@@ -99,7 +99,7 @@ class IndexReport:
 def embed_card(memory: Memory, card: Card, opening: str | None = None) -> list[StoredVector]:
     """One vector per configured rendering: the card's, and the session's opening words where it has them."""
     renderings = [r for r in memory.settings.renderings if r != OPENING or opening]
-    texts = [opening or "" if r == OPENING else render(card, r) for r in renderings]
+    texts = [(opening or "") if r == OPENING else render(card, r) for r in renderings]
     matrix = memory.embedder.embed(texts)
     return [
         StoredVector(rendering=r, text=t, vector=matrix[i])

@@ -27,9 +27,8 @@ class CardSet:
     cards: dict[str, Card]
     distiller: DistillerInfo
     summary: dict[str, Any] = field(default_factory=dict)
-    distillers: dict[str, DistillerInfo] = field(
-        default_factory=dict
-    )  # per-session exceptions to `distiller`
+    # per-session exceptions to `distiller` (a folder's gaps, distilled by the heuristic)
+    distillers: dict[str, DistillerInfo] = field(default_factory=dict)
 
 
 def distilled_set(corpus: EvalCorpus) -> CardSet:
