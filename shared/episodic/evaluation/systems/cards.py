@@ -113,8 +113,8 @@ class DefaultSystem(RetrievalSystem):
 
     name = "hybrid"
     description = (
-        "the default retrieval: search_traces on the SQLite store (RRF of one cosine ranking per rendering "
-        "and the FTS5 keyword ranking), all outcomes"
+        "the default retrieval: search_traces on the SQLite store (z-scored weighted mean of the rendering "
+        "cosines, offline cards' opening words included, + BM25, score-fused), all outcomes"
     )
     needs_cards = True
     verified_only = False
