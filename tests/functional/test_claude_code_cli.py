@@ -73,7 +73,9 @@ def test_claude_p_runs_our_hook_and_gets_additional_context(user: tuple[Path, Pa
     first = claude(user_home, home, *args)
     (response,) = hook_responses(first.stdout)
     assert (response["outcome"], response["exit_code"], response["stderr"]) == ("success", 0, "")
-    if not response["stdout"]:  # the server the hook started was not up within this prompt's budget
+    for _ in range(3):  # the server the hook started was not up (or still cold) within a prompt's budget
+        if response["stdout"]:
+            break
         wait_for_port(port)
         (response,) = hook_responses(claude(user_home, home, *args).stdout)
     output = json.loads(response["stdout"])["hookSpecificOutput"]
