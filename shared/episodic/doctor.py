@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 
 from episodic import envsource
 from episodic.errors import EpisodicError
-from episodic.models import CardRecord
+from episodic.models import CardRecord, DistillerInfo
 from episodic.settings import Settings
 from episodic.setup_clients import (
     HOOK_ARGS,
@@ -220,14 +220,13 @@ def check_parity(settings: Settings, stored: Any) -> Check:
 
 def check_opening(settings: Settings, records: Iterable[CardRecord]) -> Check | None:
     """Offline cards indexed before the `opening` rendering existed rank without it until re-distilled."""
-    from episodic.ingest import HEURISTIC
-    from episodic.models import OPENING
+    from episodic.ingest import HEURISTIC, takes_opening
 
-    if OPENING not in settings.renderings:
+    if not takes_opening(settings, DistillerInfo(kind=HEURISTIC)):
         return None
     offline = lacking = 0
     for record in records:
-        if record.distiller.kind == HEURISTIC:
+        if takes_opening(settings, record.distiller):
             offline += 1
             lacking += record.opening is None
     if lacking:

@@ -34,6 +34,7 @@ from episodic.ports import Distiller, DistillResult, IngestFailure, StoredVector
 from episodic.render import render
 from episodic.scratch.hooks import remember_quietly, sweep_quietly
 from episodic.service import Memory
+from episodic.settings import Settings
 from episodic.survey import render_survey
 
 ProgressFn = Callable[[SessionSource], None]
@@ -96,6 +97,11 @@ class IndexReport:
         }
 
 
+def takes_opening(settings: Settings, distiller: DistillerInfo) -> bool:
+    """Whether this distiller's cards are also embedded by their session's opening words (episodic.opening)."""
+    return distiller.kind == HEURISTIC and OPENING in settings.renderings
+
+
 def embed_card(memory: Memory, card: Card, opening: str | None = None) -> list[StoredVector]:
     """One vector per configured rendering: the card's, and the session's opening words where it has them."""
     renderings = [r for r in memory.settings.renderings if r != OPENING or opening]
@@ -122,8 +128,9 @@ def store_card(
 
     An offline card is also embedded by the session's opening exchange (episodic.opening); an LLM's or an
     agent's card restates the problem in the user's words already and gets none."""
-    wanted = distiller.kind == HEURISTIC and OPENING in memory.settings.renderings
-    opening = opening_text(trajectory) if trajectory is not None and wanted else None
+    opening = None
+    if trajectory is not None and takes_opening(memory.settings, distiller):
+        opening = opening_text(trajectory)
     record = CardRecord(
         card=card,
         session_id=session_id,
@@ -208,9 +215,7 @@ def existing_card_verdict(
         existing.distiller.kind == current.kind and distiller_rank(current) >= LLM_RANK
     )
     # an offline card indexed before the `opening` rendering existed is re-distilled once to gain it
-    lacks_opening = (
-        current.kind == HEURISTIC and existing.opening is None and OPENING in memory.settings.renderings
-    )
+    lacks_opening = existing.opening is None and takes_opening(memory.settings, current)
     if existing.source_sha256 == trajectory.source_sha256 and (
         (same_distiller and not lacks_opening) or distiller_rank(existing.distiller) > distiller_rank(current)
     ):

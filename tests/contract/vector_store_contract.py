@@ -25,6 +25,7 @@ from episodic.embed.hashing import HashingEmbedder
 from episodic.errors import InvalidArgumentError, ParityError, TenantError
 from episodic.models import (
     CARD_RENDERINGS,
+    OPENING,
     RENDERINGS,
     Card,
     CardRecord,
@@ -485,3 +486,25 @@ class VectorStoreContract:
         named = SearchFilters(renderings=["struct", "reflect"])  # renderings named in a query vote equally
         both = search(store, TENANT_A, "qqq", k=2, filters=named, vector=unit, min_similarity=0.5)
         assert sorted(ids(both)) == ["lesson-match", "steps-match"]
+
+    def test_an_opening_vector_votes_but_is_never_the_similarity_or_the_best_rendering(
+        self, store: VectorStore
+    ) -> None:
+        unit = np.zeros(EMBEDDER.dimension, dtype=np.float32)
+        unit[0] = 1.0
+        other = np.zeros(EMBEDDER.dimension, dtype=np.float32)
+        other[1] = 1.0
+        card = np.zeros(EMBEDDER.dimension, dtype=np.float32)
+        card[:2] = (0.6, 0.8)  # cosine 0.6 with the query on every card rendering
+        # both cards match alike; only "opening-match" has raw opening words equal to the query
+        for session, opening in (("opening-match", unit), ("card-only", other)):
+            vectors = [StoredVector(rendering=r, text=r, vector=card) for r in CARD_RENDERINGS]
+            store.upsert(
+                make_record(session, f"zzq{session}"),
+                [*vectors, StoredVector(OPENING, "o", opening)],
+                MANIFEST,
+            )
+        hits = search(store, TENANT_A, "qqq", k=2, vector=unit, min_similarity=0.5)
+        assert ids(hits) == ["opening-match", "card-only"]  # the opening's vote ranks it first
+        assert all(h.rendering in CARD_RENDERINGS and h.similarity == pytest.approx(0.6) for h in hits)
+        assert search(store, TENANT_A, "qqq", k=2, vector=unit, min_similarity=0.7) == []  # the card sets it

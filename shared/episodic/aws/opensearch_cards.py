@@ -215,7 +215,7 @@ class OpenSearchCardStore(RuleEnforcingStore):
         return int(self.client.count(index=self.index, body={"query": query})["count"])
 
     @contextmanager
-    def _snapshot(self) -> Iterator[dict[int, tuple[dict[str, Any], str | None]]]:
+    def _snapshot(self) -> Iterator[dict[int, dict[str, Any]]]:
         yield {}  # the sessions this query found, by key: what `_resolve` reads
 
     @staticmethod
@@ -235,9 +235,7 @@ class OpenSearchCardStore(RuleEnforcingStore):
             found.append({"range": {"started_at": {"gte": since.isoformat()}}})
         return found
 
-    def _candidates(
-        self, handle: dict[int, tuple[dict[str, Any], str | None]], query: CandidateQuery
-    ) -> Candidates:
+    def _candidates(self, handle: dict[int, dict[str, Any]], query: CandidateQuery) -> Candidates:
         names, weights = self.voting(query.stored.renderings, query.filters)
         if not names:
             return Candidates()
@@ -285,7 +283,7 @@ class OpenSearchCardStore(RuleEnforcingStore):
                     vectors.append(
                         np.array([r if r else [np.nan] * len(vector) for r in rows], dtype=np.float32)
                     )
-                    handle[key] = (record, None)
+                    handle[key] = record
                 if half == 1:
                     bm25[key] = max(bm25.get(key, 0.0), float(hit.get("_score") or 0.0))
         if not sessions:
@@ -298,10 +296,6 @@ class OpenSearchCardStore(RuleEnforcingStore):
             -np.inf,
         )
         cosines = cosines.astype(np.float32)
-        for key in range(len(sessions)):
-            column = cosines[:, key]
-            best = int(np.argmax(column))
-            handle[key] = (handle[key][0], names[best] if np.isfinite(column[best]) else None)
         keyword = sorted(bm25.items(), key=lambda pair: (-pair[1], pair[0]))
         return Candidates(
             keys=list(range(len(sessions))),
@@ -313,11 +307,9 @@ class OpenSearchCardStore(RuleEnforcingStore):
 
     def _resolve(
         self,
-        handle: dict[int, tuple[dict[str, Any], str | None]],
+        handle: dict[int, dict[str, Any]],
         tenant_id: str,
         keys: Sequence[int],
         query: np.ndarray,
-    ) -> dict[int, tuple[CardRecord, str | None]]:
-        return {
-            key: (CardRecord.model_validate(handle[key][0]), handle[key][1]) for key in keys if key in handle
-        }
+    ) -> dict[int, CardRecord]:
+        return {key: CardRecord.model_validate(handle[key]) for key in keys if key in handle}

@@ -32,7 +32,6 @@ from episodic.errors import ConfigError, ParityError, RetryableDistillError
 from episodic.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
-    OPTIONAL_RENDERINGS,
     RENDERINGS,
     CardRecord,
     IndexManifest,
@@ -321,7 +320,7 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
     def _group(
         hits: list[dict[str, Any]], tenant_id: str, sessions: dict[int, dict[str, Any]]
     ) -> dict[int, dict[str, Any]]:
-        """Per-rendering hits grouped by session: similarity per rendering, best one, best BM25 score."""
+        """Per-rendering hits grouped by session: similarity per rendering and the best BM25 score."""
         keys: dict[str, int] = {}
         for hit in hits:
             meta = hit.get("metadata") or {}
@@ -336,8 +335,6 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
                 key,
                 {
                     "meta": meta,
-                    "similarity": None,
-                    "rendering": None,
                     "bm25": None,
                     "keys": [],
                     "by_rendering": {},
@@ -345,22 +342,15 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
             )
             entry["keys"].append(hit["key"])
             if distance is not None:
-                similarity = 1.0 - float(distance)
-                entry["by_rendering"][str(meta.get("rendering"))] = similarity
-                shown = meta.get("rendering") not in OPTIONAL_RENDERINGS  # raw text: never the best rendering
-                if shown and (entry["similarity"] is None or similarity > entry["similarity"]):
-                    entry["similarity"], entry["rendering"] = similarity, meta.get("rendering")
+                entry["by_rendering"][str(meta.get("rendering"))] = 1.0 - float(distance)
             if bm25 is not None:
                 entry["bm25"] = max(bm25, entry["bm25"] or 0.0)
         return sessions
 
     def _resolve(
         self, handle: dict[int, dict[str, Any]], tenant_id: str, keys: Sequence[int], query: np.ndarray
-    ) -> dict[int, tuple[CardRecord, str | None]]:
-        return {
-            key: (CardRecord.model_validate_json(handle[key]["meta"][RECORD_KEY]), handle[key]["rendering"])
-            for key in keys
-        }
+    ) -> dict[int, CardRecord]:
+        return {key: CardRecord.model_validate_json(handle[key]["meta"][RECORD_KEY]) for key in keys}
 
     def _fill_missing(
         self, sessions: dict[int, dict[str, Any]], names: Sequence[str], query: np.ndarray
@@ -385,10 +375,4 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
             key, name = wanted[found["key"]]
             stored = np.asarray(data, dtype=np.float32)
             norm = float(np.linalg.norm(stored))
-            cosine = float(stored @ unit) / norm if norm else 0.0
-            entry = sessions[key]
-            entry["by_rendering"][name] = cosine
-            if name in OPTIONAL_RENDERINGS:
-                continue
-            if entry["similarity"] is None or cosine > entry["similarity"]:
-                entry["similarity"], entry["rendering"] = cosine, name
+            sessions[key]["by_rendering"][name] = float(stored @ unit) / norm if norm else 0.0

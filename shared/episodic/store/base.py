@@ -128,8 +128,8 @@ class RuleEnforcingStore(VectorStore):
     @abstractmethod
     def _resolve(
         self, handle: Any, tenant_id: str, keys: Sequence[int], query: np.ndarray
-    ) -> dict[int, tuple[CardRecord, str | None]]:
-        """The records (and best rendering) of the fused keys."""
+    ) -> dict[int, CardRecord]:
+        """The records of the fused keys (their best rendering is the ranking rule's: store.hybrid)."""
 
     # ------------------------------------------------------------ the rules (template methods)
 
@@ -206,7 +206,7 @@ class RuleEnforcingStore(VectorStore):
             key = found.keys[f.key]
             if key not in resolved:
                 continue
-            record, rendering = resolved[key]
+            record = resolved[key]
             if record.tenant_id != tenant:  # defence in depth: never hand out another tenant's card
                 continue
             hits.append(
@@ -214,7 +214,7 @@ class RuleEnforcingStore(VectorStore):
                     record=record,
                     score=f.score,
                     similarity=f.similarity,
-                    rendering=rendering or f.rendering,
+                    rendering=f.rendering,
                     keyword_rank=f.keyword_rank,
                 )
             )

@@ -353,13 +353,13 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
 
     def _resolve(
         self, handle: dict[str, object], tenant_id: str, keys: Sequence[int], query: np.ndarray
-    ) -> dict[int, tuple[CardRecord, str | None]]:
+    ) -> dict[int, CardRecord]:
         conn, matrix = handle["conn"], handle["matrix"]
         assert isinstance(conn, sqlite3.Connection) and isinstance(matrix, TenantMatrix)
         rowids = {int(matrix.rowids[key]): key for key in keys}
         marks = ",".join("?" * len(rowids))
         rows = conn.execute(f"SELECT rowid, record FROM cards WHERE rowid IN ({marks})", list(rowids))
-        return {rowids[rowid]: (CardRecord.model_validate_json(raw), None) for rowid, raw in rows.fetchall()}
+        return {rowids[rowid]: CardRecord.model_validate_json(raw) for rowid, raw in rows.fetchall()}
 
     # ------------------------------------------------------------------ review state (episodic.review)
 
