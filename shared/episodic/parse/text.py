@@ -75,7 +75,8 @@ class ScrubCounter:
         carried, self._carry = self._carry, None
         if carried:
             clean = self._redact_rest(clean, carried)
-        ending = _ENDS_REDACTED.search(clean)
+        # only a text ending in "]" can end on a placeholder: the others skip the scan (almost all)
+        ending = _ENDS_REDACTED.search(clean) if clean.endswith("]") else None
         self._carry = ending.group(1) if ending else None
         return clean
 

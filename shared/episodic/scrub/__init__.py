@@ -133,6 +133,8 @@ class Scrubber:
         self._finder = LiteralFinder(literals, force_fallback=not accelerated)
         self._companion_finder = LiteralFinder(companions, force_fallback=not accelerated)
         self._companion_offset = len(literals)
+        self._scan = self._finder.scanner()
+        self._scan_companions = self._companion_finder.scanner()
 
     @classmethod
     def from_settings(cls, settings: Any) -> Scrubber:
@@ -207,9 +209,13 @@ class Scrubber:
         return kind if looks_secret(value, kind) else None
 
     def _find(self, text: str) -> list[tuple[int, int, int]]:
-        hits = self._finder.find(text)
-        # `?key=` + a 16-character value, or base64 of a secret, needs more characters than this
-        more = self._companion_finder.find(text) if len(text) >= COMPANION_MIN_CHARS else []
+        try:  # the automata called directly: two Python frames less on each of ~40,000 texts a parse
+            hits = self._scan(text)
+            # `?key=` + a 16-character value, or base64 of a secret, needs more characters than this
+            more = self._scan_companions(text) if len(text) >= COMPANION_MIN_CHARS else []
+        except (UnicodeError, ValueError, TypeError):  # e.g. lone surrogates: the finders' slow path
+            hits = self._finder.find(text)
+            more = self._companion_finder.find(text) if len(text) >= COMPANION_MIN_CHARS else []
         if not more:
             return hits
         offset = self._companion_offset

@@ -9,7 +9,7 @@ or the text cannot be encoded (lone surrogates): same triggers, only slower.
 from __future__ import annotations
 
 import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _acrs: Any
@@ -36,6 +36,13 @@ class LiteralFinder:
     @property
     def accelerated(self) -> bool:
         return self._automaton is not None
+
+    def scanner(self) -> Callable[[str], list[tuple[int, int, int]]]:
+        """`find` without its fallback: the automaton's own method when there is one (it raises where
+        `find` would fall back; the caller catches and calls `find`)."""
+        if self._automaton is not None:
+            return self._automaton.find_matches_as_indexes  # type: ignore[no-any-return]
+        return self._find_each
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
         if self._automaton is not None:
