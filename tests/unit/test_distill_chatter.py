@@ -109,14 +109,19 @@ _WORDS = st.sampled_from(
 )  # fmt: skip
 _TEXTS = st.lists(st.one_of(_WORDS, st.text(max_size=6)), max_size=25).map("".join)
 _WORDED = [
-    (heuristic._DECISION_RE, heuristic._DECISION_WORDS),
-    (heuristic._CAUSE_RE, heuristic._CAUSE_WORDS),
-    (heuristic._FOUND_RE, heuristic._FOUND_WORDS),
-    (heuristic._FAILED_TRY_RE, heuristic._FAILED_WORDS),
-    (heuristic._HYPOTHESIS_RE, heuristic._HYPOTHESIS_WORDS),
-    (heuristic._CONTRADICT_RE, heuristic._CONTRADICT_WORDS),
-    (heuristic_problem._DIAGNOSIS_RE, heuristic_problem._DIAGNOSIS_WORDS),
-    *((r.pattern, r.words) for r in CHATTER_RULES),
+    *(
+        (r.pattern, r.words)
+        for r in (
+            heuristic._DECISION,
+            heuristic._CAUSE,
+            heuristic._FOUND,
+            heuristic._FAILED_TRY,
+            heuristic._HYPOTHESIS,
+            heuristic._CONTRADICT,
+            heuristic_problem._DIAGNOSIS,
+            *CHATTER_RULES,
+        )
+    ),
 ]
 
 

@@ -67,14 +67,10 @@ def test_guarded_substitutions_still_clean() -> None:
 @settings(max_examples=300, deadline=None)
 @given(_TEXTS)
 def test_one_pass_sentence_scan_finds_what_a_scan_per_sentence_finds(text: str) -> None:
-    for pattern, words in (
-        (heuristic._DECISION_RE, heuristic._DECISION_WORDS),
-        (heuristic._FAILED_TRY_RE, heuristic._FAILED_WORDS),
-        (heuristic._HYPOTHESIS_RE, heuristic._HYPOTHESIS_WORDS),
-    ):
+    for rule in (heuristic._DECISION, heuristic._FAILED_TRY, heuristic._HYPOTHESIS):
         expected = [
             s
             for s in heuristic.sentences(text)
-            if 1 <= len(s) <= 400 and not s.endswith("?") and pattern.search(s)
+            if 1 <= len(s) <= 400 and not s.endswith("?") and rule.pattern.search(s)
         ]
-        assert list(heuristic.matching_sentences((text,), pattern, words, 1, 400)) == expected
+        assert list(heuristic.matching_sentences((text,), rule, 1, 400)) == expected

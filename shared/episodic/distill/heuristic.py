@@ -53,13 +53,12 @@ from episodic.distill.heuristic_steps import (
 )
 from episodic.distill.heuristic_text import (
     clip,
-    has_any,
     safe_line,
     sentences,
     unique,
     with_first_chars,
 )
-from episodic.distill.rules import required_words
+from episodic.distill.rules import Rule
 from episodic.errors import DistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
 from episodic.ports import Distiller, DistillResult
@@ -117,13 +116,13 @@ _TAG_ALIASES = {
     "golang": "go",
     "github actions": "github-actions",
 }
-# Literal words each pattern needs (derived from the pattern): a text without any is never regex-scanned.
-_DECISION_WORDS = required_words(_DECISION_RE)
-_CAUSE_WORDS = required_words(_CAUSE_RE)
-_FOUND_WORDS = required_words(_FOUND_RE)
-_FAILED_WORDS = required_words(_FAILED_TRY_RE)
-_HYPOTHESIS_WORDS = required_words(_HYPOTHESIS_RE)
-_CONTRADICT_WORDS = required_words(_CONTRADICT_RE)
+# The patterns as rules: a text is scanned only on the lines holding a word each pattern needs.
+_DECISION = Rule("decision", _DECISION_RE)
+_CAUSE = Rule("cause", _CAUSE_RE)
+_FOUND = Rule("found", _FOUND_RE)
+_FAILED_TRY = Rule("failed try", _FAILED_TRY_RE)
+_HYPOTHESIS = Rule("hypothesis", _HYPOTHESIS_RE)
+_CONTRADICT = Rule("contradiction", _CONTRADICT_RE)
 _INSIGHT_STATEMENTS = 2  # an insight is one or two statements
 _MIN_SUMMARY_CHARS = 40  # a closing-summary sentence shorter than this is a heading or a status line
 _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near the top
@@ -181,13 +180,11 @@ def fallback_problem(traj: Trajectory) -> str:
 # ------------------------------------------------------------------ sentences by wording
 
 
-def matching_sentences(
-    texts: Iterable[str], pattern: re.Pattern[str], words: tuple[str, ...], low: int, high: int
-) -> Iterator[str]:
+def matching_sentences(texts: Iterable[str], pattern: Rule, low: int, high: int) -> Iterator[str]:
     """Sentences matching `pattern`; a text is split only when the pattern occurs in it at all, and its
     sentences are scanned in one pass over them joined by newlines (no pattern here can span one)."""
     for text in texts:
-        if has_any(text, words) and pattern.search(text):
+        if pattern.search(text):
             items = sentences(text)
             joined, starts = joined_sentences(items)
             last = -1
@@ -216,8 +213,8 @@ def first_safe(candidates: Iterable[str], limit: int, chars: int, *, intent: boo
 
 
 def key_decisions(assistant: list[str], prompts: list[str]) -> list[str]:
-    from_user = matching_sentences((p[:1500] for p in prompts), _DECISION_RE, _DECISION_WORDS, 25, 400)
-    from_assistant = matching_sentences(assistant, _DECISION_RE, _DECISION_WORDS, 30, 400)
+    from_user = matching_sentences((p[:1500] for p in prompts), _DECISION, 25, 400)
+    from_assistant = matching_sentences(assistant, _DECISION, 30, 400)
     candidates = first_safe(itertools.chain(from_user, from_assistant), 10, 200, intent=True)
     worded = [c for c in candidates if reads_as_words(c)]  # prose first: code-heavy lines say less
     return [*worded, *(c for c in candidates if c not in worded)][:5]
@@ -233,8 +230,7 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
         traj.compact_summaries[-1:],
     ):
         for text in source:
-            cause = has_any(text, _CAUSE_WORDS) and _CAUSE_RE.search(text)
-            if not (cause or (has_any(text, _FOUND_WORDS) and _FOUND_RE.search(text))):
+            if not (_CAUSE.search(text) or _FOUND.search(text)):
                 continue
             items = sentences(text)
             for index, sentence in enumerate(items):
@@ -266,7 +262,7 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
 
 def stated_dead_ends(assistant: list[str], compact_summaries: list[str]) -> list[str]:
     texts = [*assistant, *(c[:8000] for c in compact_summaries)]
-    return first_safe(matching_sentences(texts, _FAILED_TRY_RE, _FAILED_WORDS, 25, 400), 4, 200)
+    return first_safe(matching_sentences(texts, _FAILED_TRY, 25, 400), 4, 200)
 
 
 def misleading_intuitions(events: list[Event]) -> list[str]:
@@ -276,10 +272,10 @@ def misleading_intuitions(events: list[Event]) -> list[str]:
     for event in events:
         if event.kind == "assistant" and event.text:
             text = event.text[:_SCAN_CHARS]
-            if hypothesis and has_any(text[:300], _CONTRADICT_WORDS) and _CONTRADICT_RE.search(text[:300]):
+            if hypothesis and _CONTRADICT.search(text[:300]):
                 found.append(hypothesis)
                 hypothesis = ""
-            for sentence in matching_sentences((text,), _HYPOTHESIS_RE, _HYPOTHESIS_WORDS, 30, 300):
+            for sentence in matching_sentences((text,), _HYPOTHESIS, 30, 300):
                 hypothesis = sentence
         elif event.kind == "prompt" and hypothesis:
             if _USER_CORRECTION_RE.search(event.text[:300]) or user_denies(event.text):

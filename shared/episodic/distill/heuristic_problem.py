@@ -20,14 +20,13 @@ from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import error_line
 from episodic.distill.heuristic_text import (
     clip,
-    has_any,
     looks_like_prose,
     safe_line,
     sentences,
     unmark,
     with_first_chars,
 )
-from episodic.distill.rules import required_words
+from episodic.distill.rules import Rule
 from episodic.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -79,7 +78,7 @@ _DIAGNOSIS_RE = with_first_chars(
 TENTATIVE_RE = with_first_chars(
     re.compile(r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b")
 )
-_DIAGNOSIS_WORDS = required_words(_DIAGNOSIS_RE)
+_DIAGNOSIS = Rule("diagnosis", _DIAGNOSIS_RE)  # scanned only on the lines holding its words
 _TASK_COMMAND_RE = re.compile(
     r"^(?:bd\s+show|gh\s+(?:issue|pr)\s+view|glab\s+(?:issue|mr)\s+view|jira\s+(?:issue\s+)?view|linear\s+issue)\b"
 )
@@ -246,7 +245,7 @@ def first_diagnosis(assistant: list[str], limit: int = 2) -> list[str]:
     """The assistant's first root-cause sentences, when they read as words."""
     found: list[str] = []
     for text in assistant[:_ASSISTANT_SCAN]:
-        if not (has_any(text, _DIAGNOSIS_WORDS) and _DIAGNOSIS_RE.search(text)):
+        if not _DIAGNOSIS.search(text):
             continue
         for sentence in sentences(text):
             if not (40 <= len(sentence) <= 400) or sentence.endswith("?") or LINE_NUMBER_RE.search(sentence):

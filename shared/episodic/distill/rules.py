@@ -1,26 +1,49 @@
 """Wording rules as data: a named pattern plus the literal words it needs, derived from the pattern.
 
-A `Rule` scans a text with its regex only when one of `words` occurs in the lowercased text. The words
+A `Rule` scans a text with its regex only where one of `words` occurs in the lowercased text. The words
 are computed from the regex's parse tree (`required_words`), never kept by hand, so they cannot drift
-from the pattern; non-ASCII text skips the prefilter (case folding can turn "ſ" into "s")."""
+from the pattern. When no match can reach past a newline (`stays_on_line`), only the lines holding a
+word are scanned (`Rule.search`, `Rule.finditer`: the same matches as the plain pattern). A text whose
+lowercase hides a case-insensitive letter ("ſ" matches "s") is scanned whole."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
 from re import _constants as sre_constants  # type: ignore[attr-defined]
 from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
-_PREFILTER_MIN_CHARS = 400  # a shorter text is regex-scanned directly: the word loop would cost more
+from episodic.scrub.finder import LiteralFinder
+
+_PREFILTER_MIN_CHARS = 30  # a shorter text is regex-scanned directly: the word loop would cost more
 _MIN_WORD_CHARS = 2  # a one-letter prefilter word rejects almost nothing: no prefilter instead
 _COMMON_WORDS = frozenset({"the", "a", "an", "to", "of", "is", "it", "in", "on", "and", "or", "i"})
+
+
+# Non-ASCII characters that a case-insensitive pattern pairs with an ASCII letter although `str.lower`
+# does not turn them into it (`tests/unit/test_distill_rules.py` checks every code point).
+_CASE_TWINS = "\u0130\u0131\u017f\u212a"  # İ ı ſ K
 
 
 @lru_cache(maxsize=1024)
 def lower(text: str) -> str:
     return text.lower()  # the same message is prefiltered by several rules
+
+
+@lru_cache(maxsize=1024)
+def folded(text: str) -> str | None:
+    """`text.lower()` where a lowercase word found in it is found at the same place by a case-insensitive
+    pattern; None when a character could match a word letter unseen (then the text is scanned whole)."""
+    if text.isascii():
+        return lower(text)
+    for twin in _CASE_TWINS:
+        if twin in text:
+            return None
+    low = lower(text)
+    return low if len(low) == len(text) else None
 
 
 def _best(candidates: list[frozenset[str]]) -> frozenset[str] | None:
@@ -74,28 +97,140 @@ def required_words(pattern: re.Pattern[str]) -> tuple[str, ...]:
     return tuple(sorted(found)) if found else ()
 
 
+_NEWLINE = ord("\n")
+_LINE_CATEGORIES = frozenset(  # character classes without a newline in them
+    {
+        sre_constants.CATEGORY_WORD,
+        sre_constants.CATEGORY_DIGIT,
+        sre_constants.CATEGORY_NOT_LINEBREAK,
+        sre_constants.CATEGORY_UNI_WORD,
+        sre_constants.CATEGORY_UNI_DIGIT,
+        sre_constants.CATEGORY_UNI_NOT_LINEBREAK,
+    }
+)
+_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+
+
+def _class_has_newline(items: Any) -> bool:
+    for op, arg in items:
+        if op is sre_constants.NEGATE:  # [^x]: a newline unless excluded; not worth proving
+            return True
+        if op is sre_constants.LITERAL and arg == _NEWLINE:
+            return True
+        if op is sre_constants.RANGE and arg[0] <= _NEWLINE <= arg[1]:
+            return True
+        if op is sre_constants.CATEGORY and arg not in _LINE_CATEGORIES:
+            return True
+    return False
+
+
+def _on_line(items: Any, flags: int) -> bool:
+    """No match of this (sub)pattern takes in a newline, nor is decided by what follows its line:
+    no newline consumed or looked ahead at, no `$` (outside multiline mode) or `\\Z`. Lookbehinds
+    may look anywhere: a search from `pos` sees the text before it."""
+    for op, arg in items:
+        if op is sre_constants.LITERAL:
+            ok = arg != _NEWLINE
+        elif op is sre_constants.NOT_LITERAL:
+            ok = arg == _NEWLINE
+        elif op is sre_constants.ANY:
+            ok = not flags & re.DOTALL
+        elif op is sre_constants.IN:
+            ok = not _class_has_newline(arg)
+        elif op is sre_constants.AT:
+            ok = arg is not sre_constants.AT_END_STRING and (
+                arg is not sre_constants.AT_END or bool(flags & re.MULTILINE)
+            )
+        elif op is sre_constants.SUBPATTERN:
+            ok = _on_line(arg[-1], (flags | arg[1]) & ~arg[2])
+        elif op is sre_constants.BRANCH:
+            ok = all(_on_line(branch, flags) for branch in arg[1])
+        elif op in _REPEATS:
+            ok = _on_line(arg[2], flags)
+        elif op is sre_constants.ATOMIC_GROUP:
+            ok = _on_line(arg, flags)
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            ok = arg[0] < 0 or _on_line(arg[1], flags)  # a lookbehind reads the real text before `pos`
+        else:  # a group reference, a conditional: not simply known
+            ok = False
+        if not ok:
+            return False
+    return True
+
+
+def stays_on_line(pattern: re.Pattern[str]) -> bool:
+    """Every match lies within one line and is found by `pattern.search(text, line_start, line_end)`
+    exactly as in the whole text (same span and groups); an empty match is never possible."""
+    parsed = sre_parser.parse(pattern.pattern, pattern.flags)
+    return parsed.getwidth()[0] > 0 and _on_line(parsed, pattern.flags)
+
+
 @dataclass(frozen=True)
 class Rule:
-    """A named wording rule; `words` are derived from `pattern` (see `required_words`)."""
+    """A named wording rule; `words` are derived from `pattern` (see `required_words`).
+
+    `search` and `finditer` give exactly what the pattern's own methods give. On a text of
+    `_PREFILTER_MIN_CHARS` or more they first find the words (one Aho-Corasick pass over the lowercased
+    text): none, no match; otherwise, for a pattern that `stays_on_line`, only the lines holding a word
+    are scanned (every match holds a word and no match crosses a line)."""
 
     name: str
     pattern: re.Pattern[str]
     words: tuple[str, ...] = field(init=False)
+    by_line: bool = field(init=False)
+    _finder: LiteralFinder | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "words", required_words(self.pattern))
+        words = required_words(self.pattern)
+        ascii_words = all(w.isascii() for w in words)  # `folded` vouches for ASCII letters only
+        object.__setattr__(self, "words", words if ascii_words else ())
+        object.__setattr__(self, "by_line", bool(self.words) and stays_on_line(self.pattern))
+        object.__setattr__(self, "_finder", LiteralFinder(self.words) if self.words else None)
+
+    def _lines(self, text: str) -> list[tuple[int, int]] | None:
+        """(start, end) of each line holding a word, in order; None when the whole text must be scanned."""
+        if self._finder is None or len(text) < _PREFILTER_MIN_CHARS:
+            return None
+        low = folded(text)
+        if low is None:
+            return None
+        hits = self._finder.find(low)
+        if not hits:
+            return []
+        if not self.by_line:
+            return None
+        spans: list[tuple[int, int]] = []
+        end = -1
+        for _, at, _ in hits:
+            if at < end:
+                continue  # on the line already listed
+            start = low.rfind("\n", 0, at) + 1
+            end = low.find("\n", at)
+            if end < 0:
+                end = len(low)
+            spans.append((start, end))
+        return spans
 
     def could_match(self, text: str) -> bool:
-        if not self.words or len(text) < _PREFILTER_MIN_CHARS or not text.isascii():
-            return True
-        low = lower(text)
-        for word in self.words:  # noqa: SIM110 - a plain loop: cheaper than any() over a generator
-            if word in low:
-                return True
-        return False
+        return self._lines(text) != []
 
     def search(self, text: str) -> re.Match[str] | None:
-        return self.pattern.search(text) if self.could_match(text) else None
+        lines = self._lines(text)
+        if lines is None:
+            return self.pattern.search(text)
+        for start, end in lines:
+            match = self.pattern.search(text, start, end)
+            if match:
+                return match
+        return None
+
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        lines = self._lines(text)
+        if lines is None:
+            yield from self.pattern.finditer(text)
+            return
+        for start, end in lines:
+            yield from self.pattern.finditer(text, start, end)
 
 
 def rule(name: str, pattern: str) -> Rule:
