@@ -23,10 +23,8 @@ from __future__ import annotations
 import itertools
 import re
 import time
-from bisect import bisect_right
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from functools import lru_cache
 
 from episodic.distill.checks import (
     CHATTER_FIELDS,
@@ -54,6 +52,7 @@ from episodic.distill.heuristic_steps import (
 from episodic.distill.heuristic_text import (
     clip,
     safe_line,
+    sentence_hits,
     sentences,
     unique,
     with_first_chars,
@@ -186,25 +185,10 @@ def matching_sentences(texts: Iterable[str], pattern: Rule, low: int, high: int)
     for text in texts:
         if pattern.search(text):
             items = sentences(text)
-            joined, starts = joined_sentences(items)
-            last = -1
-            for match in pattern.finditer(joined):
-                index = bisect_right(starts, match.start()) - 1
-                if index != last:
-                    last = index
-                    sentence = items[index]
-                    if low <= len(sentence) <= high and not sentence.endswith("?"):
-                        yield sentence
-
-
-@lru_cache(maxsize=2048)
-def joined_sentences(items: tuple[str, ...]) -> tuple[str, list[int]]:
-    """The sentences joined by newlines, and where each starts."""
-    starts, at = [], 0
-    for item in items:
-        starts.append(at)
-        at += len(item) + 1
-    return "\n".join(items), starts
+            for index in sentence_hits(items, pattern):
+                sentence = items[index]
+                if low <= len(sentence) <= high and not sentence.endswith("?"):
+                    yield sentence
 
 
 def first_safe(candidates: Iterable[str], limit: int, chars: int, *, intent: bool = False) -> list[str]:
@@ -233,13 +217,15 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
             if not (_CAUSE.search(text) or _FOUND.search(text)):
                 continue
             items = sentences(text)
-            for index, sentence in enumerate(items):
+            causes, founds = set(sentence_hits(items, _CAUSE)), set(sentence_hits(items, _FOUND))
+            for index in sorted(causes | founds):  # a sentence matching neither adds nothing
+                sentence = items[index]
                 if LINE_NUMBER_RE.search(sentence) or TENTATIVE_RE.search(sentence):
                     continue  # "at line 289 …" is where, not why; "let me check if …" is not a finding
-                if _CAUSE_RE.search(sentence) and 30 <= len(sentence) <= 500:
+                if index in causes and 30 <= len(sentence) <= 500:
                     found.append(sentence)
                 elif (
-                    _FOUND_RE.search(sentence)
+                    index in founds
                     and index + 1 < len(items)
                     and len(sentence) < 60
                     and len(items[index + 1]) >= 40

@@ -22,6 +22,7 @@ from episodic.distill.heuristic_text import (
     clip,
     looks_like_prose,
     safe_line,
+    sentence_hits,
     sentences,
     unmark,
     with_first_chars,
@@ -247,14 +248,11 @@ def first_diagnosis(assistant: list[str], limit: int = 2) -> list[str]:
     for text in assistant[:_ASSISTANT_SCAN]:
         if not _DIAGNOSIS.search(text):
             continue
-        for sentence in sentences(text):
+        items = sentences(text)
+        for sentence in (items[index] for index in sentence_hits(items, _DIAGNOSIS)):
             if not (40 <= len(sentence) <= 400) or sentence.endswith("?") or LINE_NUMBER_RE.search(sentence):
                 continue
-            if (
-                _DIAGNOSIS_RE.search(sentence)
-                and reads_as_words(sentence)
-                and not TENTATIVE_RE.search(sentence)
-            ):
+            if reads_as_words(sentence) and not TENTATIVE_RE.search(sentence):
                 line = safe_line(sentence, 220)
                 if line and line not in found:
                     found.append(line)

@@ -6,6 +6,7 @@ whole tool outputs, so distilling stays a small fraction of the parse budget."""
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
 from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -13,6 +14,7 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
+from episodic.distill.rules import Rule
 
 _FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
 _INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")
@@ -134,6 +136,30 @@ def sentences(text: str) -> tuple[str, ...]:
     if "</" in text:
         text = _TAG_BLOCK_RE.sub(" ", text)
     return tuple(s.strip() for s in _SENTENCE_SPLIT_RE.split(_MD_PREFIX_RE.sub("", text)) if s.strip())
+
+
+@lru_cache(maxsize=2048)
+def joined_sentences(items: tuple[str, ...]) -> tuple[str, list[int]]:
+    """The sentences joined by newlines, and where each starts."""
+    starts, at = [], 0
+    for item in items:
+        starts.append(at)
+        at += len(item) + 1
+    return "\n".join(items), starts
+
+
+def sentence_hits(items: tuple[str, ...], pattern: Rule) -> list[int]:
+    """Indices of the sentences `pattern` matches, in order, from one scan of them joined by newlines.
+
+    The same as searching each sentence for a pattern that `stays_on_line` and tells a sentence's start
+    only by `\\b` (no `^`, `\\A` or lookbehind: in the joined text a newline precedes it)."""
+    joined, starts = joined_sentences(items)
+    hits: list[int] = []
+    for match in pattern.finditer(joined):
+        index = bisect_right(starts, match.start()) - 1
+        if not hits or hits[-1] != index:
+            hits.append(index)
+    return hits
 
 
 def looks_like_prose(line: str) -> bool:
