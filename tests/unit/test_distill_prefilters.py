@@ -67,7 +67,14 @@ def test_guarded_substitutions_still_clean() -> None:
 @settings(max_examples=300, deadline=None)
 @given(_TEXTS)
 def test_one_pass_sentence_scan_finds_what_a_scan_per_sentence_finds(text: str) -> None:
-    for rule in (heuristic._DECISION, heuristic._FAILED_TRY, heuristic._HYPOTHESIS):
+    for rule in (
+        heuristic._DECISION,
+        heuristic._FAILED_TRY,
+        heuristic._HYPOTHESIS,
+        heuristic._CAUSE,
+        heuristic._FOUND,
+        heuristic_problem._DIAGNOSIS,
+    ):
         expected = [
             s
             for s in heuristic.sentences(text)

@@ -61,7 +61,7 @@ from episodic.distill.evidence import (
     shell_command,
     tool_calls_in,
 )
-from episodic.distill.rules import Rule, rule
+from episodic.distill.rules import Rule, RuleSet, rule
 from episodic.errors import InvalidCardError
 from episodic.models import Card, Event, Outcome, Trajectory
 
@@ -223,6 +223,7 @@ CHATTER_RULES: tuple[Rule, ...] = (
     ),
     rule("connective start", r"(?i)^\W*(?:and|but|or|because|which|though|however|although)\b"),
 )
+_CHATTER = RuleSet(CHATTER_RULES)  # one pass for the words of all of them
 MIN_STATEMENT_WORDS = 4  # fewer words is a fragment, not a statement
 CHATTER_FIELDS = ("insight", "key_decisions", "dead_ends", "misleading_intuitions")
 
@@ -230,7 +231,7 @@ CHATTER_FIELDS = ("insight", "key_decisions", "dead_ends", "misleading_intuition
 @lru_cache(maxsize=8192)  # a candidate statement is checked when chosen and again on the card
 def chatter_breaks(text: str) -> tuple[str, ...]:
     """The names of the chatter rules one statement breaks (a fragment of few words is one too)."""
-    found = [r.name for r in CHATTER_RULES if r.search(text)]
+    found = [r.name for r in _CHATTER.matching(text)]
     if text and len(text.split()) < MIN_STATEMENT_WORDS:
         found.append("fragment")
     return tuple(found)

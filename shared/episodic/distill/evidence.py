@@ -45,6 +45,16 @@ _WRITE_FLAG_RE = re.compile(r"\s--(?:write|fix)\b")
 _REDIRECT_RE = re.compile(r"(?<![0-9&>])>>?\s*(?!/dev/null|&|/tmp/)[\w./~-]+\.(?!log\b|txt\b|out\b|tmp\b)\w+")
 
 
+@lru_cache(maxsize=4096)  # a session edits the same few files again and again
+def _is_scratch(path: str) -> bool:
+    return bool(_SCRATCH_PATH_RE.search(path))
+
+
+@lru_cache(maxsize=4096)
+def _is_doc(path: str) -> bool:
+    return bool(_DOC_PATH_RE.search(path))
+
+
 def _segment_writes(segment: str) -> bool:
     if _FORMATTER_RE.match(segment):
         return False
@@ -141,7 +151,7 @@ def is_edit(call: ToolCall) -> bool:
     """A tool call that changed (or tried to change) files of the work."""
     if call.name in EDIT_TOOLS:
         path = call.file_path or str(call.input.get("file_path") or call.input.get("notebook_path") or "")
-        return not _SCRATCH_PATH_RE.search(path)
+        return not _is_scratch(path)
     command = shell_command(call)
     return bool(command) and command_writes(command)
 
@@ -245,7 +255,7 @@ def tool_calls_in(events: list[Event]) -> Iterator[tuple[int, ToolCall]]:
 
 def is_doc_edit(call: ToolCall) -> bool:
     path = call.file_path or str(call.input.get("file_path") or "")
-    return call.name in EDIT_TOOLS and bool(_DOC_PATH_RE.search(path))
+    return call.name in EDIT_TOOLS and _is_doc(path)
 
 
 def last_edit_position(events: list[Event]) -> tuple[int | None, bool]:

@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.heuristic_text import safe_line
-from episodic.distill.rules import Rule, rule
+from episodic.distill.rules import RuleSet, rule
 
 # leading words a statement never starts with; removed repeatedly ("OK, so now …")
 _LEADING_RE = re.compile(
@@ -26,9 +26,11 @@ _INTENT_RE = re.compile(
     r"(?i)^(?:I'?ll|I will|I'm going to|I am going to|let me|let'?s|we'?ll|we will|we should|I should|I'?d)\s+(?=[a-z])"
 )
 _TRAILING_RE = re.compile(r"\s*[:;,–—-]+\s*$")
-_SPEAKER_RULES: tuple[Rule, ...] = (  # the speaker's own plans and hedges: never a statement
-    rule("hedge", r"(?i)\b(?:maybe|perhaps|I guess|not sure|I wonder)\b"),
-    rule("request", r"(?i)^\W*(?:please|can you|could you|would you|let'?s|make sure|don'?t forget)\b"),
+_SPEAKER_RULES = RuleSet(  # the speaker's own plans and hedges: never a statement
+    (
+        rule("hedge", r"(?i)\b(?:maybe|perhaps|I guess|not sure|I wonder)\b"),
+        rule("request", r"(?i)^\W*(?:please|can you|could you|would you|let'?s|make sure|don'?t forget)\b"),
+    )
 )
 
 
@@ -56,6 +58,6 @@ def as_statement(sentence: str, limit: int = 200, *, intent: bool = False) -> st
     line = strip_speaker(line)
     if intent:
         line = strip_speaker(_INTENT_RE.sub("", line, count=1))
-    if len(line) > limit or chatter_breaks(line) or any(r.search(line) for r in _SPEAKER_RULES):
+    if len(line) > limit or chatter_breaks(line) or _SPEAKER_RULES.matching(line):
         return ""
     return line

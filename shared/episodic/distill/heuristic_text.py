@@ -26,6 +26,7 @@ _TAG_RE = re.compile(r"</?[A-Za-z][\w-]*(?:\s[^<>]{0,200})?/?>")
 _URL_RE = re.compile(r"\b(?:https?|ftp|file|s3|git|ssh)://\S+|\bwww\.\S+", re.I)
 _MD_LINK_RE = re.compile(r"!?\[([^\]\n]{0,200})\]\([^)\n]*\)")
 _MD_PREFIX_RE = re.compile(r"(?m)^\s{0,6}(?:#{1,6}\s+|>\s+|[-*+•]\s+(?:\[[ xX]\]\s+)?|\d{1,2}[.)]\s+)")
+_URL = Rule("url", _URL_RE)  # most texts hold neither "://" nor "www.": no substitution scan
 _MD_EMPHASIS_RE = re.compile(r"\*\*|__|(?<!\w)\*(?=\w)|(?<=\w)\*(?!\w)")
 _REDACTED_RE = re.compile(r"\[REDACTED:[\w-]+\]")
 _ABS_PATH_RE = re.compile(
@@ -66,14 +67,23 @@ def unmark(text: str) -> str:
         text = _TAG_RE.sub(" ", text)
     if "](" in text:
         text = _MD_LINK_RE.sub(r"\1", text)
-    if "://" in text or "." in text:
+    if _URL.could_match(text):
         text = _URL_RE.sub(" ", text)
     if "`" in text:
         text = _INLINE_CODE_RE.sub(_inline, text)
-    text = _MD_PREFIX_RE.sub("", text)
+    text = strip_md_prefixes(text)
     if "*" in text or "__" in text:
         text = _MD_EMPHASIS_RE.sub("", text)
     return text if text.isascii() else _EMOJI_RE.sub("", text)
+
+
+def strip_md_prefixes(text: str) -> str:
+    """Markdown line prefixes (headings, quotes, list markers) removed; on one line only its start can
+    hold one (the pattern needs a line start), so a single `match` replaces the scan of every position."""
+    if "\n" in text:
+        return _MD_PREFIX_RE.sub("", text)
+    prefix = _MD_PREFIX_RE.match(text)
+    return text[prefix.end() :] if prefix else text
 
 
 def depath(text: str) -> str:
@@ -135,7 +145,7 @@ def sentences(text: str) -> tuple[str, ...]:
         text = _FENCED_RE.sub("\n", text)
     if "</" in text:
         text = _TAG_BLOCK_RE.sub(" ", text)
-    return tuple(s.strip() for s in _SENTENCE_SPLIT_RE.split(_MD_PREFIX_RE.sub("", text)) if s.strip())
+    return tuple(s.strip() for s in _SENTENCE_SPLIT_RE.split(strip_md_prefixes(text)) if s.strip())
 
 
 @lru_cache(maxsize=2048)
