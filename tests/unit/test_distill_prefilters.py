@@ -4,8 +4,15 @@ from __future__ import annotations
 
 import re
 
-from episodic.distill import evidence, heuristic, heuristic_problem, heuristic_steps
-from episodic.distill.heuristic_text import depath, unmark, with_first_chars
+from episodic.distill import (
+    evidence,
+    heuristic,
+    heuristic_problem,
+    heuristic_statements,
+    heuristic_steps,
+    heuristic_text,
+)
+from episodic.distill.heuristic_text import depath, strip_md_prefixes, unmark, with_first_chars
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -81,3 +88,34 @@ def test_one_pass_sentence_scan_finds_what_a_scan_per_sentence_finds(text: str) 
             if 1 <= len(s) <= 400 and not s.endswith("?") and rule.pattern.search(s)
         ]
         assert list(heuristic.matching_sentences((text,), rule, 1, 400)) == expected
+
+
+_SPLIT_ORIGINAL = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+")
+_EMPTY_PUNCT_ORIGINAL = re.compile(r"\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.])")
+_LINE_TEXTS = st.lists(
+    st.one_of(
+        st.sampled_from(["# ", "  - ", "> ", "1. ", "* [x] ", " ,", ";", " :", "( )", "[]", "—", "\t"]),
+        _WORDS,
+    ),
+    max_size=20,
+).map("".join)
+
+
+@settings(max_examples=400, deadline=None)
+@given(_LINE_TEXTS)
+def test_rewritten_scans_give_the_original_substitutions(text: str) -> None:
+    assert strip_md_prefixes(text) == heuristic_text._MD_PREFIX_RE.sub("", text)
+    assert heuristic_text._SENTENCE_SPLIT_RE.split(text) == _SPLIT_ORIGINAL.split(text)
+    punct = lambda m: m.group(1) or m.group(2) or ""  # noqa: E731
+    assert heuristic_text._EMPTY_PUNCT_RE.sub(punct, text) == _EMPTY_PUNCT_ORIGINAL.sub(punct, text)
+    for shell in (text, "FOO=1 sudo uv run " + text, "timeout 5 env " + text):
+        assert heuristic_steps.unwrap(shell) == heuristic_steps._WRAPPER_RE.sub("", shell)
+    for tail in ("", " :", " —\n", ";,", " - \n "):
+        line = text + tail
+        assert strip_speaker_tail(line) == heuristic_statements._TRAILING_RE.sub("", line)
+
+
+def strip_speaker_tail(text: str) -> str:
+    if text.rstrip()[-1:] in heuristic_statements._TRAILING_CHARS:  # the gate `strip_speaker` uses
+        text = heuristic_statements._TRAILING_RE.sub("", text)
+    return text

@@ -122,11 +122,17 @@ def base_name(path: str) -> str:
     return name if "." in name.strip(".") else ""
 
 
+def unwrap(segment: str) -> str:
+    """The command without env assignments and wrappers (`sudo`, `uv run`); the pattern is anchored and
+    always matches, so slicing at its end is the substitution without a scan of every position."""
+    return segment[_WRAPPER_RE.match(segment).end() :]  # type: ignore[union-attr]
+
+
 @lru_cache(maxsize=4096)
 def command_label(command: str) -> str:
     """A command's name without arguments: `go test`, `npm run check`, `python -m pytest`."""
     for segment in command_segments(command):
-        tokens = _WRAPPER_RE.sub("", segment).split()
+        tokens = unwrap(segment).split()
         if not tokens or tokens[0] in ("cd", "export", "source", "set", "echo"):
             continue
         if len(tokens) > 2 and tokens[1] == "-m":
@@ -354,7 +360,7 @@ def tags_from(events: list[Event], files: list[str]) -> Counter[str]:
         if event.kind == "tool" and event.tool is not None:
             command = shell_command(event.tool)
             for segment in command_segments(command) if command else ():
-                tokens = _WRAPPER_RE.sub("", segment).split()
+                tokens = unwrap(segment).split()
                 head = tokens[0] if tokens else ""
                 if head == "npx" and len(tokens) > 1:
                     head = tokens[1]

@@ -38,8 +38,9 @@ _HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-
 _UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w.]*\w)")
 _SPACE_RE = re.compile(r"[ \t\r\f\v]+")
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+")
-_EMPTY_PUNCT_RE = re.compile(r"\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.])")
+# `(?=\s)` / `(?=[\s(\[,;:])`: every match starts there; one class test per position skips the rest (speed)
+_SENTENCE_SPLIT_RE = re.compile(r"(?=\s)(?:(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+)")
+_EMPTY_PUNCT_RE = re.compile(r"(?=[\s(\[,;:])(?:\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.]))")
 _EMOJI_RE = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2705\u274c\u2714\u2716\ufe0f]")
 
 
