@@ -66,7 +66,7 @@ class ScrubCounter:
     def __call__(self, text: str, limit: int = 0, key: str | None = None) -> str:
         if not text:
             return text
-        if limit:
+        if 0 < limit < len(text):
             text = cut_middle(text, limit)  # cut first: scrubbing a huge output in full is wasted work
         # `key` names the value (an env var, a dict key): a secret-looking name redacts a secret-looking value
         clean, found = self.scrubber.scrub_counted(text, key=key)
