@@ -182,23 +182,6 @@ def looks_like_prose(line: str) -> bool:
     return letters / max(len(line), 1) >= 0.75
 
 
-@lru_cache(maxsize=512)
-def _lower(text: str) -> str:
-    return text.lower()  # the same message is prefiltered by several word lists
-
-
-def has_any(text: str, words: tuple[str, ...]) -> bool:
-    """A fast literal prefilter (lowercase words) before a slower regex; non-ASCII text always passes
-    (case folding can turn "ſ" into "s", which no literal word test sees)."""
-    if not words or not text.isascii():
-        return True
-    low = _lower(text)
-    for word in words:  # noqa: SIM110 - a plain loop: cheaper than any() over a generator
-        if word in low:
-            return True
-    return False
-
-
 def _first_chars(items: Any) -> set[str] | None:
     """Every character a parsed (sub)pattern can start with, or None when that is not simply known."""
     for op, arg in items:
