@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from episodic.distill import (
+    checks,
     evidence,
     heuristic,
     heuristic_problem,
@@ -119,3 +120,30 @@ def strip_speaker_tail(text: str) -> str:
     if text.rstrip()[-1:] in heuristic_statements._TRAILING_CHARS:  # the gate `strip_speaker` uses
         text = heuristic_statements._TRAILING_RE.sub("", text)
     return text
+
+
+_CODE_PIECES = st.sampled_from(
+    ["a.b.c(", "obj.get(x, 'y')", ").then(", "x := 1", "const x = 2", "=> {", "a::b::c", "at fn (",
+     "app.js:10:5)", "Traceback (most recent call last)", 'File "x.py", line 3', "goroutine 1 [",
+     "panicked at", "panic: 0xdeadbeef", "  at A.b(C.java:4)", "[signal SIGSEGV", "(", ")", "=", ":"]
+)  # fmt: skip
+_CODE_TEXTS = st.lists(st.one_of(_CODE_PIECES, _WORDS), max_size=12).map("".join)
+_PATTERN_ORIGINALS = {
+    "code expression": r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*\([^)\n]*[,'\"=][^)\n]*\)"
+    r"|\)\.[A-Za-z_]\w*\(|\b\w+\s*:=\s*\S|\b(?:const|let|var)\s+\w+\s*=\s*\S|=>\s*\{|\b\w+(?:::\w+){2,}",
+    "stack trace": r"Traceback \(most recent call last\)|File \"[^\"\n]+\", line \d+|goroutine \d+ \["
+    r"|\bat\s+[\w.$<>\[\]]+\s*\([^()\n]*:\d+(?::\d+)?\)|panicked at|\bpanic:[^\n]*0x[0-9a-fA-F]{4,}"
+    r"|^\s+at\s+[\w.$]+\([\w$]+\.java:\d+\)|\[signal SIG\w+",
+}
+
+
+@settings(max_examples=400, deadline=None)
+@given(_CODE_TEXTS)
+def test_alternatives_gated_one_by_one_find_the_first_match_of_the_whole(text: str) -> None:
+    for kind, any_of in (("code expression", checks._CODE_EXPRESSION), ("stack trace", checks._STACK_TRACE)):
+        assert any_of.pattern.pattern == _PATTERN_ORIGINALS[kind]
+        for source, triggers in any_of.alternatives:  # a trigger is in every match of its alternative
+            for match in re.finditer(source, text):
+                assert any(t in match.group(0) for t in triggers), (source, text)
+        found, expected = any_of.search(text), any_of.pattern.search(text)
+        assert (found and found.span()) == (expected and expected.span()), (kind, text)

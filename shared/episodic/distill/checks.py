@@ -61,7 +61,7 @@ from episodic.distill.evidence import (
     shell_command,
     tool_calls_in,
 )
-from episodic.distill.rules import Rule, RuleSet, rule
+from episodic.distill.rules import AnyOf, Rule, RuleSet, rule
 from episodic.errors import InvalidCardError
 from episodic.models import Card, Event, Outcome, Trajectory
 
@@ -73,8 +73,29 @@ SOURCE_EXTENSIONS = (
 
 _URL_RE = re.compile(r"\b(?:https?|ftp|file|s3|git|ssh)://\S+", re.I)
 
+# Each alternative with its own trigger: most texts hold "(" or "=" but not ":=" or "::" (speed).
+_CODE_EXPRESSION = AnyOf(
+    (r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\(", ("(",)),
+    (r"\b[A-Za-z_]\w*\.[A-Za-z_]\w*\([^)\n]*[,'\"=][^)\n]*\)", ("(",)),
+    (r"\)\.[A-Za-z_]\w*\(", (").",)),
+    (r"\b\w+\s*:=\s*\S", (":=",)),
+    (r"\b(?:const|let|var)\s+\w+\s*=\s*\S", ("=",)),
+    (r"=>\s*\{", ("=>",)),
+    (r"\b\w+(?:::\w+){2,}", ("::",)),
+)
+_STACK_TRACE = AnyOf(
+    (r"Traceback \(most recent call last\)", ("Traceback",)),
+    (r"File \"[^\"\n]+\", line \d+", ('File "',)),
+    (r"goroutine \d+ \[", ("goroutine",)),
+    (r"\bat\s+[\w.$<>\[\]]+\s*\([^()\n]*:\d+(?::\d+)?\)", ("(",)),
+    (r"panicked at", ("panicked at",)),
+    (r"\bpanic:[^\n]*0x[0-9a-fA-F]{4,}", ("panic:",)),
+    (r"^\s+at\s+[\w.$]+\([\w$]+\.java:\d+\)", (".java:",)),
+    (r"\[signal SIG\w+", ("[signal SIG",)),
+)
+
 # (kind, pattern, triggers): a pattern runs only when one of its trigger substrings is present (speed).
-_RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
+_RULES: tuple[tuple[str, re.Pattern[str] | AnyOf, tuple[str, ...]], ...] = (
     ("code block", re.compile(r"```|~~~"), ("```", "~~~")),
     ("code", re.compile(r"[{}][^\n]*;|;[^\n]*[{}]"), (";",)),
     (
@@ -102,23 +123,8 @@ _RULES: tuple[tuple[str, re.Pattern[str], tuple[str, ...]], ...] = (
         ),
         ("|", ">&", "$(", "&&"),
     ),
-    (
-        "code expression",
-        re.compile(
-            r"\b[A-Za-z_]\w*(?:\.[A-Za-z_]\w*){2,}\(|\b[A-Za-z_]\w*\.[A-Za-z_]\w*\([^)\n]*[,'\"=][^)\n]*\)"
-            r"|\)\.[A-Za-z_]\w*\(|\b\w+\s*:=\s*\S|\b(?:const|let|var)\s+\w+\s*=\s*\S|=>\s*\{|\b\w+(?:::\w+){2,}"
-        ),
-        ("(", ":=", "=", "::"),
-    ),
-    (
-        "stack trace",
-        re.compile(
-            r"Traceback \(most recent call last\)|File \"[^\"\n]+\", line \d+|goroutine \d+ \["
-            r"|\bat\s+[\w.$<>\[\]]+\s*\([^()\n]*:\d+(?::\d+)?\)|panicked at|\bpanic:[^\n]*0x[0-9a-fA-F]{4,}"
-            r"|^\s+at\s+[\w.$]+\([\w$]+\.java:\d+\)|\[signal SIG\w+"
-        ),
-        ("Traceback", 'File "', "goroutine", "(", "panic", "[signal"),
-    ),
+    ("code expression", _CODE_EXPRESSION, _CODE_EXPRESSION.triggers),
+    ("stack trace", _STACK_TRACE, _STACK_TRACE.triggers),
     ("source location", re.compile(rf"\b[\w-]+\.(?:{SOURCE_EXTENSIONS}):\d+\b"), (":",)),
     (
         "file path",

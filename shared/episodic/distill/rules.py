@@ -277,3 +277,27 @@ class RuleSet:
             for r, needs in zip(self.rules, self._needs, strict=True)
             if (not needs or not needs.isdisjoint(present)) and r.pattern.search(text)
         ]
+
+
+class AnyOf:
+    """A pattern written as alternatives, each with literals one of which every match of it holds.
+    `search` tries only the alternatives whose literals occur in the text, joined in their order: the
+    same first match as the whole alternation (an alternative without its literal matches nowhere)."""
+
+    def __init__(self, *alternatives: tuple[str, tuple[str, ...]]) -> None:
+        self.alternatives = alternatives
+        self.pattern = re.compile("|".join(source for source, _ in alternatives))  # the rule as written
+        self.triggers = tuple(dict.fromkeys(t for _, triggers in alternatives for t in triggers))
+        self._joined: dict[tuple[int, ...], re.Pattern[str]] = {}
+
+    def search(self, text: str) -> re.Match[str] | None:
+        present = tuple(
+            i for i, (_, triggers) in enumerate(self.alternatives) if any(t in text for t in triggers)
+        )
+        if not present:
+            return None
+        joined = self._joined.get(present)
+        if joined is None:
+            joined = re.compile("|".join(self.alternatives[i][0] for i in present))
+            self._joined[present] = joined
+        return joined.search(text)
