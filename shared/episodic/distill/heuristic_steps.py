@@ -359,11 +359,20 @@ def tags_from(events: list[Event], files: list[str]) -> Counter[str]:
     for event in events:
         if event.kind == "tool" and event.tool is not None:
             command = shell_command(event.tool)
-            for segment in command_segments(command) if command else ():
-                tokens = unwrap(segment).split()
-                head = tokens[0] if tokens else ""
-                if head == "npx" and len(tokens) > 1:
-                    head = tokens[1]
-                if head in COMMAND_TAGS:
-                    tags[COMMAND_TAGS[head]] += 1
+            if command:
+                tags.update(command_tags(command))
     return tags
+
+
+@lru_cache(maxsize=4096)  # a session runs the same few commands again and again
+def command_tags(command: str) -> tuple[str, ...]:
+    """A tag for each segment that runs a known tool (`npx vitest` runs vitest), in order."""
+    found: list[str] = []
+    for segment in command_segments(command):
+        tokens = unwrap(segment).split()
+        head = tokens[0] if tokens else ""
+        if head == "npx" and len(tokens) > 1:
+            head = tokens[1]
+        if head in COMMAND_TAGS:
+            found.append(COMMAND_TAGS[head])
+    return tuple(found)
