@@ -93,13 +93,11 @@ def test_one_pass_sentence_scan_finds_what_a_scan_per_sentence_finds(text: str) 
 
 _SPLIT_ORIGINAL = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+")
 _EMPTY_PUNCT_ORIGINAL = re.compile(r"\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.])")
-_LINE_TEXTS = st.lists(
-    st.one_of(
-        st.sampled_from(["# ", "  - ", "> ", "1. ", "* [x] ", " ,", ";", " :", "( )", "[]", "—", "\t"]),
-        _WORDS,
-    ),
-    max_size=20,
-).map("".join)
+_LINE_PIECES = st.sampled_from(
+    ["# ", "  - ", "> ", "1. ", "* [x] ", " ,", ";", " :", "( )", "[]", "—", "\t", "0xBEEF", "deadbeefcafe",
+     "abcdefa\u0663", "abc1234"]
+)  # fmt: skip
+_LINE_TEXTS = st.lists(st.one_of(_LINE_PIECES, _WORDS), max_size=20).map("".join)
 
 
 @settings(max_examples=400, deadline=None)
@@ -109,6 +107,7 @@ def test_rewritten_scans_give_the_original_substitutions(text: str) -> None:
     assert heuristic_text._SENTENCE_SPLIT_RE.split(text) == _SPLIT_ORIGINAL.split(text)
     punct = lambda m: m.group(1) or m.group(2) or ""  # noqa: E731
     assert heuristic_text._EMPTY_PUNCT_RE.sub(punct, text) == _EMPTY_PUNCT_ORIGINAL.sub(punct, text)
+    assert bool(heuristic_text._HEX_RE.search(text)) <= bool(heuristic_text._DIGIT_RE.search(text))
     for shell in (text, "FOO=1 sudo uv run " + text, "timeout 5 env " + text):
         assert heuristic_steps.unwrap(shell) == heuristic_steps._WRAPPER_RE.sub("", shell)
     for tail in ("", " :", " —\n", ";,", " - \n "):

@@ -35,6 +35,7 @@ _ABS_PATH_RE = re.compile(
 _REL_PATH_RE = re.compile(rf"(?<![\w/.-])(?:[\w.@+-]+/)+([\w@+-]+\.(?:{SOURCE_EXTENSIONS}))\b")
 _LOCATION_RE = re.compile(rf"\b([\w-]+\.(?:{SOURCE_EXTENSIONS})):\d+(?::\d+)?")
 _HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")
+_DIGIT_RE = re.compile(r"[0-9]")
 _UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w.]*\w)")
 _SPACE_RE = re.compile(r"[ \t\r\f\v]+")
@@ -99,7 +100,7 @@ def depath(text: str) -> str:
         text = _ABS_PATH_RE.sub(_basename, text)
     if "/" in text:
         text = _REL_PATH_RE.sub(r"\1", text)
-    return _HEX_RE.sub(" ", text)
+    return _HEX_RE.sub(" ", text) if _DIGIT_RE.search(text) else text  # a hex id holds a digit (speed)
 
 
 def squash(text: str) -> str:
