@@ -108,6 +108,8 @@ def test_rewritten_scans_give_the_original_substitutions(text: str) -> None:
     punct = lambda m: m.group(1) or m.group(2) or ""  # noqa: E731
     assert heuristic_text._EMPTY_PUNCT_RE.sub(punct, text) == _EMPTY_PUNCT_ORIGINAL.sub(punct, text)
     assert bool(heuristic_text._HEX_RE.search(text)) <= bool(heuristic_text._DIGIT_RE.search(text))
+    for line in (text, "Author: " + text, " date :" + text, text + " a.b@c.io"):
+        assert heuristic_problem.pasted(line) is bool(heuristic_problem._PASTED_RE.search(line))
     for shell in (text, "FOO=1 sudo uv run " + text, "timeout 5 env " + text):
         assert heuristic_steps.unwrap(shell) == heuristic_steps._WRAPPER_RE.sub("", shell)
     for tail in ("", " :", " —\n", ";,", " - \n "):

@@ -46,6 +46,14 @@ _SYMPTOM_WORDS_RE = with_first_chars(
 _PASTED_RE = re.compile(
     r"(?i)^\s*(?:author|date|commit|co-authored-by|signed-off-by|merge|from|to|cc|subject)\s*:|[\w.+-]+@[\w-]+\.\w+"
 )
+
+
+def pasted(line: str) -> bool:
+    """A commit header or mail line; without "@" only the anchored header alternative can match, so one
+    `match` at the start replaces the scan of every position (speed)."""
+    return bool(_PASTED_RE.search(line) if "@" in line else _PASTED_RE.match(line))
+
+
 # a later prompt that starts a new, separate task rather than describing this one
 _PASTE_START_RE = re.compile(r"\s(?=[{\[]\s*[\"{]|\d{4}-\d\d-\d\d[T ]|\w+\(\S|[\w.]+:\d+\b)")
 _EDIT_TOOL_NAMES = frozenset(
@@ -103,7 +111,7 @@ def request_text(prompt: str, joiner: str = " ") -> str:
     size = 0
     for line in unmark(prompt[:6000]).splitlines():
         line = line.strip()
-        if not line or _PASTED_RE.search(line):
+        if not line or pasted(line):
             continue
         if not looks_like_prose(line):
             prefix = _PASTE_START_RE.split(line, 1)[0].strip()
