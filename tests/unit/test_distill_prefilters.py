@@ -13,7 +13,7 @@ from episodic.distill import (
     heuristic_steps,
     heuristic_text,
 )
-from episodic.distill.heuristic_text import depath, strip_md_prefixes, unmark, with_first_chars
+from episodic.distill.heuristic_text import depath, squash, strip_md_prefixes, unmark, with_first_chars
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,7 +95,7 @@ _SPLIT_ORIGINAL = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+")
 _EMPTY_PUNCT_ORIGINAL = re.compile(r"\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.])")
 _LINE_PIECES = st.sampled_from(
     ["# ", "  - ", "> ", "1. ", "* [x] ", " ,", ";", " :", "( )", "[]", "—", "\t", "0xBEEF", "deadbeefcafe",
-     "abcdefa\u0663", "abc1234"]
+     "abcdefa\u0663", "abc1234", "  ", "\x0c", "\r\n", "\u00a0"]
 )  # fmt: skip
 _LINE_TEXTS = st.lists(st.one_of(_LINE_PIECES, _WORDS), max_size=20).map("".join)
 
@@ -108,6 +108,8 @@ def test_rewritten_scans_give_the_original_substitutions(text: str) -> None:
     punct = lambda m: m.group(1) or m.group(2) or ""  # noqa: E731
     assert heuristic_text._EMPTY_PUNCT_RE.sub(punct, text) == _EMPTY_PUNCT_ORIGINAL.sub(punct, text)
     assert bool(heuristic_text._HEX_RE.search(text)) <= bool(heuristic_text._DIGIT_RE.search(text))
+    spaced = heuristic_text._SPACE_RE.sub(" ", text.replace("\n", " "))
+    assert squash(text) == heuristic_text._EMPTY_PUNCT_RE.sub(punct, spaced).strip(" -–—:;,")
     for line in (text, "Author: " + text, " date :" + text, text + " a.b@c.io"):
         assert heuristic_problem.pasted(line) is bool(heuristic_problem._PASTED_RE.search(line))
     for shell in (text, "FOO=1 sudo uv run " + text, "timeout 5 env " + text):

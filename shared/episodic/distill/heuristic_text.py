@@ -104,7 +104,9 @@ def depath(text: str) -> str:
 
 
 def squash(text: str) -> str:
-    text = _SPACE_RE.sub(" ", text.replace("\n", " "))
+    text = text.replace("\n", " ")
+    if "  " in text or not text.isprintable():  # else every run is one space already (speed: no rebuild)
+        text = _SPACE_RE.sub(" ", text)
     text = _EMPTY_PUNCT_RE.sub(lambda m: m.group(1) or m.group(2) or "", text)
     return text.strip(" -–—:;,")
 
