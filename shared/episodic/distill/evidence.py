@@ -4,7 +4,6 @@ a check passed. Shared by `judge_outcome` and the heuristic distiller (one readi
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
@@ -247,10 +246,13 @@ def ordered_events(traj: Trajectory) -> list[Event]:
     return events
 
 
-def tool_calls_in(events: list[Event]) -> Iterator[tuple[int, ToolCall]]:
-    for position, event in enumerate(events):
-        if event.kind == "tool" and event.tool is not None:
-            yield position, event.tool
+def tool_calls_in(events: list[Event]) -> list[tuple[int, ToolCall]]:
+    """(position, call) of every tool event; a list: cheaper than resuming a generator per call."""
+    return [
+        (position, event.tool)
+        for position, event in enumerate(events)
+        if event.tool is not None and event.kind == "tool"
+    ]
 
 
 def is_doc_edit(call: ToolCall) -> bool:
