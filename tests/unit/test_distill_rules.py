@@ -18,6 +18,8 @@ _ADVERSARIAL = (  # lookbehinds, multiline anchors, unbounded runs, a group: the
     Rule("ahead", re.compile(r"(?i)\bdue to(?= \w)|instead(?!\s*of)")),
     Rule("groups", re.compile(r"(?i)\b(?:the (issue|bug)|turn(ed|s) out)\b")),
     Rule("end", re.compile(r"(?i)because\W*\Z|hmm+")),
+    # bounded width: scanned from `reach` before a long line's first word; lookbehinds still see before it
+    Rule("bounded", re.compile(r"(?i)(?<=\bthe )(?:issue|bug)\b|(?<![\w-])cause\b|\bwhy (?:not|so)\b")),
 )
 _RULES = (
     heuristic._DECISION,
@@ -67,6 +69,11 @@ def test_words_at_line_edges_and_inside_longer_words(rule: Rule) -> None:
             found, expected = rule.search(text), rule.pattern.search(text)
             assert (found and found.span()) == (expected and expected.span()), (rule.name, text)
             assert _spans(rule.finditer(text)) == _spans(rule.pattern.finditer(text)), (rule.name, text)
+
+
+def test_reach_is_the_longest_match_when_bounded() -> None:
+    assert Rule("r", re.compile(r"(?i)\b(?:due to|instead of)\b")).reach == len("instead of")
+    assert Rule("r", re.compile(r"(?i)\bstill fail\w*")).reach is None
 
 
 def test_line_windows_only_where_no_match_can_cross_a_line() -> None:

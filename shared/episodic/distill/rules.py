@@ -179,12 +179,15 @@ class Rule:
     `search` and `finditer` give exactly what the pattern's own methods give. On a text of
     `_PREFILTER_MIN_CHARS` or more they first find the words (one Aho-Corasick pass over the lowercased
     text): none, no match; otherwise, for a pattern that `stays_on_line`, only the lines holding a word
-    are scanned (every match holds a word and no match crosses a line)."""
+    are scanned (every match holds a word and no match crosses a line), and on a long line a pattern of
+    bounded width (`reach`) is scanned from that width before the line's first word: no match starts
+    earlier (a search from a position still reads the text before it for `\b` and lookbehinds)."""
 
     name: str
     pattern: re.Pattern[str]
     words: tuple[str, ...] = field(init=False)
     by_line: bool = field(init=False)
+    reach: int | None = field(init=False)  # the longest match, when bounded
     _finder: LiteralFinder | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -193,6 +196,8 @@ class Rule:
         object.__setattr__(self, "words", words if ascii_words else ())
         object.__setattr__(self, "by_line", bool(self.words) and stays_on_line(self.pattern))
         object.__setattr__(self, "_finder", LiteralFinder(self.words) if self.words else None)
+        width = sre_parser.parse(self.pattern.pattern, self.pattern.flags).getwidth()[1]
+        object.__setattr__(self, "reach", width if width < sre_parser.MAXWIDTH else None)
 
     def _lines(self, text: str) -> list[tuple[int, int]] | None:
         """(start, end) of each line holding a word, in order; None when the whole text must be scanned."""
@@ -212,6 +217,8 @@ class Rule:
             if at < end:
                 continue  # on the line already listed
             start = low.rfind("\n", 0, at) + 1
+            if self.reach is not None:
+                start = max(start, at - self.reach)
             end = low.find("\n", at)
             if end < 0:
                 end = len(low)
