@@ -111,12 +111,7 @@ _WORDED = [
     *(
         (r.pattern, r.words)
         for r in (
-            heuristic._DECISION,
-            heuristic._CAUSE,
-            heuristic._FOUND,
-            heuristic._FAILED_TRY,
-            heuristic._HYPOTHESIS,
-            heuristic._CONTRADICT,
+            *heuristic.WORDING_RULES,
             heuristic_problem._DIAGNOSIS,
             *CHATTER_RULES,
         )

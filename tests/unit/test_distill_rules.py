@@ -22,12 +22,7 @@ _ADVERSARIAL = (  # lookbehinds, multiline anchors, unbounded runs, a group: the
     Rule("bounded", re.compile(r"(?i)(?<=\bthe )(?:issue|bug)\b|(?<![\w-])cause\b|\bwhy (?:not|so)\b")),
 )
 _RULES = (
-    heuristic._DECISION,
-    heuristic._CAUSE,
-    heuristic._FOUND,
-    heuristic._FAILED_TRY,
-    heuristic._HYPOTHESIS,
-    heuristic._CONTRADICT,
+    *heuristic.WORDING_RULES,
     heuristic_problem._DIAGNOSIS,
     *CHATTER_RULES,
     *_ADVERSARIAL,

@@ -122,6 +122,7 @@ _FOUND = Rule("found", _FOUND_RE)
 _FAILED_TRY = Rule("failed try", _FAILED_TRY_RE)
 _HYPOTHESIS = Rule("hypothesis", _HYPOTHESIS_RE)
 _CONTRADICT = Rule("contradiction", _CONTRADICT_RE)
+WORDING_RULES = (_DECISION, _CAUSE, _FOUND, _FAILED_TRY, _HYPOTHESIS, _CONTRADICT)  # for the property tests
 _INSIGHT_STATEMENTS = 2  # an insight is one or two statements
 _MIN_SUMMARY_CHARS = 40  # a closing-summary sentence shorter than this is a heading or a status line
 _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near the top
