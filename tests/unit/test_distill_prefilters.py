@@ -108,6 +108,8 @@ def test_rewritten_scans_give_the_original_substitutions(text: str) -> None:
     punct = lambda m: m.group(1) or m.group(2) or ""  # noqa: E731
     assert heuristic_text._EMPTY_PUNCT_RE.sub(punct, text) == _EMPTY_PUNCT_ORIGINAL.sub(punct, text)
     assert bool(heuristic_text._HEX_RE.search(text)) <= bool(heuristic_text._DIGIT_RE.search(text))
+    hex_only = re.sub(r"[-:/\\\[]", "", text)  # no path, location, id or marker: only the hex step can act
+    assert depath(hex_only) == heuristic_text._HEX_RE.sub(" ", hex_only)
     spaced = heuristic_text._SPACE_RE.sub(" ", text.replace("\n", " "))
     assert squash(text) == heuristic_text._EMPTY_PUNCT_RE.sub(punct, spaced).strip(" -–—:;,")
     for line in (text, "Author: " + text, " date :" + text, text + " a.b@c.io"):
