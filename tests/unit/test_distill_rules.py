@@ -8,7 +8,8 @@ import sys
 import pytest
 from episodic.distill import heuristic, heuristic_problem
 from episodic.distill.checks import CHATTER_RULES
-from episodic.distill.rules import _CASE_TWINS, Rule, folded, stays_on_line
+from episodic.distill.rules import _CASE_TWINS, Rule, RuleSet, folded, stays_on_line
+from episodic.scrub.finder import LiteralFinder
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -92,3 +93,21 @@ def test_case_twins_are_every_letter_lowercase_hides() -> None:
     assert hidden <= set(_CASE_TWINS)
     assert folded("a ſtill b") is None
     assert folded("Über") == "über"
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TEXTS)
+def test_a_rule_set_picks_exactly_the_rules_whose_pattern_occurs(text: str) -> None:
+    rules = RuleSet(_RULES)
+    assert rules.matching(text) == [r for r in _RULES if r.pattern.search(text)]
+
+
+def test_literals_present_overlapping_with_and_without_the_automaton() -> None:
+    words = ["the issue", "issue", "sue", "cause"]
+    for finder in (
+        LiteralFinder(words, overlapping=True),
+        LiteralFinder(words, overlapping=True, force_fallback=True),
+    ):
+        assert finder.present("so the issue was") == {0, 1, 2}  # "sue" only inside the other two
+        assert finder.present("because \ud800") == {3}  # a lone surrogate: the slow way
+        assert finder.present("nothing here") == set()

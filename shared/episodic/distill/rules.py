@@ -8,7 +8,6 @@ lowercase hides a case-insensitive letter ("ſ" matches "s") is scanned whole.""
 
 from __future__ import annotations
 
-import importlib
 import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,12 +17,6 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
 from episodic.scrub.finder import LiteralFinder
-
-_acrs: Any
-try:  # optional accelerator for `RuleSet`; results are the same without it
-    _acrs = importlib.import_module("ahocorasick_rs")
-except ImportError:  # pragma: no cover
-    _acrs = None
 
 _PREFILTER_MIN_CHARS = 30  # a shorter text is regex-scanned directly: finding words would cost more
 _MIN_WORD_CHARS = 2  # a one-letter prefilter word rejects almost nothing: no prefilter instead
@@ -261,24 +254,14 @@ class RuleSet:
         self._words = sorted({word for r in self.rules for word in r.words})
         index = {word: i for i, word in enumerate(self._words)}
         self._needs = [frozenset(index[word] for word in r.words) for r in self.rules]  # empty: always run
-        self._automaton: Any = None
-        if _acrs is not None and self._words:
-            self._automaton = _acrs.AhoCorasick(self._words, matchkind=_acrs.MatchKind.Standard)
-
-    def _present(self, low: str) -> set[int]:
-        if self._automaton is not None:
-            try:
-                return {hit[0] for hit in self._automaton.find_matches_as_indexes(low, overlapping=True)}
-            except (UnicodeError, ValueError, TypeError):
-                pass  # e.g. lone surrogates cannot become UTF-8: look the slow way
-        return {i for i, word in enumerate(self._words) if word in low}
+        self._finder = LiteralFinder(self._words, overlapping=True) if self._words else None
 
     def matching(self, text: str) -> list[Rule]:
         """The rules whose pattern occurs in `text` (as `pattern.search` finds it), in order."""
         low = folded(text) if len(text) >= _PREFILTER_MIN_CHARS else None
         if low is None:
             return [r for r in self.rules if r.pattern.search(text)]
-        present = self._present(low)
+        present = self._finder.present(low) if self._finder is not None else set()
         return [
             r
             for r, needs in zip(self.rules, self._needs, strict=True)

@@ -22,15 +22,18 @@ except ImportError:  # pragma: no cover - exercised by the fallback test through
 class LiteralFinder:
     """Positions of the given literals in a text, sorted by start: (literal index, start, end) triples."""
 
-    def __init__(self, literals: Sequence[str], *, force_fallback: bool = False) -> None:
+    def __init__(
+        self, literals: Sequence[str], *, force_fallback: bool = False, overlapping: bool = False
+    ) -> None:
         self.literals = tuple(literals)
+        self.overlapping = overlapping  # `present` sees every literal, also one inside another's match
         self._automaton: Any = None
         if _acrs is not None and not force_fallback:
-            # leftmost-first: where two literals start at one place the earlier-listed one wins
+            # leftmost-first: where two literals start at one place the earlier-listed one wins;
+            # standard matching where every occurrence is wanted (the only kind that can overlap)
+            kind = _acrs.MatchKind.Standard if overlapping else _acrs.MatchKind.LeftmostFirst
             self._automaton = _acrs.AhoCorasick(
-                self.literals,
-                matchkind=_acrs.MatchKind.LeftmostFirst,
-                implementation=_acrs.Implementation.ContiguousNFA,
+                self.literals, matchkind=kind, implementation=_acrs.Implementation.ContiguousNFA
             )
 
     @property
@@ -51,6 +54,17 @@ class LiteralFinder:
             except (UnicodeError, ValueError, TypeError):
                 pass  # e.g. lone surrogates cannot become UTF-8: search the slow way
         return self._find_each(text)
+
+    def present(self, text: str) -> set[int]:
+        """Indices of the literals that occur in `text` at all (needs `overlapping=True`: a leftmost
+        scan would miss a literal seen only inside another's match)."""
+        if self._automaton is not None:
+            try:
+                hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+                return {hit[0] for hit in hits}
+            except (UnicodeError, ValueError, TypeError):
+                pass  # e.g. lone surrogates cannot become UTF-8: look the slow way
+        return {index for index, literal in enumerate(self.literals) if literal in text}
 
     def _find_each(self, text: str) -> list[tuple[int, int, int]]:
         found: list[tuple[int, int, int]] = []
