@@ -66,17 +66,14 @@ def _stdlib_loads(line: bytes) -> Any:
     return bounded.clean_obj(value) if _SURROGATE_ESCAPE.search(line) else value
 
 
-def _without_tool_use_result(
-    data: bytes, start: int, end: int, pos: int | None = None
-) -> dict[str, Any] | None:
-    """The user line `data[start:end]` minus its bulky `toolUseResult` (half the bytes of a transcript:
-    file copies, diffs).
+def _without_tool_use_result(data: bytes, start: int, end: int, pos: int) -> dict[str, Any] | None:
+    """The user line `data[start:end]`, whose `toolUseResult` key the caller found at `pos`, minus that
+    bulky value (half the bytes of a transcript: file copies, diffs).
 
     It comes last in the envelope (only `sourceToolAssistantUUID` follows); the prefix parsing as an
     object proves the key is top-level. The few facts the parser needs are read from the value's head.
     """
-    pos = data.find(_RESULT_KEY, start, end) if pos is None else pos  # the caller's find, when it made one
-    if pos < 0 or end - pos < _LAZY_RESULT_MIN:
+    if end - pos < _LAZY_RESULT_MIN:
         return None
     # the threshold counts characters, as the text-based reader did (UTF-8: up to 4 bytes each)
     if end - pos < 4 * _LAZY_RESULT_MIN and len(data[pos:end].decode("utf-8", "replace")) < _LAZY_RESULT_MIN:
@@ -110,13 +107,8 @@ def _decode_objects(data: bytes, view: memoryview, start: int, end: int) -> list
         lazy = _without_tool_use_result(data, start, end, pos)
         if lazy is not None:
             return [lazy]
-    if orjson is not None:  # `_loads`, inlined: one Python frame less on each of ~25,000 lines a parse
-        try:
-            return [orjson.loads(view[start:end])]
-        except orjson.JSONDecodeError:
-            pass
     try:
-        return [_stdlib_loads(bytes(view[start:end]))]
+        return [_loads(view[start:end])]
     except json.JSONDecodeError as exc:
         if not exc.msg.startswith("Extra data"):
             raise
