@@ -23,6 +23,8 @@ _WORDS = st.sampled_from(
         "3 failed", "Error: ", "npm ERR!", "panic: ", "✗", "let me", "might be", "\n", " ", ".", "`x`",
         "**b**", "[a](http://x.y)", "www.x.org", "/a/b/c.py", "C:\\x\\y", "foo.go:12", "[REDACTED:secret]",
         "deadbeef1", "<tag>", "</system-reminder>", "```", "Kelvin \u212a", "\u017ftill", "ok",
+        "FAILED", "--- FAIL", " 12 errors", "a1 failing", "error[E0308]: ", "ERROR: ", "error TS2345",
+        "** (KeyError)", "build failed", "Compilation failed", "Process completed with exit code 2", "\u0663",
     ]
 )  # fmt: skip
 _TEXTS = st.lists(st.one_of(_WORDS, st.text(max_size=8)), max_size=30).map("".join)
