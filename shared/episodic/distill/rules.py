@@ -278,16 +278,18 @@ class AnyOf:
         self.alternatives = alternatives
         self.pattern = re.compile("|".join(source for source, _ in alternatives))  # the rule as written
         self.triggers = tuple(dict.fromkeys(t for _, triggers in alternatives for t in triggers))
-        self._joined: dict[tuple[int, ...], re.Pattern[str]] = {}
+        # keyed by which triggers occur: each distinct trigger is looked for once per text
+        self._joined: dict[tuple[bool, ...], re.Pattern[str] | None] = {}
+
+    def _join(self, present: tuple[bool, ...]) -> re.Pattern[str] | None:
+        found = {t for t, there in zip(self.triggers, present, strict=True) if there}
+        sources = [source for source, triggers in self.alternatives if not found.isdisjoint(triggers)]
+        return re.compile("|".join(sources)) if sources else None
 
     def search(self, text: str) -> re.Match[str] | None:
-        present = tuple(
-            i for i, (_, triggers) in enumerate(self.alternatives) if any(t in text for t in triggers)
-        )
-        if not present:
-            return None
-        joined = self._joined.get(present)
-        if joined is None:
-            joined = re.compile("|".join(self.alternatives[i][0] for i in present))
-            self._joined[present] = joined
-        return joined.search(text)
+        present = tuple([trigger in text for trigger in self.triggers])
+        try:
+            joined = self._joined[present]
+        except KeyError:
+            joined = self._joined[present] = self._join(present)
+        return joined.search(text) if joined is not None else None
