@@ -13,6 +13,7 @@ from episodic.distill.checks import (
     parse_card_payload,
     text_violations,
 )
+from episodic.distill.evidence import calls_before, evidence_after, last_edit_position, tool_calls_in
 from episodic.errors import InvalidCardError
 from episodic.models import Card, Outcome
 
@@ -293,3 +294,16 @@ def test_parse_rejects_bad_json_and_non_objects() -> None:
 def test_parse_rejects_too_long_lists() -> None:
     with pytest.raises(InvalidCardError, match="at steps"):
         parse_card_payload({**GOOD, "steps": [f"step {i}" for i in range(20)]})
+
+
+def test_one_walk_of_the_calls_gives_what_each_walk_of_the_events_gives() -> None:
+    events = [
+        prompt("fix it"), bash("go test ./...", "FAIL x", exit_code=1), say("the cause is x"), edit(),
+        bash("go test ./...", "ok"), edit(is_error=True), prompt("still broken"), bash("make lint"), edit(),
+    ]  # fmt: skip
+    calls = tool_calls_in(events)
+    for position in range(len(events) + 1):
+        assert calls_before(calls, position) == tool_calls_in(events[:position])
+    assert last_edit_position(events, calls) == last_edit_position(events)
+    for start in range(len(events)):
+        assert evidence_after(events, start, calls) == evidence_after(events, start)

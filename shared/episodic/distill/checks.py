@@ -50,6 +50,7 @@ from pydantic import ValidationError
 from episodic.distill.evidence import (
     CheckResult,
     Evidence,
+    calls_before,
     check_result,
     evidence_after,
     is_ci_config_edit,
@@ -63,7 +64,7 @@ from episodic.distill.evidence import (
 )
 from episodic.distill.rules import AnyOf, Rule, RuleSet, rule
 from episodic.errors import InvalidCardError
-from episodic.models import Card, Event, Outcome, Trajectory
+from episodic.models import Card, Event, Outcome, ToolCall, Trajectory
 
 SOURCE_EXTENSIONS = (
     "py|pyi|go|js|jsx|mjs|cjs|ts|tsx|rs|rb|ex|exs|heex|eex|erl|java|kt|kts|scala|c|h|cc|cpp|hpp|cs|swift"
@@ -257,10 +258,11 @@ def chatter_violations(card: Card) -> list[str]:
 def judge_outcome(traj: Trajectory) -> Outcome:
     """The outcome the trace supports (rules in the module docstring)."""
     events = ordered_events(traj)
-    last_edit, attempted = last_edit_position(events)
+    calls = tool_calls_in(events)  # walked once, read by each step below
+    last_edit, attempted = last_edit_position(events, calls)
     if not attempted or last_edit is None:
         return Outcome.INFORMATIONAL
-    evidence = evidence_after(events, last_edit)
+    evidence = evidence_after(events, last_edit, calls)
     if not evidence:
         return Outcome.UNVERIFIED
     if not evidence[-1].passed:
@@ -269,7 +271,7 @@ def judge_outcome(traj: Trajectory) -> Outcome:
         return (
             Outcome.UNVERIFIED
         )  # the session ends on a change that was never applied: its request is undone
-    if _debug_only_fix(events, last_edit, evidence):
+    if _debug_only_fix(calls, last_edit, evidence):
         return Outcome.FAILED
     edit = events[last_edit].tool
     if edit is not None and is_ci_config_edit(edit) and not any(e.kind == "user-confirm" for e in evidence):
@@ -288,12 +290,12 @@ def _declined_after(events: list[Event], position: int) -> bool:
     return False
 
 
-def _debug_only_fix(events: list[Event], last_edit: int, evidence: list[Evidence]) -> bool:
+def _debug_only_fix(calls: list[tuple[int, ToolCall]], last_edit: int, evidence: list[Evidence]) -> bool:
     """A test failed; the edits since only touch logging or prints; no test (nor the user) passed after."""
     failed_test = max(
         (
             at
-            for at, call in tool_calls_in(events[:last_edit])
+            for at, call in calls_before(calls, last_edit)
             if check_result(call) is CheckResult.FAILED and is_test_command(shell_command(call))
         ),
         default=None,
@@ -302,7 +304,7 @@ def _debug_only_fix(events: list[Event], last_edit: int, evidence: list[Evidence
         return False
     if any((e.kind == "check" and is_test_command(e.detail)) or e.kind == "user-confirm" for e in evidence):
         return False
-    return only_debug_edits([call for at, call in tool_calls_in(events) if failed_test < at <= last_edit])
+    return only_debug_edits([call for at, call in calls if failed_test < at <= last_edit])
 
 
 def enforce_card(card: Card, traj: Trajectory | None) -> tuple[Card, list[str]]:

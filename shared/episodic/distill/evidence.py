@@ -4,9 +4,11 @@ a check passed. Shared by `judge_outcome` and the heuristic distiller (one readi
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from enum import Enum
 from functools import lru_cache
+from operator import itemgetter
 
 from episodic.models import Event, ToolCall, Trajectory
 
@@ -95,14 +97,6 @@ def command_segments(command: str) -> tuple[str, ...]:
     return tuple(seg.strip() for seg in _SEGMENT_SPLIT_RE.split(command) if seg.strip())
 
 
-# Failure evidence in a check's output (case-sensitive on purpose: "FAIL", "Error:", "3 failed"); the rule
-# as written, checked in parts by `output_shows_failure`.
-_OUTPUT_FAIL_RE = re.compile(
-    r"--- FAIL|^FAIL\b|\bFAILED\b|\b[1-9]\d* (?:failed|failing|failures?|errors?)\b|Traceback \(most recent"
-    r"|^panic: |npm ERR!|^\s*(?:error(?:\[E\d+\])?|Error|ERROR): |error TS\d+|✗|✖|\*\* \(\w+Error\)"
-    r"|[Bb]uild failed|[Cc]ompilation failed|Process completed with exit code [1-9]",
-    re.M,
-)
 _EXIT_CODE_RE = re.compile(r"(?:Exit code|exit status|exited with code)\s+(\d+)", re.I)
 
 # The user's own word, in a prompt after the last edit. "thanks" alone is politeness, not evidence.
@@ -201,8 +195,9 @@ def call_passed(call: ToolCall) -> bool:
     return not output_shows_failure(call.output)
 
 
-# _OUTPUT_FAIL_RE taken apart (it matches where one alternative does): plain literals first, then
-# each remaining alternative only where a literal it needs occurs (one alternation ran ~30 MB/s).
+# Failure evidence in a check's output (case-sensitive on purpose: "FAIL", "Error:", "3 failed"): one
+# alternation (`test_distill_prefilters`), checked by parts, plain literals first and each pattern only
+# where a literal it needs occurs (the whole alternation scanned ~30 MB/s).
 _OUTPUT_FAIL_LITERALS = (
     "--- FAIL", "Traceback (most recent", "npm ERR!", "✗", "✖",
     "Build failed", "build failed", "Compilation failed", "compilation failed",
@@ -221,7 +216,6 @@ _OUTPUT_FAIL_PARTS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
 
 @lru_cache(maxsize=1024)
 def output_shows_failure(output: str) -> bool:
-    """Whether `_OUTPUT_FAIL_RE` occurs in `output`."""
     for literal in _OUTPUT_FAIL_LITERALS:
         if literal in output:
             return True
@@ -275,19 +269,27 @@ def tool_calls_in(events: list[Event]) -> list[tuple[int, ToolCall]]:
     ]
 
 
+def calls_before(calls: list[tuple[int, ToolCall]], position: int) -> list[tuple[int, ToolCall]]:
+    """The calls of `tool_calls_in(events)` before `position`: `tool_calls_in(events[:position])`."""
+    return calls[: bisect_left(calls, position, key=itemgetter(0))]
+
+
 def is_doc_edit(call: ToolCall) -> bool:
     path = call.file_path or str(call.input.get("file_path") or "")
     return call.name in EDIT_TOOLS and _is_doc(path)
 
 
-def last_edit_position(events: list[Event]) -> tuple[int | None, bool]:
+def last_edit_position(
+    events: list[Event], calls: list[tuple[int, ToolCall]] | None = None
+) -> tuple[int | None, bool]:
     """(position of the last applied edit, whether any edit was attempted at all).
 
-    Edits to prose files (docs, notes, plans in markdown) count only when nothing else was edited."""
+    Edits to prose files (docs, notes, plans in markdown) count only when nothing else was edited.
+    `calls`: `tool_calls_in(events)` when the caller has it already (one walk of the events)."""
     last_code: int | None = None
     last_doc: int | None = None
     last_attempted: int | None = None
-    for position, call in tool_calls_in(events):
+    for position, call in tool_calls_in(events) if calls is None else calls:
         if not is_edit(call):
             continue
         last_attempted = position
@@ -301,12 +303,18 @@ def last_edit_position(events: list[Event]) -> tuple[int | None, bool]:
     return (applied if applied is not None else last_attempted), last_attempted is not None
 
 
-def evidence_after(events: list[Event], start: int) -> list[Evidence]:
-    """Checks, reruns of earlier failures, and the user's verdicts after position `start`."""
+def evidence_after(
+    events: list[Event], start: int, calls: list[tuple[int, ToolCall]] | None = None
+) -> list[Evidence]:
+    """Checks, reruns of earlier failures, and the user's verdicts after position `start` (`calls` as
+    for `last_edit_position`)."""
     failed_before = {
-        normalise_command(shell_command(call))
-        for _, call in tool_calls_in(events[:start])
-        if shell_command(call) and not call.rejected and not call.interrupted and not exited_ok(call)
+        normalise_command(command)
+        for _, call in (tool_calls_in(events[:start]) if calls is None else calls_before(calls, start))
+        if (command := shell_command(call))
+        and not call.rejected
+        and not call.interrupted
+        and not exited_ok(call)
     }
     found: list[Evidence] = []
     edit_call = events[start].tool if 0 <= start < len(events) else None
