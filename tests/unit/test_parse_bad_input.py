@@ -12,6 +12,8 @@ from episodic.models import NotEpisode, ParseStats, SessionSource, Trajectory
 from episodic.parse import reader
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.parse.reader import _cheap_skip
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 SID = "44444444-4444-4444-8444-444444444444"
 
@@ -216,3 +218,18 @@ def test_reader_cleans_lone_surrogates_on_every_decode_path(
     assert "\ud800" not in entries[0]["text"] and entries[0]["text"].startswith("x")
     assert entries[3]["text"] == "\U0001f600"
     assert stats.lines == 4 and stats.malformed_lines == 0 and not stats.truncated_last_line
+
+
+# keys whose value fails the pattern (empty, escaped, too long) before or after one that passes
+_AGENT_FRAGMENTS = [b'"agentId":"', b'"agentId":""', b'"agentId":"a7e"', b'"', b"\\", b"x" * 60, b"\xff"]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(_AGENT_FRAGMENTS), st.binary(max_size=4)), max_size=12).map(b"".join),
+    st.integers(0, 40),
+    st.integers(0, 400),
+)
+def test_find_agent_id_is_the_regex_search(data: bytes, start: int, end: int) -> None:
+    found, expected = reader._find_agent_id(data, start, end), reader._AGENT_ID_RE.search(data, start, end)
+    assert (found and (found.span(), found.group(1))) == (expected and (expected.span(), expected.group(1)))

@@ -46,7 +46,19 @@ def _cheap_skip(line: bytes, start: int = 0, end: int | None = None) -> str | No
 
 _RESULT_KEY = b',"toolUseResult":'
 _LAZY_RESULT_MIN = 4000
+_AGENT_ID_KEY = b'"agentId":"'
 _AGENT_ID_RE = re.compile(rb'"agentId":"([^"\\]{1,100})"')
+
+
+def _find_agent_id(data: bytes, start: int, end: int) -> re.Match[bytes] | None:
+    """`_AGENT_ID_RE.search(data, start, end)`: bytes.find jumps to each key (re steps byte by byte)."""
+    pos = data.find(_AGENT_ID_KEY, start, end)
+    while pos >= 0:
+        found = _AGENT_ID_RE.match(data, pos, end)
+        if found is not None:
+            return found
+        pos = data.find(_AGENT_ID_KEY, pos + 1, end)
+    return None
 
 
 def _loads(line: bytes | memoryview) -> Any:
@@ -89,7 +101,7 @@ def _without_tool_use_result(data: bytes, start: int, end: int, pos: int) -> dic
         rejected = data.startswith(b'"User rejected tool use"', head)
         entry["toolUseResult"] = "User rejected tool use" if rejected else ""
     else:
-        agent = _AGENT_ID_RE.search(data, pos, end)
+        agent = _find_agent_id(data, pos, end)
         entry["toolUseResult"] = {
             "interrupted": data.find(b'"interrupted":true', pos, end) >= 0,
             "agentId": agent.group(1).decode("utf-8", errors="replace") if agent else None,
