@@ -8,9 +8,10 @@ or the text cannot be encoded (lone surrogates): same triggers, only slower.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, AnyStr
 
 _acrs: Any
 try:  # optional accelerator; results are the same without it
@@ -28,24 +29,46 @@ class LiteralFinder:
         self.literals = tuple(literals)
         self.overlapping = overlapping  # `present` sees every literal, also one inside another's match
         self._automaton: Any = None
+        self._options: dict[str, Any] = {}
+        self._lengths = tuple(len(literal) for literal in self.literals)
         if _acrs is not None and not force_fallback:
             # leftmost-first: where two literals start at one place the earlier-listed one wins;
             # standard matching where every occurrence is wanted (the only kind that can overlap)
             kind = _acrs.MatchKind.Standard if overlapping else _acrs.MatchKind.LeftmostFirst
-            self._automaton = _acrs.AhoCorasick(
-                self.literals, matchkind=kind, implementation=_acrs.Implementation.ContiguousNFA
-            )
+            self._options = {"matchkind": kind, "implementation": _acrs.Implementation.ContiguousNFA}
+            self._automaton = _acrs.AhoCorasick(self.literals, **self._options)
 
     @property
     def accelerated(self) -> bool:
         return self._automaton is not None
 
-    def scanner(self) -> Callable[[str], list[tuple[int, int, int]]]:
-        """`find` without its fallback: the automaton's own method when there is one (it raises where
-        `find` would fall back; the caller catches and calls `find`)."""
-        if self._automaton is not None:
-            return self._automaton.find_matches_as_indexes  # type: ignore[no-any-return]
-        return self._find_each
+    def utf8_scanner(self) -> Callable[[bytes], list[tuple[int, int, int]]]:
+        """`find` over a text's UTF-8 bytes, offsets in bytes (`char_offsets` maps them to the text's).
+
+        The automaton's str method builds a byte-to-character table as long as the text on every call;
+        here the caller encodes once for several finders and maps only the hits, only when not ASCII."""
+        utf8 = tuple(literal.encode() for literal in self.literals)
+        if self._automaton is None:
+            return functools.partial(_find_each, literals=utf8)
+        # the same automaton (literals, match kind, implementation) over the literals' UTF-8
+        automaton = _acrs.BytesAhoCorasick(utf8, **self._options)
+        return automaton.find_matches_as_indexes  # type: ignore[no-any-return]
+
+    def char_offsets(self, data: bytes, hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
+        """Hits of `utf8_scanner` in `data` (a text's UTF-8) as offsets into the text's characters.
+
+        A hit starts on a character boundary (UTF-8 never matches mid-character) and its bytes decode
+        to its literal, so it spans the literal's length in characters."""
+        lengths = self._lengths
+        found: list[tuple[int, int, int]] = []
+        byte_at = char_at = 0
+        for index, start, _end in hits:
+            if start < byte_at:  # hits come sorted by start; recount from the text's start if not
+                byte_at = char_at = 0
+            char_at += len(data[byte_at:start].decode())
+            byte_at = start
+            found.append((index, char_at, char_at + lengths[index]))
+        return found
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
         if self._automaton is not None:
@@ -53,7 +76,7 @@ class LiteralFinder:
                 return self._automaton.find_matches_as_indexes(text)  # type: ignore[no-any-return]
             except (UnicodeError, ValueError, TypeError):
                 pass  # e.g. lone surrogates cannot become UTF-8: search the slow way
-        return self._find_each(text)
+        return _find_each(text, self.literals)
 
     def present(self, text: str) -> set[int]:
         """Indices of the literals that occur in `text` at all (needs `overlapping=True`: a leftmost
@@ -66,14 +89,16 @@ class LiteralFinder:
                 pass  # e.g. lone surrogates cannot become UTF-8: look the slow way
         return {index for index, literal in enumerate(self.literals) if literal in text}
 
-    def _find_each(self, text: str) -> list[tuple[int, int, int]]:
-        found: list[tuple[int, int, int]] = []
-        for index, literal in enumerate(self.literals):
-            if literal not in text:
-                continue
-            start = text.find(literal)
-            while start >= 0:
-                found.append((index, start, start + len(literal)))
-                start = text.find(literal, start + len(literal))
-        found.sort(key=lambda hit: (hit[1], hit[0]))
-        return found
+
+def _find_each(text: AnyStr, literals: Sequence[AnyStr]) -> list[tuple[int, int, int]]:
+    """Every literal's occurrences, one `find` per literal, sorted by start (the automaton-less path)."""
+    found: list[tuple[int, int, int]] = []
+    for index, literal in enumerate(literals):
+        if literal not in text:
+            continue
+        start = text.find(literal)
+        while start >= 0:
+            found.append((index, start, start + len(literal)))
+            start = text.find(literal, start + len(literal))
+    found.sort(key=lambda hit: (hit[1], hit[0]))
+    return found

@@ -1,0 +1,57 @@
+"""The scrubber's trigger scan over UTF-8 bytes finds exactly what the automata's str method found."""
+
+from __future__ import annotations
+
+from episodic.scrub import Scrubber, default_scrubber
+from episodic.scrub.finder import LiteralFinder
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+_SCRUBBER = default_scrubber()
+_FINDERS = (_SCRUBBER._finder, _SCRUBBER._companion_finder)
+_LITERALS = sorted({literal for finder in _FINDERS for literal in finder.literals})
+# multi-byte characters (2, 3 and 4 bytes of UTF-8), the cut marker's ellipsis and a lone surrogate
+_ODD = ["é", "中", "😀", "…", "\ud800", "\x00", " ", "=", '"', "a1B2c3D4e5F6g7H8"]
+_TEXTS = st.lists(
+    st.one_of(st.sampled_from(_LITERALS), st.sampled_from(_ODD), st.text(max_size=8)), max_size=30
+).map("".join)
+
+
+def _utf8_hits(finder: LiteralFinder, text: str) -> list[tuple[int, int, int]]:
+    data = text.encode()
+    hits = finder.utf8_scanner()(data)
+    return finder.char_offsets(data, hits) if len(data) != len(text) else hits
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXTS)
+def test_utf8_hits_are_the_str_hits(text: str) -> None:
+    if any("\ud800" <= c <= "\udfff" for c in text):
+        return  # no UTF-8 for a lone surrogate: the scrubber takes `find` (next test)
+    for finder in (*_FINDERS, LiteralFinder(_FINDERS[0].literals, force_fallback=True)):
+        assert _utf8_hits(finder, text) == finder.find(text)
+
+
+def _str_scan(data: bytes) -> list[tuple[int, int, int]]:
+    raise UnicodeError  # sends every text down the path the str automata took
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXTS)
+def test_scrubber_spans_are_the_str_spans(text: str) -> None:
+    reference = Scrubber()
+    reference._scan = _str_scan  # type: ignore[method-assign]
+    assert _SCRUBBER._spans(text) == reference._spans(text)
+    assert _SCRUBBER.scrub_counted(text) == reference.scrub_counted(text)
+    slow = Scrubber(accelerated=False)
+    assert slow.scrub_counted(text) == reference.scrub_counted(text)
+
+
+def test_char_offsets_of_multibyte_text() -> None:
+    finder = LiteralFinder(["key", "ü"])
+    text = "é😀 key …ü key"
+    data = text.encode()
+    found = finder.char_offsets(data, finder.utf8_scanner()(data))
+    assert [text[start:end] for _, start, end in found] == ["key", "ü", "key"]
+    assert found == finder.find(text)
+    assert finder.char_offsets(data, list(reversed(finder.utf8_scanner()(data)))) == found[::-1]
