@@ -39,11 +39,14 @@ def _open_regular(path: str | Path) -> tuple[int, int]:
     return fd, info.st_size
 
 
-def _read_fd(fd: int, limit: int) -> bytes:
+def _read_fd(fd: int, limit: int, size: int = 0) -> bytes:
+    """Up to `limit` bytes, to the end of the file; a file of `size` bytes (fstat's) is read in one call,
+    so the join returns that one chunk as it is (a file read in 1 MiB chunks was copied again, whole)."""
     chunks: list[bytes] = []
     left = limit
+    step = max(size, 1 << 20)
     while left > 0:
-        chunk = os.read(fd, min(left, 1 << 20))
+        chunk = os.read(fd, min(left, step))
         if not chunk:
             break
         chunks.append(chunk)
@@ -57,7 +60,7 @@ def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> b
     try:
         if size > max_bytes:
             raise NotReadable("too-large", f"{path} is {size} bytes, over the {max_bytes}-byte cap")
-        data = _read_fd(fd, max_bytes + 1)  # a file growing while read is still capped
+        data = _read_fd(fd, max_bytes + 1, size)  # a file growing while read is still capped
     finally:
         os.close(fd)
     if len(data) > max_bytes:

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from episodic import bounded
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import NotEpisode, ParseStats, SessionSource, Trajectory
 from episodic.parse import reader
@@ -233,3 +234,13 @@ _AGENT_FRAGMENTS = [b'"agentId":"', b'"agentId":""', b'"agentId":"a7e"', b'"', b
 def test_find_agent_id_is_the_regex_search(data: bytes, start: int, end: int) -> None:
     found, expected = reader._find_agent_id(data, start, end), reader._AGENT_ID_RE.search(data, start, end)
     assert (found and (found.span(), found.group(1))) == (expected and (expected.span(), expected.group(1)))
+
+
+@pytest.mark.parametrize("size", [0, 1, 1 << 20, (1 << 20) + 1, (3 << 20) + 5])
+def test_read_regular_reads_the_whole_file_up_to_the_cap(tmp_path: Path, size: int) -> None:
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(data := os.urandom(size))
+    assert bounded.read_regular(path) == data
+    assert bounded.read_regular(path, max_bytes=size) == data
+    with pytest.raises(bounded.NotReadable):
+        bounded.read_regular(path, max_bytes=size - 1)
