@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ahocorasick_rs
 from episodic.scrub import Scrubber, default_scrubber
 from episodic.scrub.finder import LiteralFinder
 from hypothesis import given, settings
@@ -17,6 +18,24 @@ _TEXTS = st.lists(
 ).map("".join)
 
 
+class _StrFinder:
+    """The reference: the same automaton over the text as str (offsets in characters from the wheel)."""
+
+    def __init__(self, literals: tuple[str, ...]) -> None:
+        self._slow = LiteralFinder(literals, force_fallback=True)  # lone surrogates: plain str.find
+        self._automaton = ahocorasick_rs.AhoCorasick(
+            literals,
+            matchkind=ahocorasick_rs.MatchKind.LeftmostFirst,
+            implementation=ahocorasick_rs.Implementation.ContiguousNFA,
+        )
+
+    def find(self, text: str) -> list[tuple[int, int, int]]:
+        try:
+            return self._automaton.find_matches_as_indexes(text)  # type: ignore[no-any-return]
+        except UnicodeError:
+            return self._slow.find(text)
+
+
 def _utf8_hits(finder: LiteralFinder, text: str) -> list[tuple[int, int, int]]:
     data = text.encode()
     hits = finder.utf8_scanner()(data)
@@ -30,6 +49,8 @@ def test_utf8_hits_are_the_str_hits(text: str) -> None:
         return  # no UTF-8 for a lone surrogate: the scrubber takes `find` (next test)
     for finder in (*_FINDERS, LiteralFinder(_FINDERS[0].literals, force_fallback=True)):
         assert _utf8_hits(finder, text) == finder.find(text)
+    for finder in _FINDERS:
+        assert finder.find(text) == _StrFinder(finder.literals).find(text)
 
 
 def _str_scan(data: bytes) -> list[tuple[int, int, int]]:
@@ -41,6 +62,8 @@ def _str_scan(data: bytes) -> list[tuple[int, int, int]]:
 def test_scrubber_spans_are_the_str_spans(text: str) -> None:
     reference = Scrubber()
     reference._scan = _str_scan  # type: ignore[method-assign]
+    reference._finder = _StrFinder(reference._finder.literals)  # type: ignore[assignment]
+    reference._companion_finder = _StrFinder(reference._companion_finder.literals)  # type: ignore[assignment]
     assert _SCRUBBER._spans(text) == reference._spans(text)
     assert _SCRUBBER.scrub_counted(text) == reference.scrub_counted(text)
     slow = Scrubber(accelerated=False)

@@ -21,38 +21,37 @@ except ImportError:  # pragma: no cover - exercised by the fallback test through
 
 
 class LiteralFinder:
-    """Positions of the given literals in a text, sorted by start: (literal index, start, end) triples."""
+    """Positions of the given literals in a text, sorted by start: (literal index, start, end) triples.
+
+    The automaton reads the text's UTF-8 (its str method would build a byte-to-character table as long
+    as the text on every call); offsets are mapped back to characters only for a non-ASCII text."""
 
     def __init__(
         self, literals: Sequence[str], *, force_fallback: bool = False, overlapping: bool = False
     ) -> None:
         self.literals = tuple(literals)
         self.overlapping = overlapping  # `present` sees every literal, also one inside another's match
-        self._automaton: Any = None
-        self._options: dict[str, Any] = {}
+        self._utf8 = tuple(literal.encode() for literal in self.literals)
         self._lengths = tuple(len(literal) for literal in self.literals)
+        self._automaton: Any = None
         if _acrs is not None and not force_fallback:
             # leftmost-first: where two literals start at one place the earlier-listed one wins;
             # standard matching where every occurrence is wanted (the only kind that can overlap)
             kind = _acrs.MatchKind.Standard if overlapping else _acrs.MatchKind.LeftmostFirst
-            self._options = {"matchkind": kind, "implementation": _acrs.Implementation.ContiguousNFA}
-            self._automaton = _acrs.AhoCorasick(self.literals, **self._options)
+            self._automaton = _acrs.BytesAhoCorasick(
+                self._utf8, matchkind=kind, implementation=_acrs.Implementation.ContiguousNFA
+            )
 
     @property
     def accelerated(self) -> bool:
         return self._automaton is not None
 
     def utf8_scanner(self) -> Callable[[bytes], list[tuple[int, int, int]]]:
-        """`find` over a text's UTF-8 bytes, offsets in bytes (`char_offsets` maps them to the text's).
-
-        The automaton's str method builds a byte-to-character table as long as the text on every call;
-        here the caller encodes once for several finders and maps only the hits, only when not ASCII."""
-        utf8 = tuple(literal.encode() for literal in self.literals)
+        """`find` over a text's UTF-8 bytes, offsets in bytes (`char_offsets` maps them to the text's):
+        the caller encodes once for several finders and calls the automaton with no frame between."""
         if self._automaton is None:
-            return functools.partial(_find_each, literals=utf8)
-        # the same automaton (literals, match kind, implementation) over the literals' UTF-8
-        automaton = _acrs.BytesAhoCorasick(utf8, **self._options)
-        return automaton.find_matches_as_indexes  # type: ignore[no-any-return]
+            return functools.partial(_find_each, literals=self._utf8)
+        return self._automaton.find_matches_as_indexes  # type: ignore[no-any-return]
 
     def char_offsets(self, data: bytes, hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
         """Hits of `utf8_scanner` in `data` (a text's UTF-8) as offsets into the text's characters.
@@ -71,21 +70,23 @@ class LiteralFinder:
         return found
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
-        if self._automaton is not None:
-            try:
-                return self._automaton.find_matches_as_indexes(text)  # type: ignore[no-any-return]
-            except (UnicodeError, ValueError, TypeError):
-                pass  # e.g. lone surrogates cannot become UTF-8: search the slow way
-        return _find_each(text, self.literals)
+        if self._automaton is None:
+            return _find_each(text, self.literals)
+        try:
+            data = text.encode()
+        except UnicodeError:  # e.g. lone surrogates cannot become UTF-8: search the slow way
+            return _find_each(text, self.literals)
+        hits: list[tuple[int, int, int]] = self._automaton.find_matches_as_indexes(data)
+        return self.char_offsets(data, hits) if hits and len(data) != len(text) else hits
 
     def present(self, text: str) -> set[int]:
         """Indices of the literals that occur in `text` at all (needs `overlapping=True`: a leftmost
         scan would miss a literal seen only inside another's match)."""
         if self._automaton is not None:
             try:
-                hits = self._automaton.find_matches_as_indexes(text, overlapping=True)
+                hits = self._automaton.find_matches_as_indexes(text.encode(), overlapping=True)
                 return {hit[0] for hit in hits}
-            except (UnicodeError, ValueError, TypeError):
+            except UnicodeError:
                 pass  # e.g. lone surrogates cannot become UTF-8: look the slow way
         return {index for index, literal in enumerate(self.literals) if literal in text}
 
