@@ -133,7 +133,8 @@ def _print_hits(hits: list[Any]) -> None:
     if not any(hit.confidence == "strong" for hit in hits):
         click.echo("No confident match." + (" Weak matches, maybe unrelated:" if hits else ""))
     for i, hit in enumerate(hits, 1):
-        click.echo(f"[{i}] ({_CONFIDENCE_LABEL[hit.confidence]}) " + pack_card(hit.record, hit.similarity))
+        label = _CONFIDENCE_LABEL[hit.confidence.value if hit.confidence else "weak"]
+        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
         click.echo("")
 
 
