@@ -95,3 +95,21 @@ def test_the_card_check_names_holes_and_formatter_checks() -> None:
     assert any(v.startswith("problem: hole") for v in found)
     assert any("formatter run is not a check" in v and "fmt" in v for v in found)
     assert not any("mise run lint" in v for v in found)
+
+
+def test_no_card_of_the_shipped_demo_corpus_has_a_hole() -> None:
+    """The demo is what a new user reads first (quickstart): its cards hold to the same check."""
+    from episodic.demo_corpus import DEMO_DIR
+    from episodic.distill.heuristic import HeuristicDistiller
+    from episodic.models import Trajectory
+    from episodic.parse.claude_code import ClaudeCodeSource
+    from episodic.scrub import default_scrubber
+
+    source = ClaudeCodeSource(default_scrubber(), roots=[])
+    cards = {}
+    for found in source.discover([str(DEMO_DIR)]):
+        loaded = source.load(found)
+        if isinstance(loaded, Trajectory):
+            cards[loaded.session_id] = HeuristicDistiller().distill(loaded, survey="").card
+    assert len(cards) == 6
+    assert {sid: hole_violations(card) for sid, card in cards.items() if hole_violations(card)} == {}

@@ -17,7 +17,7 @@ from episodic.settings import Settings, load_settings
 if TYPE_CHECKING:
     from episodic.service import Memory
 
-DEMO_QUERY = "tests pass on my machine but the CI pipeline fails"
+DEMO_QUERY = "npm run check passes locally but the GitHub Actions job fails with lint errors"
 
 
 def _echo_json(data: Any) -> None:

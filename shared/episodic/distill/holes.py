@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from episodic.models import Card
 
 # a word that needs a word after it, directly before punctuation, or before a verb
-_NEEDS_OBJECT = r"(?:with|of|for|from|into|via|the|an|called|named|between|than|like)"
+_NEEDS_OBJECT = r"(?:with|of|for|from|into|via|the|an|called|named|between|than|like|after)"
 HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("empty brackets", re.compile(r"[(\[{]\s*[)\]}]")),
     (
@@ -29,7 +29,10 @@ HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "word missing before the verb",
         re.compile(r"(?i)\b(?:in|of|for|from|with|into|the|an|at)\s+(?:is|are|was|were)\b"),
     ),
-    ("two function words in a row", re.compile(r"(?i)\b(?:the|an)\s+(?:the|an|a|of|in|to|with|is|was)\b")),
+    (
+        "two function words in a row",
+        re.compile(r"(?i)\b(?:the|an)\s+(?:the|an|a|of|in|to|with|is|was|while|and|or|but)\b"),
+    ),
     (
         "two prepositions in a row",
         re.compile(r"(?i)\b(?:in|at|of|from|into)\s+(?:in|at|of|from|with|into)\b(?!-)"),
