@@ -6,22 +6,19 @@ from __future__ import annotations
 
 import http.client
 import json
-import os
 import re
-import signal
 import subprocess
 import sys
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from contextlib import contextmanager, suppress
+from contextlib import suppress
 from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
 from episodic.ingest import index_sessions
 
-from ui.conftest import World
+from ui.conftest import World, episodic_ui
 from ui.sessions import SESSIONS, write_session
 
 FORM = {"Content-Type": "application/x-www-form-urlencoded"}
@@ -69,27 +66,6 @@ def test_an_opening_url_works_once(world: World) -> None:
     assert request(url, headers={"Cookie": secret})[0] == 303  # the browser that used it reloads: fine
     key = urlsplit(url).query.removeprefix("key=")
     assert key not in secret  # the cookie's secret is never the URL's key
-
-
-@contextmanager
-def episodic_ui(*args: str, env: dict[str, str] | None = None) -> Iterator[tuple[subprocess.Popen[str], str]]:
-    """`episodic ui ARGS` in a subprocess; yields it and the line it printed first."""
-    command = [sys.executable, "-c", "from episodic.cli import main; main()", "ui", *args]
-    full_env = {**os.environ, "EPISODIC_EMBEDDER": "hashing", **(env or {})}
-    process = subprocess.Popen(
-        command, env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
-        assert process.stdout is not None
-        line = process.stdout.readline()
-        assert "http://127.0.0.1:" in line, line + (process.stderr.read() if process.stderr else "")
-        yield process, line
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def wait_for(path: Path, process: subprocess.Popen[str]) -> str:
@@ -166,29 +142,13 @@ def test_the_endpoint_token_comes_from_a_file_stdin_or_the_environment(
         args += ["--token-file", "-"]
     else:
         env["EPISODIC_TOKEN"] = world.token
-    command = [sys.executable, "-c", "from episodic.cli import main; main()", "ui", *args]
-    if how == "stdin":
-        with token_file.open() as stdin:  # the stream is read before serving starts
-            process = subprocess.Popen(
-                command, env={**os.environ, **env}, stdin=stdin, stdout=subprocess.PIPE, text=True
-            )
-        try:
-            assert process.stdout is not None
-            assert SESSIONS[0][0] in remote_search(process.stdout.readline())
-        finally:
-            process.send_signal(signal.SIGINT)
-            process.wait(timeout=20)
-        return
-    with episodic_ui(*args, env=env) as (_, printed):
+    with token_file.open() as stdin, episodic_ui(*args, env=env, stdin=stdin) as (_, printed):
         assert SESSIONS[0][0] in remote_search(printed)
 
 
 def test_a_session_id_that_needs_percent_encoding_opens(world: World) -> None:
     odd = "weird id+1/é%"
-    write_session(world.projects, "weird-file", *SESSIONS[0][1:])
-    path = world.projects / "-home-dev-shop" / "weird-file.jsonl"
-    if not path.exists():
-        path = next(world.projects.rglob("weird-file.jsonl"))
+    path = write_session(world.projects, "weird-file", *SESSIONS[0][1:])
     path.write_text(
         path.read_text(encoding="utf-8").replace('"weird-file"', json.dumps(odd)), encoding="utf-8"
     )
