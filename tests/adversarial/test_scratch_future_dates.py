@@ -122,7 +122,8 @@ def test_scratch_sweep_deletes_records_an_older_version_stored_with_a_future_dat
     store.add(
         [stored], embedder.embed([stored.summary]), ScratchManifest(embedder_id=embedder.id, dimension=384)
     )
-    assert len(recalled(home)) == 1  # an older version's record: recalled until 2099
+    assert recalled(home) == []  # an older version's record: recalled until 2099, now never handed out
+    assert SQLiteScratchStore(home / "scratch.sqlite3").count() == 1
     swept = cli(home, "scratch", "sweep")
     assert swept.returncode == 0 and "swept 1 expired" in swept.stdout and "0 kept" in swept.stdout, (
         swept.stdout

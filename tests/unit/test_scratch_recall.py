@@ -150,6 +150,14 @@ def test_a_session_dated_in_the_future_is_stored_as_of_now_and_expires_like_the_
     assert sweep(scratch) == 1 and scratch.store.count(TEAM) == 0
 
 
+def test_a_record_dated_in_the_future_is_never_recalled(scratch: ScratchMemory) -> None:
+    put(scratch, AUTH[0][0], age_days=-2)  # an older version stored the transcript's own future time
+    put(scratch, AUTH[0][0] + " again", age_days=-0.5)  # within the clock skew: a fast clock elsewhere
+    assert [h.record.summary for h in recall_similar(scratch, TEAM, AUTH[0][0]).hits] == [
+        AUTH[0][0] + " again"
+    ]
+
+
 def test_ttl_setting_is_bounded_to_3_to_14_days(tmp_path: Path) -> None:
     from episodic.errors import ConfigError
 
