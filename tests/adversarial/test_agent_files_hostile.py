@@ -143,3 +143,14 @@ def test_gemini_fifo_device_and_loop_are_counted_as_skipped(tmp_path: Path) -> N
     assert not report["failed"], report
     extracted = run_json(tmp_path / "home", "scratch", "extract", str(chats))
     assert extracted["skipped"].items() >= SKIPPED.items(), extracted
+
+
+def test_codex_and_gemini_files_over_the_size_cap_are_skipped(tmp_path: Path) -> None:
+    folder = tmp_path / "D"
+    folder.mkdir()
+    shutil.copy(CODEX_ROLLOUT, folder / "rollout-big.jsonl")
+    (folder / "session-big.json").write_text(gemini_document("g-big", PROMPT + " x" * 5000))
+    (folder / "session-small.json").write_text(gemini_document("g-small", PROMPT))
+    # the Codex and Gemini readers read up to 512 MB whatever the setting said
+    report = run_json(tmp_path / "home", "index", str(folder), EPISODIC_MAX_TRANSCRIPT_BYTES="8000")
+    assert report["skipped"] == {"too-large": 2} and report["indexed"] == 1, report
