@@ -91,12 +91,22 @@ def test_a_lone_surrogate_in_a_gemini_document_is_replaced(tmp_path: Path) -> No
     assert shown.returncode == 0 and "\ufffd" in shown.stdout, shown.stdout + shown.stderr
 
 
-def test_a_deeply_nested_projects_json_is_treated_as_absent(tmp_path: Path) -> None:
+@pytest.mark.parametrize("kind", ["nested", "fifo", "loop", "surrogate"])
+def test_a_hostile_projects_json_is_treated_as_absent(tmp_path: Path, kind: str) -> None:
     gemini = tmp_path / "gemini-home"
     shutil.copytree(GEMINI_HOME, gemini)
     chats = gemini / ".gemini" / "tmp" / "proj" / "chats"
     (chats / "session-doc.json").write_text(gemini_document("g-doc", PROMPT))
-    (gemini / ".gemini" / "projects.json").write_text('{"projects": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    registry = gemini / ".gemini" / "projects.json"
+    registry.unlink()
+    if kind == "nested":
+        registry.write_text('{"projects": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    elif kind == "fifo":
+        os.mkfifo(registry)  # never opened for a blocking read
+    elif kind == "loop":
+        registry.symlink_to(registry)
+    else:
+        registry.write_text('{"projects": {"/home/dev/\\ud800x": "proj"}}')
     report = run_json(tmp_path / "home", "index", GEMINI_CLI_HOME=str(gemini))
     # every Gemini session failed with a RecursionError before; the registry now reads as absent
     assert report["agents"] == {"gemini": 2} and report["indexed"] >= 1 and not report["failed"], report
