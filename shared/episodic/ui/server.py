@@ -15,6 +15,17 @@ log = logging.getLogger(__name__)
 MAX_FORM_BYTES = 256 * 1024  # a whole edited card is a few KB
 
 
+def _content_length(header: str | None) -> int:
+    """The form's length: 400 for anything but digits, 413 over the cap."""
+    text = "0" if header is None else header.strip()  # absent: no body; present but blank: bad
+    if not text.isascii() or not text.isdigit():
+        raise Refused(400, f"bad Content-Length {header!r}")
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_FORM_BYTES)) or int(digits) > MAX_FORM_BYTES:  # never int() of 5,000 digits
+        raise Refused(413, "form too large")
+    return int(digits)
+
+
 def _first(values: dict[str, list[str]]) -> dict[str, str]:
     return {name: items[0] for name, items in values.items() if items}
 
@@ -43,17 +54,20 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.guard.check_host(self.headers.get("Host"))
             key = query.pop(KEY_PARAM, None)
-            if not self.guard.has_secret(self.headers, key):
-                raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
-            if key is not None:  # the opening URL: keep the secret in a cookie, out of the address bar
+            signed_in = self.guard.has_secret(self.headers)
+            if key is not None:  # an opening URL: its one-time key becomes the cookie, out of the address bar
+                if not self.guard.redeem(key) and not signed_in:
+                    raise Refused(
+                        403, "this opening link was already used (it works once): run `episodic ui` again"
+                    )
                 local = "/" + parts.path.lstrip("/")  # never `//host`: a redirect stays on this server
                 self._send(Response.redirect(local, {"Set-Cookie": self.guard.cookie_header()}))
                 return
+            if not signed_in:
+                raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
             form: dict[str, str] = {}
             if self.command == "POST":
-                length = int(self.headers.get("Content-Length") or 0)
-                if not 0 <= length <= MAX_FORM_BYTES:
-                    raise Refused(413, "form too large")
+                length = _content_length(self.headers.get("Content-Length"))
                 body = self.rfile.read(length).decode("utf-8", "replace")
                 form = _first(parse_qs(body, keep_blank_values=True))
                 self.guard.check_post(self.headers, form.pop("csrf", ""))
