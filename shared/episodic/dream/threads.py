@@ -17,6 +17,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from episodic.dream.source import SessionDigest
 from episodic.models import Outcome
@@ -168,6 +169,7 @@ class Thread:
     sessions: list[SessionDigest]
     terms: list[str]
     label: str
+    vector: Any = None  # the mean of its cards' problem vectors, when the cycle has an embedder
 
     @property
     def session_ids(self) -> list[str]:
