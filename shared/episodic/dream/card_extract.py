@@ -15,13 +15,15 @@ Every statement passes `statements.statement_problems` (no holes, no change log,
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
+from pathlib import PurePosixPath
 
 import numpy as np
 
 from episodic.dream.extract import Claim, InsightClaim, ThreadExtract, UnfinishedClaim, deep_sentences
 from episodic.dream.source import SessionDigest
-from episodic.dream.statements import Meaning, as_title, first_sentence, statement_problems
+from episodic.dream.statements import Meaning, as_title, first_sentence, is_raw_prompt, statement_problems
 from episodic.dream.threads import Thread
 from episodic.models import Outcome, Trajectory
 
@@ -32,21 +34,41 @@ def _day(digest: SessionDigest) -> str:
     return digest.started_at.date().isoformat() if digest.started_at else "undated"
 
 
-def thread_title(sessions: Sequence[SessionDigest], meaning: Meaning) -> str:
-    """The first sentence of the most central card's problem (the one nearest the thread's mean)."""
+def thread_title(
+    sessions: Sequence[SessionDigest], meaning: Meaning, prompts: frozenset[str] = frozenset()
+) -> str:
+    """The first sentence of the most central card's problem (the one nearest the thread's mean) that is
+    not a prompt as typed; when every card's problem is one (a heuristic card states the opening request),
+    what the thread worked on: its most touched files and its cards' tags."""
     problems = [" ".join(d.record.card.problem.split()) for d in sessions]
+    order = list(range(len(problems)))
     if len(problems) > 2:
         vectors = meaning.vectors(problems)
-        centre = vectors.mean(axis=0)
-        best = int(np.argmax(vectors @ centre))
-    else:
-        best = 0
-    return as_title(problems[best])
+        order.sort(key=lambda i: -float(vectors[i] @ vectors.mean(axis=0)))
+    for i in order:
+        title = as_title(problems[i])
+        if not is_raw_prompt(title, prompts):
+            return title
+    return _work_title(sessions)
+
+
+def _work_title(sessions: Sequence[SessionDigest]) -> str:
+    files = Counter(PurePosixPath(f).name for d in sessions for f in d.files_touched)
+    tags = Counter(t for d in sessions for t in d.record.card.tags)
+    named = " and ".join(f for f, _ in files.most_common(2)) or "no file"
+    tagged = ", ".join(t for t, _ in tags.most_common(3))
+    return f"Work on {named}" + (f" ({tagged})" if tagged else "")
 
 
 def thread_vector(thread: Thread, meaning: Meaning) -> np.ndarray:
-    """The thread's meaning: the mean of its cards' problem vectors (how threads are joined across weeks)."""
-    return meaning.centroid([d.record.card.problem for d in thread.sessions])
+    """The thread's meaning, as threads are joined across weeks: its cards' problem vectors averaged, then
+    averaged with its title's (what an earlier record keeps of it)."""
+    both = (
+        meaning.centroid([d.record.card.problem for d in thread.sessions])
+        + meaning.vectors([thread.label])[0]
+    )
+    norm = float(np.linalg.norm(both))
+    return both / norm if norm else both
 
 
 def _ok(text: str, prompts: Sequence[str] | frozenset[str]) -> bool:
@@ -120,10 +142,10 @@ def _risks(thread: Thread, meaning: Meaning, prompts: Sequence[str] | frozenset[
 
 
 def card_extract(
-    thread: Thread, deep: Trajectory | None, meaning: Meaning, prompts: Sequence[str] | frozenset[str]
+    thread: Thread, deep: Trajectory | None, meaning: Meaning, prompts: frozenset[str]
 ) -> ThreadExtract:
     """`prompts`: the week's prompts (no item may be one of them as typed)."""
-    title = thread_title(thread.sessions, meaning)
+    title = thread.label or thread_title(thread.sessions, meaning, prompts)
     decisions: list[Claim] = []
     insights: list[InsightClaim] = []
     for digest in thread.sessions:

@@ -158,8 +158,9 @@ def analyse_week(
     }
     try:
         threads, noise = find_threads(digests)
+        typed = prompt_sentences([p for d in digests for p in d.prompts])
         for thread in threads:  # titled from the cards' problems, not from a raw prompt
-            thread.label = thread_title(thread.sessions, meaning)
+            thread.label = thread_title(thread.sessions, meaning, typed)
             thread.vector = thread_vector(thread, meaning)
         picked = pick_threads(threads)
         deep = read_deep(source, picked)
@@ -180,8 +181,7 @@ def analyse_week(
         meaning=meaning,
     )
     if model is None:
-        prompts = prompt_sentences([p for d in digests for p in d.prompts])
-        analysis.extracts = {t.number: card_extract(t, deep.get(t.number), meaning, prompts) for t in picked}
+        analysis.extracts = {t.number: card_extract(t, deep.get(t.number), meaning, typed) for t in picked}
     else:
         analysis.extracts = _llm_extracts(model, analysis, survey, deep)
     phases["extract"] = {
