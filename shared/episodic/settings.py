@@ -62,6 +62,9 @@ class Settings(BaseSettings):
     default_k: int = 3
     max_k: int = 5
     min_similarity: float | None = None  # None: the embedder's calibrated default
+    # the confidence tiers of a hit (episodic.confidence; chosen on the dev set, see README "Injection")
+    strong_score: float = Field(default=4.25, ge=0.0, le=50.0)  # fused score for a full card
+    weak_score: float = Field(default=2.0, ge=0.0, le=50.0)  # fused score for a one-line pointer
 
     # serving and the hook
     host: str = "127.0.0.1"

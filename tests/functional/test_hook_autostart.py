@@ -55,7 +55,7 @@ def test_the_hook_works_after_the_default_setup(set_up: tuple[Path, Path, int]) 
     second = run_hook(command, env)
     assert second.returncode == 0, second.stderr
     context = json.loads(second.stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "Biome" in context and "A past session with a similar symptom" in context
+    assert "Biome" in context and "A close past match" in context
 
 
 def test_one_server_start_for_prompts_arriving_together(set_up: tuple[Path, Path, int]) -> None:

@@ -133,6 +133,7 @@ UNVERIFIED_HIT = {
     "date": "2026-01-01",
     "score": 0.9,
     "similarity": 0.9,
+    "confidence": "strong",
     "card": {"problem": "p", "insight": "i", "outcome": "unverified"},
 }
 FAULTS: dict[str, tuple[Callable[[BaseHTTPRequestHandler], None] | None, str]] = {
@@ -149,8 +150,8 @@ FAULTS: dict[str, tuple[Callable[[BaseHTTPRequestHandler], None] | None, str]] =
         ),
         "tool error",
     ),
-    "no results": (_reply(200, _result([])), "no sufficiently similar"),
-    "only unverified": (_reply(200, _result([UNVERIFIED_HIT])), "no sufficiently similar"),
+    "no results": (_reply(200, _result([])), "no confident or weak match"),
+    "only unverified": (_reply(200, _result([UNVERIFIED_HIT])), "no confident or weak match"),
 }
 
 
@@ -218,7 +219,7 @@ def test_success_injects_verified_episodes_as_facts(tmp_path: Path) -> None:
     assert context.startswith(INJECTED_OPEN) and context.endswith(INJECTED_CLOSE)
     assert strip_injected(context) == ("", 1)  # the parser removes it whole: never re-indexed
     assert len(context) <= 4000
-    assert "A past session with a similar symptom (2026-01-12, project shop) found:" in context
+    assert "A close past match (2026-01-12, project shop, similarity" in context
     assert "alpha-pytest-fixture" in context and "beta" not in context
     assert "alpha-docker-cache" not in context  # unverified episodes are never injected
     assert (wrong_code, wrong_stdout) == (0, "")
@@ -239,7 +240,7 @@ def test_a_remote_endpoint_goes_through_the_configured_proxy(tmp_path: Path, fak
     url = "http://memory.example.invalid/mcp"  # never resolved: the proxy answers
     code, stdout, _ = run_hook(home, hook_input(), url, http_proxy=proxy_url)
     assert code == 0 and seen == [url, url]  # search_traces, then recall_similar (scratch memory)
-    assert "A past session with a similar symptom (2026-01-01, project p) found: i" in stdout
+    assert "A close past match (2026-01-01, project p, similarity 0.90) found: i" in stdout
 
 
 def _chunked(body: bytes) -> Callable[[BaseHTTPRequestHandler], None]:

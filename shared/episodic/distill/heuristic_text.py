@@ -14,6 +14,7 @@ from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
+from episodic.distill.holes import without_holes
 from episodic.distill.rules import Rule
 
 _FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
@@ -126,7 +127,7 @@ _PLAIN_RE = re.compile(r"[A-Za-z0-9 ,.!?'\-:]*")
 def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     """One card-safe line: cleaned, then any snippet still breaking a rule removed; "" if it cannot be saved."""
     if numbers and len(text) <= limit and _PLAIN_RE.fullmatch(text):  # plain words: nothing to clean
-        text = text.strip(" -:,")
+        text = without_holes(text.strip(" -:,"))
         return text if sum(map(str.isalpha, text)) >= 3 else ""
     text = squash(depath(unmark(text)))
     if not numbers:
@@ -135,6 +136,7 @@ def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     for _ in range(4):
         violations = text_violations("", text)
         if not violations:
+            text = without_holes(text)  # a removed identifier must not leave a gap in the sentence
             return text if sum(map(str.isalpha, text)) >= 3 else ""
         for violation in violations:
             snippet = violation.split(": ", 2)[-1].strip()[1:-1]

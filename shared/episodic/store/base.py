@@ -216,6 +216,7 @@ class RuleEnforcingStore(VectorStore):
                     similarity=f.similarity,
                     rendering=f.rendering,
                     keyword_rank=f.keyword_rank,
+                    pool_size=len(found.keys),
                 )
             )
         return hits
