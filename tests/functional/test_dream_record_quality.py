@@ -4,7 +4,7 @@ LLM cards of ../shared/eval/cards (`episodic cards import`), and every record ch
 
 The checks are written here independently of `episodic.dream.statements` (they must not agree with the
 code by construction): no item is a prompt as typed or a change-log line, no hole where a path or a name
-was stripped, no two decisions of a week say the same thing (MiniLM cosine >= SAME_DECISION), every item
+was stripped (the patterns below and the card check `distill.holes`), no two decisions of a week say the same thing (MiniLM cosine >= SAME_DECISION), every item
 cites sessions of its week, and in a week of more than five sessions an empty section says why. The
 input (index, history, scratch databases) is byte-identical after dreaming."""
 
@@ -127,11 +127,14 @@ def test_no_item_is_a_prompt_as_typed_or_a_change_log_line(built) -> None:  # ty
 
 
 def test_no_hole_where_a_path_or_a_name_was_stripped(built) -> None:  # type: ignore[no-untyped-def]
+    from episodic.distill.holes import hole_breaks  # the card check, applied to the record's items
+
     for week, record in built["records"].items():
         for key in ITEM_SECTIONS:
             for line in items(record, key):
                 for hole in HOLES:
                     assert not re.search(hole, claim(line)), (built["kind"], week, key, hole, line)
+                assert hole_breaks(claim(line)) == (), (built["kind"], week, key, line)
 
 
 def test_no_two_decisions_of_a_week_say_the_same_thing(built) -> None:  # type: ignore[no-untyped-def]

@@ -1,7 +1,8 @@
 """What a record may say: statements taken from cards, checked and deduplicated by meaning.
 
 A card field becomes a record item only when it reads as a statement: no hole left where a path or an
-identifier was stripped ("the error in is…", "(line )"), not a change-log line ("Updated X — replaced…"),
+identifier was stripped ("the error in is…", "(line )": the card checks' rules, `distill.holes`, and a few
+more for joined or cut lines), not a change-log line ("Updated X — replaced…"),
 not chatter (the distiller's chatter rules), not a session's raw first prompt. Two statements "say the
 same thing" when their embeddings' cosine is at least the embedder's `same_statement` threshold; two
 threads (this week's and an earlier record's) are the same work at `same_thread`. Thresholds are data,
@@ -22,6 +23,7 @@ from pathlib import PurePosixPath
 import numpy as np
 
 from episodic.distill.checks import chatter_breaks
+from episodic.distill.holes import hole_breaks
 from episodic.ports import Embedder
 
 
@@ -38,24 +40,17 @@ THRESHOLDS: dict[str, Thresholds] = {
 }
 DEFAULT_THRESHOLDS = THRESHOLDS["minilm"]
 
-# holes: where the scrubber or the heuristic removed a path, a name or a number and left the words around it
-HOLE_PATTERNS: tuple[tuple[str, str], ...] = (
-    (
-        "preposition before a verb",
-        r"(?i)\b(?:in|at|to|from|into|onto|of|on|via|under|inside)\s+(?:is|are|was|were)\b",
-    ),
-    ("article before a verb", r"(?i)\b(?:the|a|an)\s+(?:is|are|was|were|and|or|to)\b"),
-    ("word before punctuation", r"(?i)\b(?:in|at|to|from|into|of|on|the|an|via|line|file)\s+[,.;:)](?!\w)"),
-    ("empty brackets", r"\(\s*(?:line|lines|file|see|in|at)?\s*\)|\[\s*\]|``|\"\s*\"|'\s'"),
-    (
-        "dangling end",
-        r"(?i)\b(?:in|at|from|into|the|of|to|via|see|because|like|with|as|than|and|or|but)\s*\W?$",
-    ),
+# holes beyond the card checks' (episodic.distill.holes): what joined or cut lines leave in a dream's items
+EXTRA_HOLES: tuple[tuple[str, str], ...] = (
+    ("article before a verb", r"(?i)\b(?:the|a|an)\s+(?:are|were|and|or|to)\b"),
+    ("word before punctuation", r"(?i)\b(?:in|at|to|on|line|file)\s+[,.;:)](?!\w)"),
+    ("empty quotes", r"``|\"\s*\"|'\s'"),
+    ("dangling end", r"(?i)\b(?:in|at|to|via|see|because|like|as|and|or|but)\s*\W?$"),
     ("double space", r"\S {2,}\S"),
     ("preposition before a conjunction", r"\b(?:for|in|to|from|of|with|into|on|at)\s+(?:and|or|but)\b"),
     ("joined lines", r"[a-z0-9)] (?:[A-Z][a-z]+s (?:a|an|the)\b|(?:The|This|It|We|I)\s)"),
 )
-_HOLES = tuple((name, re.compile(pattern)) for name, pattern in HOLE_PATTERNS)
+_HOLES = tuple((name, re.compile(pattern)) for name, pattern in EXTRA_HOLES)
 
 # a change log states what was edited, not what was decided or learnt
 CHANGE_LOG_PATTERNS: tuple[str, ...] = (
@@ -76,8 +71,8 @@ _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
 
 
 def holes(text: str) -> list[str]:
-    """The names of the hole patterns `text` shows (empty when it reads whole)."""
-    return [name for name, pattern in _HOLES if pattern.search(text)]
+    """The names of the hole patterns `text` shows: the card checks' and the dream's own (empty: whole)."""
+    return [*hole_breaks(text), *(name for name, pattern in _HOLES if pattern.search(text))]
 
 
 def is_change_log(text: str) -> bool:
