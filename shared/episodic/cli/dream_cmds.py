@@ -69,6 +69,10 @@ def register(group: click.Group) -> None:
             return
         if not run.weeks:
             click.echo("nothing to dream: no complete week since the last record")
+            if keep_survey:
+                click.echo(
+                    "no survey kept: --keep-survey keeps the survey of the weeks it reads; name one with --week"
+                )
         for result in run.weeks:
             if result.status == "kept":
                 click.echo(f"{result.week}: kept its record (use --force to replace it)")
