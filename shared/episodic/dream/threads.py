@@ -20,6 +20,7 @@ from datetime import timedelta
 from typing import Any
 
 from episodic.dream.source import SessionDigest
+from episodic.dream.statements import project_name
 from episodic.models import Outcome
 
 LINK_SIMILARITY = 0.3
@@ -177,7 +178,7 @@ class Thread:
 
     @property
     def projects(self) -> Counter[str]:
-        return Counter(d.record.project or "?" for d in self.sessions)
+        return Counter(project_name(d.record.cwd, d.record.project) for d in self.sessions)
 
 
 def _terms(sessions: list[SessionDigest]) -> list[str]:
