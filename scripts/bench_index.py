@@ -127,7 +127,8 @@ def summarise(runs: list[dict[str, Any]]) -> dict[str, Any]:
         "sessions_per_s": statistics.median(r["sessions_per_s"] for r in runs),
         "first_card_s": statistics.median(r["first_card_s"] or 0.0 for r in runs),
         "stage_share": {
-            s: statistics.median(r["stages"][s] / r["wall_in_process"] for r in runs) for s in runs[0]["stages"]
+            s: statistics.median(r["stages"][s] / r["wall_in_process"] for r in runs)
+            for s in runs[0]["stages"]
         },
         "indexed": runs[0]["indexed"],
     }
