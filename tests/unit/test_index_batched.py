@@ -180,3 +180,30 @@ def test_newest_sessions_first_and_the_largest_file_of_a_key_first() -> None:
         source("mid", 3.0, 5),
     )
     assert newest_first([old, new_small, middle, new_large]) == [new_large, new_small, middle, old]
+
+
+@pytest.mark.usefixtures("episodic_home")
+def test_reflect_is_embedded_only_where_it_is_used_and_an_index_built_with_it_stays_valid(
+    tmp_path: Path,
+) -> None:
+    from episodic.models import RENDERINGS
+    from episodic.search import search_traces
+
+    assert load_settings().renderings == ["struct", "semantic", "opening"]  # reflect votes 0 by default
+    assert "reflect" in load_settings(query_rendering="reflect").renderings
+    assert "reflect" in load_settings(rendering_weights="struct:1,reflect:0.5").renderings
+    home = tmp_path / "home"
+    before = build_memory(
+        load_settings(home=home, renderings=",".join(RENDERINGS)), embedder=HashingEmbedder(384)
+    )
+    assert index_sessions(before, [str(DEMO)], "local").indexed == 6  # what every index held until now
+    query = "go test hangs forever in the worker pool package"
+    hits = [h.record.session_id for h in search_traces(before, "local", query)]
+
+    now = memory_in(home, HashingEmbedder(384))  # the new default on the old index: no ParityError
+    assert [h.record.session_id for h in search_traces(now, "local", query)] == hits
+    again = index_sessions(now, [str(DEMO)], "local")
+    assert (again.indexed, again.unchanged) == (0, 6)  # nothing re-embedded
+    assert all(set(vectors) == set(RENDERINGS) for _, vectors in stored(now).values())  # kept
+    asked = build_memory(load_settings(home=home, query_rendering="reflect"), embedder=HashingEmbedder(384))
+    assert search_traces(asked, "local", query)  # the kept reflect vectors still answer a reflect query
