@@ -2,7 +2,8 @@
 
 `ingest_one` is the per-session rule (skip, keep, distill, store, or record the failure) for one loaded
 session, used by the AWS distill path; `index_sessions` applies the same steps (`card_verdict`, `settle`)
-to many sessions with distillation scheduled by `distill_many`.
+to many sessions with distillation scheduled by `distill_many`, newest sessions first, and cards embedded
+many at a time beside the parsing (`EmbedBatcher`: a first index keeps every core busy).
 """
 
 from __future__ import annotations
@@ -381,7 +382,8 @@ def _vectors(texts: list[tuple[str, str]], matrix: np.ndarray | BaseException) -
 
 def newest_first(found: Sequence[SessionSource]) -> list[SessionSource]:
     """The order sessions are indexed in: the most recently written first (a first index answers about
-    this week's work early); files of one session key together, the largest first, so it claims the id."""
+    this week's work early); files of one session key together, the largest first, so it claims the id
+    (two files of different names holding one session id: the newer one's, as long as neither changes)."""
     newest: dict[str, float] = {}
     for source in found:
         newest[source.session_key] = max(newest.get(source.session_key, 0.0), source.mtime)
