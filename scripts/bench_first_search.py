@@ -59,6 +59,9 @@ def main() -> None:
     parser.add_argument("--query", default=QUERY)
     parser.add_argument("--keep", type=Path, help="write the history here (default: a temporary folder)")
     parser.add_argument("--timeout", type=float, default=1800.0, help="give up after this many seconds")
+    parser.add_argument(
+        "--stop-after-first", action="store_true", help="stop the index once a search has answered"
+    )
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-first-search-") as tmp:
         history = args.keep or Path(tmp) / "history"
@@ -107,12 +110,14 @@ def main() -> None:
                 break
             if index.poll() is not None and not hits:
                 break
+        if args.stop_after_first and first_hit is not None and index.poll() is None:
+            index.terminate()  # our own child: the measurement is taken, the rest of the index is not needed
         out, _ = index.communicate(timeout=args.timeout)
         index_wall = time.perf_counter() - started
         report = json.loads(out) if index.returncode == 0 and out.strip() else {}
         print(
             f"{args.sessions} sessions: first search with a hit answered {first_hit:.1f}s after `episodic index` started; "
-            f"index finished after {index_wall:.1f}s (indexed {report.get('indexed')}, exit {index.returncode}); "
+            f"index ended after {index_wall:.1f}s (indexed {report.get('indexed')}, exit {index.returncode}); "
             f"load average {os.getloadavg()[0]:.2f}"
             if first_hit is not None
             else f"no search answered with a hit (index exit {index.returncode}, {index_wall:.1f}s)"
