@@ -24,6 +24,9 @@ RENDERINGS: tuple[str, ...] = (*CARD_RENDERINGS, OPENING)
 # renderings a session may lack: an index with or without them is the same index (store.parity), so one
 # built before `opening` existed is extended in place, not refused
 OPTIONAL_RENDERINGS = frozenset({OPENING})
+# renderings an index may have or lack and stay the same index (store.parity): the optional ones, and
+# `reflect`, embedded only where it votes or is queried (settings): an index built with it keeps its vectors
+UNEMBEDDED_WHEN_UNUSED = frozenset({*OPTIONAL_RENDERINGS, "reflect"})
 Rendering = Literal["struct", "semantic", "reflect", "opening"]
 LOCAL_TENANT = "local"
 # the coding agents whose sessions are read; records written before others were read are Claude Code
