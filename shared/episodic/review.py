@@ -97,8 +97,9 @@ def review_episode(
     """Apply one review act to the session's card and store it; typed errors for bad input (nothing lost)."""
     if action not in ACTIONS:
         raise InvalidArgumentError(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
-    reason = (reason or "").strip()[:MAX_REASON_CHARS]
-    reviewer = (reviewer or "").strip()[:80]
+    scrubber = Scrubber.from_settings(memory.settings)  # written text is stored and shown: scrubbed too
+    reason = scrubber.scrub_field(reason, MAX_REASON_CHARS)
+    reviewer = scrubber.scrub_field(reviewer, 80)
     store = _reviewable(memory)
     record = _stored(memory, tenant_id, session_id)
     review = record.review or Review()
@@ -157,8 +158,8 @@ def import_review(
     """Restore an exported review on an imported card (`cards import`); a malformed one is reported."""
     from pydantic import ValidationError
 
-    try:
-        review = Review.model_validate(raw)
+    try:  # an exported review's reasons were written by people: scrubbed like the card
+        review = Review.model_validate(Scrubber.from_settings(memory.settings).scrub_obj(raw))
     except ValidationError as exc:
         invalid.append((str(path), f"review ignored: {exc.errors()[0]['msg']}"))
         return False

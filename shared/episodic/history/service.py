@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 500
+MAX_LINK_FIELD_CHARS = 1000  # a link's cwd or terminal, as written by the caller
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
@@ -250,7 +251,9 @@ def link_session(
     parsed = parse_item(item)
     store = history_of(memory)
     record = store.get(tenant_id, session_id)
-    where = cwd or (record.cwd if record else "")
+    scrubber = Scrubber.from_settings(memory.settings)  # the caller's free text is stored and shown
+    where = scrubber.scrub_field(cwd, MAX_LINK_FIELD_CHARS) or (record.cwd if record else "")
+    terminal = scrubber.scrub_field(terminal, MAX_LINK_FIELD_CHARS)
     if parsed.kind == "beads" and (tracker or NoTracker()).is_container(parsed.key, where):
         raise InvalidArgumentError(
             f"{parsed.key} is an epic (a container of other items): link the session to one of its tasks"
