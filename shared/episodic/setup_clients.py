@@ -77,6 +77,8 @@ def installed_executable(argv0: str | None = None, python: str | None = None) ->
         candidates.append(Path(found))
     for candidate in candidates:
         if candidate.name == "episodic" and candidate.is_file() and os.access(candidate, os.X_OK):
+            if candidate.is_symlink():  # e.g. the ~/.local/bin link `setup path` made: name the venv's own
+                return os.path.realpath(candidate)
             return str(candidate.absolute())  # absolute, not resolved: keep the venv's own bin path
     raise ConfigError(
         "cannot find the installed `episodic` executable; run setup through it, e.g. `.venv/bin/episodic setup …`"
@@ -383,3 +385,26 @@ def apply_plan(plan: ClientPlan) -> list[MergeResult]:
         results.append(hooks)
     results.extend(write_missing_file(f) for f in plan.files)
     return results
+
+
+# ---------------------------------------------------------------- the command on PATH
+
+
+def path_link(home: Path) -> Path:
+    """Where `setup path` links the command: ~/.local/bin (on PATH in most login shells)."""
+    return home / ".local" / "bin" / "episodic"
+
+
+def link_executable(executable: str, link: Path) -> MergeResult:
+    """A symlink `link` -> the installed executable; an older link (another venv) is replaced, a file is not."""
+    if link.is_symlink():
+        if os.readlink(link) == executable:
+            return MergeResult(link, changed=False)
+        link.unlink()
+    elif link.exists():
+        raise ConfigError(
+            f"{link} exists and is not a link; nothing was changed (remove it, or call {executable} directly)"
+        )
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(executable)
+    return MergeResult(link, changed=True)

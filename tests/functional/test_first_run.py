@@ -6,6 +6,7 @@ fail, a session no model answered, `serve` beside a running server, and Gemini's
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -178,3 +179,36 @@ def test_setup_leaves_no_empty_hook_arrays_from_an_older_setup(tmp_path: Path, d
     hooks = user.hooks()
     assert "SessionEnd" not in hooks and hooks["Stop"] == [{"hooks": [{"command": "x"}]}]
     _one_line_per_file(done.stdout)
+
+
+def test_setup_path_links_the_command_into_local_bin_with_consent(tmp_path: Path) -> None:
+    user = User(tmp_path, claude=False)
+    link = user.user_home / ".local" / "bin" / "episodic"
+    printed = user.run("setup", "path")
+    assert printed.returncode == 0 and f"ln -sf {EPISODIC} {link}" in printed.stdout
+    assert not link.exists()  # only --write changes anything
+
+    done = user.run("setup", "path", "--write")
+    assert done.returncode == 0, done.stderr
+    assert f"linked {link} -> {EPISODIC}" in done.stdout and link.resolve() == EPISODIC.resolve()
+    assert f'export PATH="{link.parent}:$PATH"' in done.stderr  # not on this PATH yet
+    called = subprocess.run(
+        ["episodic", "doctor", "--json"],
+        env={**user.env, "PATH": f"{link.parent}:{user.env['PATH']}"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert json.loads(called.stdout)[0] == {  # called through the link, it names the venv's own script
+        "name": "executable",
+        "status": "ok",
+        "detail": os.path.realpath(EPISODIC),
+        "fix": "",
+    }, called.stderr
+    assert user.run("setup", "path", "--write").stdout.startswith("unchanged")
+
+    link.unlink()
+    link.write_text("someone else's script\n")
+    refused = user.run("setup", "path", "--write")
+    assert refused.returncode == 1 and "is not a link; nothing was changed" in refused.stderr
+    assert link.read_text() == "someone else's script\n"
