@@ -96,7 +96,7 @@ def test_a_claude_code_that_is_not_logged_in_is_not_made_the_distiller(tmp_path:
     assert "distiller: heuristic (the default)" in done.stdout
     said = " ".join(done.stderr.split())
     assert "Claude Code is on PATH, but not logged in (run `claude` once to log in" in said, said
-    assert "Log in, then opt in once" in said
+    assert "Log in, then run `episodic setup claude-code --write` again" in said
     assert "distiller" not in (user.home / "config.toml").read_text()
     assert "SessionEnd" not in user.hooks()
 

@@ -208,8 +208,13 @@ def _offer_claude_code_distiller(settings, why: str = "") -> None:  # type: igno
     click.echo(
         f"Claude Code is on PATH{why}: it writes better cards than the offline heuristic (recall@3 0.68-0.75 "
         f"vs 0.48 on a real corpus), using your Claude Code plan or API key: {claude_code_cost(settings)}. "
-        f"{'Log in, then opt' if why else 'Opt'} in once: `episodic setup claude-code --distiller claude-code "
-        "--write` (or run setup again).",
+        + (
+            "Log in, then run `episodic setup claude-code --write` again (or choose it now: "
+            "`--distiller claude-code --write`)."
+            if why
+            else "`episodic setup claude-code --write` makes it the distiller when Claude Code is logged in "
+            "(`--distiller claude-code --write` chooses it in any case)."
+        ),
         err=True,
     )
 
