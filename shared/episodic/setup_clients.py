@@ -145,8 +145,9 @@ def claude_code_plan(
     notes = [
         f"Entries name {executable} by its absolute path: if that virtualenv moves or is rebuilt elsewhere, "
         "re-run `setup claude-code --write` from the new one (`episodic doctor` reports a stale path).",
-        "The prompt hook asks the local HTTP server (`episodic serve`; the hook starts one in the background "
-        "when none answers) with the `token` that `setup --write` keeps in the episodic config file.",
+        "The prompt hook asks the local HTTP server (`episodic serve`: `setup --write` starts it and waits "
+        "until it answers; later, the hook starts one in the background whenever none answers) with the "
+        "`token` that `setup --write` keeps in the episodic config file.",
         *_token_notes(url, token, literal_token),
     ]
     notes.append(
