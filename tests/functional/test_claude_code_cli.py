@@ -145,3 +145,28 @@ def test_first_prompt_after_quickstart_and_setup_gets_the_card(tmp_path: Path) -
         assert "started `episodic serve`" not in (home / "logs" / "hook.log").read_text()  # setup's served it
     finally:
         stop_spawned_server(home)
+
+
+def test_setup_reads_the_real_clis_login_to_choose_the_distiller(tmp_path: Path) -> None:
+    """`claude auth status` of the real CLI decides: logged out keeps the heuristic, an API key (never
+    used here: no model call is made) makes Claude Code the distiller setup would save."""
+    home, user_home = tmp_path / "episodic-home", tmp_path / "user-home"
+    home.mkdir()
+    user_home.mkdir()
+
+    def setup(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(EPISODIC), "setup", "claude-code"],
+            env=bare_env(home, user_home, EPISODIC_CLAUDE_BINARY=str(CLAUDE), **OFFLINE, **env),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    logged_out = setup()
+    assert "# distiller: heuristic (the default)" in logged_out.stdout, logged_out.stdout
+    assert "but not logged in" in logged_out.stderr
+    with_key = setup(ANTHROPIC_API_KEY="sk-ant-test-not-real")
+    assert "# distiller: claude-code (saved by --write)" in with_key.stdout, with_key.stdout
+    assert "logged in (api_key)" in with_key.stdout
+    assert not (home / "config.toml").exists()  # printing saves nothing
