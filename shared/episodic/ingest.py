@@ -50,6 +50,7 @@ DISTILLER_RANK = {HEURISTIC: 0, "bedrock": 2, "claude-code": 2, "import": 2, "se
 
 
 LLM_RANK = 2
+PARSE_ERROR = "parse error"  # a failure before any distil: the file could not be read into a session
 
 
 def distiller_rank(info: DistillerInfo) -> int:
@@ -84,6 +85,18 @@ class IndexReport:
             self.failed.append((path, outcome.reason))
         else:
             self.skipped[outcome.reason] += 1
+
+    def failures_by_reason(self) -> list[tuple[str, list[str]]]:
+        """(reason, sessions) for each distinct failure reason, the most frequent first."""
+        grouped: dict[str, list[str]] = {}
+        for session, reason in self.failed:
+            grouped.setdefault(reason, []).append(session)
+        return sorted(grouped.items(), key=lambda item: -len(item[1]))
+
+    def every_distil_failed(self) -> bool:
+        """Sessions needed a card and none got one (e.g. the LLM distiller is not logged in)."""
+        distils = [r for _, r in self.failed if not r.startswith(PARSE_ERROR)]
+        return bool(distils) and self.indexed == 0
 
     def as_dict(self) -> dict[str, object]:
         return {
@@ -419,7 +432,7 @@ def _pending(
                 else:
                     report.count(kept, source.main_path)
         except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
-            reason = f"parse error: {type(exc).__name__}: {str(exc)[:300]}"
+            reason = f"{PARSE_ERROR}: {type(exc).__name__}: {str(exc)[:300]}"
             report.failed.append((source.main_path, reason))
             with contextlib.suppress(Exception):  # the ledger may refuse what the store refused
                 record_failure(memory, tenant_id, source, "", reason)

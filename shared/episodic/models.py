@@ -304,7 +304,7 @@ class NotEpisode(BaseModel):
     source: SessionSource
     session_id: str | None = None
     # empty | snapshot-only | memory-summariser | internal-agent | distiller-run | unreadable
-    # | not-claude-code | malformed (lines, none readable)
+    # | not-claude-code | malformed (lines, none readable) | no-model-turn (no model ever answered)
     reason: str
     stats: ParseStats = Field(default_factory=ParseStats)
 

@@ -1,6 +1,7 @@
-"""After `setup claude-code --write` alone, the prompt hook injects memory: it finds its token in the
-config file, starts a detached `episodic serve` when none answers (failing open for that prompt), and
-the next prompt is answered by that server. Runs the hook command exactly as setup wrote it."""
+"""After `setup claude-code --write` alone, the prompt hook injects memory from the first prompt: setup
+leaves the local server answering, and the hook finds its token in the config file. When that server is
+gone, the hook starts a detached `episodic serve` (failing open for that prompt) and the next prompt is
+answered by it. Runs the hook command exactly as setup wrote it."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import BIN, PROMPT, bare_env, index_and_set_up, stop_spawned_server, wait_for_port
+from client_env import (
+    BIN,
+    EPISODIC,
+    PROMPT,
+    bare_env,
+    index_and_set_up,
+    stop_spawned_server,
+    wait_for_port,
+    wait_until_closed,
+)
 
 
 @pytest.fixture()
@@ -36,11 +46,31 @@ def run_hook(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[s
     )
 
 
-def test_the_hook_works_after_the_default_setup(set_up: tuple[Path, Path, int]) -> None:
+def test_the_first_prompt_after_setup_is_served(set_up: tuple[Path, Path, int]) -> None:
     home, user_home, port = set_up
     command = hook_command(user_home)
     assert command == f"{BIN / 'episodic'} hook user-prompt-submit"  # absolute: the venv is not on PATH
     assert 'token = "epi_' in (home / "config.toml").read_text()
+    pid = int((home / "serve.pid").read_text())  # started by setup, the way the hook starts one
+    env = bare_env(home, user_home)
+
+    first = run_hook(command, env)
+    assert first.returncode == 0 and first.stderr == ""
+    context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert "Biome" in context and "A past session with a similar symptom" in context
+
+    doctor = subprocess.run(
+        [str(EPISODIC), "doctor"], env=env, capture_output=True, text=True, timeout=120
+    ).stdout
+    assert f"[ok  ] server reachable: http://127.0.0.1:{port}/mcp (pid {pid}," in doctor, doctor
+
+
+def test_the_hook_starts_a_server_when_none_answers(set_up: tuple[Path, Path, int]) -> None:
+    home, user_home, port = set_up
+    stop_spawned_server(home)  # the one setup left behind
+    wait_until_closed(port)
+    (home / "serve.started").unlink()  # setup's start is long past
+    command = hook_command(user_home)
     env = bare_env(home, user_home)
 
     first = run_hook(command, env)
@@ -49,7 +79,6 @@ def test_the_hook_works_after_the_default_setup(set_up: tuple[Path, Path, int]) 
     assert len(log) == 1
     if not first.stdout:  # the cold server missed this prompt's budget: fail open, say so in the log
         assert "started `episodic serve` in the background" in log[0]
-    assert (home / "serve.pid").exists()
 
     wait_for_port(port)
     second = run_hook(command, env)
@@ -58,9 +87,27 @@ def test_the_hook_works_after_the_default_setup(set_up: tuple[Path, Path, int]) 
     assert "Biome" in context and "A close past match" in context
 
 
+def servers_on(port: int) -> list[int]:
+    """Pids of `episodic serve … --port PORT` processes (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"episodic" in argv and b"serve" in argv and str(port).encode() in argv:
+            found.append(int(proc.name))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="counts processes through /proc")
 def test_one_server_start_for_prompts_arriving_together(set_up: tuple[Path, Path, int]) -> None:
     home, user_home, port = set_up
-    env = {**bare_env(home, user_home), "EPISODIC_HOOK_BUDGET_SECONDS": "0.5"}
+    stop_spawned_server(home)
+    wait_until_closed(port)
+    (home / "serve.started").unlink()
+    # a budget long enough for a loaded machine to reach the start: the claim, not the clock, decides
+    env = {**bare_env(home, user_home), "EPISODIC_HOOK_BUDGET_SECONDS": "3"}
     command = hook_command(user_home)
     procs = [
         subprocess.Popen(
@@ -71,6 +118,5 @@ def test_one_server_start_for_prompts_arriving_together(set_up: tuple[Path, Path
     for proc in procs:
         proc.communicate(json.dumps({"prompt": PROMPT}), timeout=30)
         assert proc.returncode == 0
-    log = (home / "logs" / "hook.log").read_text()
-    assert log.count("started `episodic serve` in the background") == 1, log
+    assert servers_on(port) == [int((home / "serve.pid").read_text())]
     wait_for_port(port)

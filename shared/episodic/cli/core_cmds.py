@@ -55,8 +55,11 @@ def _print_report(report: Any) -> None:
         click.echo("  by agent: " + ", ".join(f"{a} {n}" for a, n in sorted(report.agents.items())))
     for reason, count in sorted(report.skipped.items()):
         click.echo(f"  skipped {count}: {reason}")
-    for session, reason in report.failed:
-        click.echo(f"  failed {session}: {reason}")
+    for reason, sessions in report.failures_by_reason():  # one line a reason, not one a session
+        if len(sessions) == 1:
+            click.echo(f"  failed {sessions[0]}: {reason}")
+        else:
+            click.echo(f"  failed {len(sessions)} sessions (e.g. {sessions[0]}): {reason}")
     if report.stats.malformed_lines:
         click.echo(f"  malformed lines skipped: {report.stats.malformed_lines}")
     redacted = sum(report.stats.secrets_redacted.values())
@@ -174,6 +177,8 @@ def register(group: click.Group) -> None:
             _echo_json(report.as_dict())
         else:
             _print_report(report)
+        if report.every_distil_failed():  # nothing was written: a script must see it
+            raise SystemExit(1)
 
     @group.command("search")
     @click.argument("query")
