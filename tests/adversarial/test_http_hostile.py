@@ -104,19 +104,16 @@ def test_a_stalled_request_is_dropped_after_the_read_timeout(served: tuple[str, 
     sock.close()
 
 
-def test_connections_over_the_cap_get_503_and_the_server_still_answers(served: tuple[str, str]) -> None:
+def test_connections_over_the_cap_never_lock_the_server(served: tuple[str, str]) -> None:
+    """Issue 31: over the cap, the longest-waiting unfinished request makes room (a 503 only when every
+    slot serves a whole request: `test_slow_clients.py`)."""
     stalled = [_connect(served[0]) for _ in range(8)]
     for sock in stalled:
         sock.sendall(b"POST /mcp HTTP/1.1\r\n")
-    time.sleep(0.1)
-    extra = _connect(served[0])
-    assert extra.recv(100).startswith(b"HTTP/1.1 503")
-    extra.close()
-    for sock in stalled:
-        sock.close()
-    time.sleep(0.7)  # the stalled ones time out and free their slots
     status, answer = call(*served, json.dumps(rpc("ping")).encode())
     assert status == 200 and answer["result"] == {}
+    for sock in stalled:
+        sock.close()
 
 
 @pytest.fixture()
