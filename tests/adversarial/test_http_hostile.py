@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,9 +97,8 @@ def _connect(url: str) -> socket.socket:
 def test_a_stalled_request_is_dropped_after_the_read_timeout(served: tuple[str, str]) -> None:
     sock = _connect(served[0])
     sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")  # the exact stall: headers never end
-    started = time.monotonic()
+    sock.settimeout(30)  # generous: only a server that never drops it takes this long (read timeout 0.5 s)
     assert sock.recv(100) == b""  # the server closed it
-    assert time.monotonic() - started < 4
     sock.close()
 
 

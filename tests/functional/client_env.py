@@ -27,7 +27,15 @@ def free_port() -> int:
 def bare_env(home: Path, user_home: Path, **extra: str) -> dict[str, str]:
     """What a user's shell gives Claude Code: no venv on PATH, no EPISODIC_* but the home folder."""
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != BIN)
-    return {"PATH": path, "HOME": str(user_home), "EPISODIC_HOME": str(home), "LANG": "C.UTF-8", **extra}
+    under_test = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}  # a worktree's code, when set
+    return {
+        "PATH": path,
+        "HOME": str(user_home),
+        "EPISODIC_HOME": str(home),
+        "LANG": "C.UTF-8",
+        **under_test,
+        **extra,
+    }
 
 
 def index_and_set_up(tmp: Path) -> tuple[Path, Path, int]:

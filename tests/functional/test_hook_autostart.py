@@ -12,6 +12,12 @@ from pathlib import Path
 import pytest
 from client_env import BIN, PROMPT, bare_env, index_and_set_up, stop_spawned_server, wait_for_port
 
+# The hook's budget (1.5 s by default) is wall time from its own process start: on a loaded machine the
+# interpreter alone can spend it. These tests are about what the hook does, not how fast: a generous,
+# explicit budget, so they pass at any load (a slow answer is still an answer, never "no match").
+GENEROUS_BUDGET = {"EPISODIC_HOOK_BUDGET_SECONDS": "60"}
+HOOK_TIMEOUT = 120  # seconds a hook process may take here before the test calls it hung
+
 
 @pytest.fixture()
 def set_up(tmp_path: Path) -> Iterator[tuple[Path, Path, int]]:
@@ -32,7 +38,7 @@ def hook_command(user_home: Path) -> str:
 def run_hook(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": PROMPT, "session_id": "s"})
     return subprocess.run(
-        command, shell=True, input=payload, env=env, capture_output=True, text=True, timeout=30
+        command, shell=True, input=payload, env=env, capture_output=True, text=True, timeout=HOOK_TIMEOUT
     )
 
 
@@ -41,7 +47,7 @@ def test_the_hook_works_after_the_default_setup(set_up: tuple[Path, Path, int]) 
     command = hook_command(user_home)
     assert command == f"{BIN / 'episodic'} hook user-prompt-submit"  # absolute: the venv is not on PATH
     assert 'token = "epi_' in (home / "config.toml").read_text()
-    env = bare_env(home, user_home)
+    env = bare_env(home, user_home, **GENEROUS_BUDGET)
 
     first = run_hook(command, env)
     assert first.returncode == 0 and first.stderr == ""
@@ -60,7 +66,7 @@ def test_the_hook_works_after_the_default_setup(set_up: tuple[Path, Path, int]) 
 
 def test_one_server_start_for_prompts_arriving_together(set_up: tuple[Path, Path, int]) -> None:
     home, user_home, port = set_up
-    env = {**bare_env(home, user_home), "EPISODIC_HOOK_BUDGET_SECONDS": "0.5"}
+    env = bare_env(home, user_home, **GENEROUS_BUDGET)
     command = hook_command(user_home)
     procs = [
         subprocess.Popen(
@@ -68,9 +74,14 @@ def test_one_server_start_for_prompts_arriving_together(set_up: tuple[Path, Path
         )
         for _ in range(4)
     ]
+    outputs = []
     for proc in procs:
-        proc.communicate(json.dumps({"prompt": PROMPT}), timeout=30)
+        out, _ = proc.communicate(json.dumps({"prompt": PROMPT}), timeout=HOOK_TIMEOUT)
         assert proc.returncode == 0
+        outputs.append(out)
     log = (home / "logs" / "hook.log").read_text()
     assert log.count("started `episodic serve` in the background") == 1, log
     wait_for_port(port)
+    # the others waited for that one server within their budget: every prompt got its memory
+    for out in outputs:
+        assert "Biome" in json.loads(out)["hookSpecificOutput"]["additionalContext"], (out, log)
