@@ -410,8 +410,9 @@ def scratch_block(url: str, token: str, query: str) -> str:
         return ""
 
 
-def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> list[dict[str, Any]]:
-    """No local server: start one in the background, ask it if it is up within the budget, else fail open."""
+def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> tuple[list[dict[str, Any]], str]:
+    """No local server: start one in the background, ask it if it is up within the budget, else fail open.
+    (the hits, what was done about the server: for the log line)."""
     from urllib.parse import urlsplit
 
     from episodic import autostart
@@ -425,7 +426,7 @@ def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> list[
     while (remaining := deadline() - time.monotonic() - 0.1) > 0.3:
         time.sleep(0.2)
         with contextlib.suppress(ServerDown):
-            return ask_server(url, token, query, remaining - 0.2)
+            return ask_server(url, token, query, remaining - 0.2), started
     raise HookSkip(f"fail: no server answered; {started}")
 
 
@@ -463,13 +464,15 @@ def run(stdin: TextIO) -> tuple[str, str]:
     remaining = deadline() - time.monotonic() - 0.05
     if remaining <= 0.05:
         raise HookSkip("fail: budget spent before the request")
+    started = ""
     try:
         hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
     except ServerDown as down:
-        hits = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
+        hits, started = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
+        started = f"; {started}"
     scratch = scratch_block(url, token, prompt[:MAX_QUERY_CHARS])
     if not hits and not scratch:
-        raise HookSkip("ok: no confident or weak match among verified episodes")
+        raise HookSkip(f"ok: no confident or weak match among verified episodes{started}")
     if held_out(payload, hits, bool(scratch)):
         withheld = " and prior attempts" if scratch else ""
         raise HookSkip(f"ok: holdout session (experiment): withheld {len(hits)} episode(s){withheld}")
@@ -482,7 +485,7 @@ def run(stdin: TextIO) -> tuple[str, str]:
     extra = " + prior similar attempts" if scratch else ""
     strong = sum(1 for h in hits if is_strong(h))
     injected = f"{strong} episode(s) and {len(hits) - strong} weak pointer(s)"
-    return json.dumps(output, ensure_ascii=False), f"ok: injected {injected}{extra}"
+    return json.dumps(output, ensure_ascii=False), f"ok: injected {injected}{extra}{started}"
 
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:

@@ -66,7 +66,7 @@ def _stored(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
 def validate_edit(memory: Memory, record: CardRecord, payload: dict[str, Any]) -> tuple[Card, list[str]]:
     """A reviewer's card, checked like an LLM card: scrubbed, schema, card rules; a `verified` the stored
     card did not already have must be backed by the session's transcript (else it is downgraded)."""
-    from episodic.record import find_trajectory
+    from episodic.record import owned_trajectory
 
     scrubbed, redacted = Scrubber.from_settings(memory.settings).scrub_obj_counted(payload)
     card = parse_card_payload(scrubbed)
@@ -77,7 +77,8 @@ def validate_edit(memory: Memory, record: CardRecord, payload: dict[str, Any]) -
         )
     notes: list[str] = []
     if card.outcome is Outcome.VERIFIED and record.card.outcome is not Outcome.VERIFIED:
-        trajectory = find_trajectory(memory, record.session_id)
+        # the transcript only when this tenant owns it: never another tenant's, even under its own card
+        _, trajectory = owned_trajectory(memory, record.tenant_id, record.session_id, record)
         card, notes = enforce_card(card, trajectory)
     if redacted:
         notes.append(f"{sum(redacted.values())} secret(s) redacted from the card")

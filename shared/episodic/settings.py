@@ -85,6 +85,8 @@ class Settings(BaseSettings):
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names beside localhost (a proxy's)
     serve_read_timeout_seconds: float = 10.0  # a connection silent this long is closed
     serve_max_connections: int = 64  # concurrent connections (one thread each); more get a 503
+    serve_request_deadline_seconds: float = 10.0  # request line, headers and body must all arrive by then
+    serve_max_connections_per_client: int = 16  # per source address other than loopback
 
     # AWS
     aws_region: str | None = None

@@ -198,7 +198,7 @@ def test_a_slow_store_is_cut_at_the_deadline(scratch: ScratchMemory, monkeypatch
     release = threading.Event()
 
     def stalled(*args: object, **kwargs: object) -> list[ScratchHit]:
-        release.wait(5)
+        release.wait(60)
         return []
 
     monkeypatch.setattr(scratch.store, "query", stalled)
@@ -207,7 +207,7 @@ def test_a_slow_store_is_cut_at_the_deadline(scratch: ScratchMemory, monkeypatch
     elapsed = time.monotonic() - started
     release.set()
     assert found.degraded == "timeout" and found.hits == []
-    assert elapsed < 2.0  # the deadline (0.2 s) with slack for a loaded machine; the store would take 5 s
+    assert elapsed < 20.0  # the deadline (0.2 s) with generous slack for a loaded machine; the store: 60 s
 
 
 def _hit(summary: str, outcome: str = "fail", session: str = "s_0918") -> ScratchHit:

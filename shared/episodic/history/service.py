@@ -244,13 +244,25 @@ def link_session(
     tracker: Tracker | None = None,
     now: datetime | None = None,
 ) -> WorkLink:
-    """Record a confirmed link (appended: earlier links stay). A session not indexed yet may be linked
-    (the current one usually is not); a container item (a Beads epic) is refused."""
+    """Record a confirmed link (appended: earlier links stay); a container item (a Beads epic) is refused.
+    Only a session the tenant owns: one in its history or cards, or — for the server's own tenant, whose
+    transcripts are on this machine — one not indexed yet (the current one usually is not). Another
+    tenant's session gets the same error as an unknown id, so the answer reveals nothing about it."""
+    from episodic.record import is_server_tenant
+
     check_tenant(tenant_id)
     session_id = check_session_id(session_id)
     parsed = parse_item(item)
     store = history_of(memory)
     record = store.get(tenant_id, session_id)
+    if (
+        record is None
+        and not is_server_tenant(memory, tenant_id)
+        and memory.store.get(tenant_id, session_id) is None
+    ):
+        raise NotFoundError(
+            f"no session {session_id!r} in this tenant's history or cards: index or harvest it, then link it"
+        )
     scrubber = Scrubber.from_settings(memory.settings)  # the caller's free text is stored and shown
     where = scrubber.scrub_field(cwd, MAX_LINK_FIELD_CHARS) or (record.cwd if record else "")
     terminal = scrubber.scrub_field(terminal, MAX_LINK_FIELD_CHARS)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from episodic.http_clients import BoundedHandler, BoundedServer, ClientLimits
 from episodic.ui.security import KEY_PARAM, SECURITY_HEADERS, Guard, Refused
 from episodic.ui.views import Response, Viewer
 
@@ -30,7 +30,7 @@ def _first(values: dict[str, list[str]]) -> dict[str, str]:
     return {name: items[0] for name, items in values.items() if items}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(BoundedHandler):
     server_version = "episodic-ui"
     sys_version = ""
     protocol_version = "HTTP/1.1"
@@ -50,6 +50,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         parts = urlsplit(self.path)
+        if self.command != "POST" and self.read_body(0) is None:  # its deadline passed: answer nothing
+            return
         query = _first(parse_qs(parts.query, keep_blank_values=True))
         try:
             self.guard.check_host(self.headers.get("Host"))
@@ -68,7 +70,10 @@ class _Handler(BaseHTTPRequestHandler):
             form: dict[str, str] = {}
             if self.command == "POST":
                 length = _content_length(self.headers.get("Content-Length"))
-                body = self.rfile.read(length).decode("utf-8", "replace")
+                raw = self.read_body(length)
+                if raw is None:  # the whole-request deadline passed: the connection is already closed
+                    return
+                body = raw.decode("utf-8", "replace")
                 form = _first(parse_qs(body, keep_blank_values=True))
                 self.guard.check_post(self.headers, form.pop("csrf", ""))
             response = self.viewer.route(self.command, parts.path, query, form)
@@ -85,18 +90,19 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
 
-class UiServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class UiServer(BoundedServer):
+    """Clients bounded like `episodic serve`'s (`episodic.http_clients`)."""
 
 
-def make_ui_server(viewer: Viewer, host: str = "127.0.0.1", port: int = 0) -> tuple[UiServer, Guard]:
+def make_ui_server(
+    viewer: Viewer, host: str = "127.0.0.1", port: int = 0, limits: ClientLimits | None = None
+) -> tuple[UiServer, Guard]:
     """Bind on loopback (port 0: any free port); the guard knows its port and this run's secret."""
     if host not in ("127.0.0.1", "::1", "localhost"):
         raise Refused(400, f"the viewer binds loopback only, not {host!r}")
     guard = Guard()
     handler = type("UiHandler", (_Handler,), {"viewer": viewer, "guard": guard})
-    httpd = UiServer((host, port), handler)
+    httpd = UiServer((host, port), handler, limits=limits)
     guard.port = int(httpd.server_address[1])
     viewer.csrf_token = guard.csrf_token
     return httpd, guard
@@ -105,8 +111,8 @@ def make_ui_server(viewer: Viewer, host: str = "127.0.0.1", port: int = 0) -> tu
 class BackgroundUi:
     """Serve in a thread (tests): `with BackgroundUi(viewer) as ui: ui.url`."""
 
-    def __init__(self, viewer: Viewer) -> None:
-        self.httpd, self.guard = make_ui_server(viewer)
+    def __init__(self, viewer: Viewer, limits: ClientLimits | None = None) -> None:
+        self.httpd, self.guard = make_ui_server(viewer, limits=limits)
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="episodic-ui", daemon=True)
 
     @property
