@@ -7,9 +7,14 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from episodic.distill.checks import card_violations, chatter_violations, enforce_card, judge_outcome
+from episodic.distill.checks import (
+    card_violations,
+    chatter_violations,
+    enforce_card,
+    hole_violations,
+    judge_outcome,
+)
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.distill.holes import hole_violations
 from episodic.models import Card, Outcome, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber

@@ -7,8 +7,9 @@ The broken ones come from heuristic cards and dream records of the shared transc
 from __future__ import annotations
 
 import pytest
+from episodic.distill.checks import hole_violations
 from episodic.distill.evidence import check_segment, is_formatter
-from episodic.distill.holes import hole_breaks, hole_violations, without_holes
+from episodic.distill.holes import hole_breaks, without_holes
 from episodic.models import Card, Outcome
 
 BROKEN = [

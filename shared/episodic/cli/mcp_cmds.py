@@ -430,8 +430,5 @@ def distil_session_cmd(transcript: str) -> None:
 
 
 def register(group: click.Group) -> None:
-    from episodic.cli.setup_path import setup_path
-
-    setup_group.add_command(setup_path)
     for command in (serve_cmd, mcp_cmd, token_group, setup_group, hook_group, doctor_cmd, distil_session_cmd):
         group.add_command(command)

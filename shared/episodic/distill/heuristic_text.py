@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-from episodic.distill import regex_tree
+import episodic.distill.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 from episodic.distill.holes import without_holes
 from episodic.distill.regex_tree import OPS, TREE_ERRORS

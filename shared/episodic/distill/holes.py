@@ -11,10 +11,6 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from episodic.models import Card
 
 # a word that needs a word after it, directly before punctuation, or before a verb
 _NEEDS_OBJECT = r"(?:with|of|for|from|into|via|the|an|called|named|between|than|like|after)"
@@ -100,23 +96,3 @@ def _sentence_without_holes(text: str) -> str:
     if hole_breaks(text) or len(text.split()) < MIN_WORDS:
         return ""
     return text
-
-
-_CHECK_NAME = re.compile(r"^(?:Final check: )?(?P<name>.+?)(?::| passed| failed|,|$)")
-
-
-def hole_violations(card: Card) -> list[str]:
-    """Holes in any field of a card, and a formatter run shown as a check; each names the field."""
-    from episodic.distill.checks import card_fields
-    from episodic.distill.evidence import is_formatter
-
-    found = [
-        f"{field}: hole: {name}: {text[:70]!r}"
-        for field, text in card_fields(card)
-        for name in hole_breaks(text)
-    ]
-    for check in card.critical_checks:
-        match = _CHECK_NAME.match(check)
-        if match and is_formatter(match.group("name")):
-            found.append(f"critical_checks: a formatter run is not a check: {check[:70]!r}")
-    return found

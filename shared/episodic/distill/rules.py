@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from episodic.distill import regex_tree
+import episodic.distill.regex_tree as regex_tree
 from episodic.distill.regex_tree import OPS, TREE_ERRORS
 from episodic.scrub.finder import LiteralFinder
 

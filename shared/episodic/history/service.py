@@ -248,8 +248,6 @@ def link_session(
     Only a session the tenant owns: one in its history or cards, or — for the server's own tenant, whose
     transcripts are on this machine — one not indexed yet (the current one usually is not). Another
     tenant's session gets the same error as an unknown id, so the answer reveals nothing about it."""
-    from episodic.record import is_server_tenant
-
     check_tenant(tenant_id)
     session_id = check_session_id(session_id)
     parsed = parse_item(item)
@@ -257,7 +255,7 @@ def link_session(
     record = store.get(tenant_id, session_id)
     if (
         record is None
-        and not is_server_tenant(memory, tenant_id)
+        and tenant_id != memory.settings.tenant  # the server's own tenant (record.is_server_tenant)
         and memory.store.get(tenant_id, session_id) is None
     ):
         raise NotFoundError(
