@@ -28,13 +28,13 @@ def bare_env(home: Path, user_home: Path, **extra: str) -> dict[str, str]:
     """What a user's shell gives Claude Code: no venv on PATH, no EPISODIC_* but the home folder (and the
     PYTHONPATH a checkout's tests run under, so the code under test is what runs)."""
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != BIN)
-    checkout = {"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}
+    under_test = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}  # a worktree's code, when set
     return {
         "PATH": path,
         "HOME": str(user_home),
         "EPISODIC_HOME": str(home),
         "LANG": "C.UTF-8",
-        **checkout,
+        **under_test,
         **extra,
     }
 

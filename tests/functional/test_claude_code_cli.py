@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from client_env import (
+    DEMO,
     EPISODIC,
     PROMPT,
     bare_env,
@@ -120,11 +122,15 @@ BIOME_SESSION = "5365b0bc-617d-582c-9369-4cf3b383dd85"  # the verified demo card
 
 
 def test_first_prompt_after_quickstart_and_setup_gets_the_card(tmp_path: Path) -> None:
-    """A fresh HOME: `quickstart` (the demo corpus: no sessions yet), `setup claude-code --write`, then the
-    very first `claude -p` prompt: the hook's output carries the matching verified card."""
+    """A fresh HOME with one Claude Code session of the user's own, `quickstart` (it indexes that history; the
+    demo corpus goes to its own tenant only when there is none), `setup claude-code --write`, then the very
+    first `claude -p` prompt: the hook's output carries the matching verified card."""
     home, user_home = tmp_path / "episodic-home", tmp_path / "user-home"
     home.mkdir()
     (user_home / "project").mkdir(parents=True)
+    history = user_home / ".claude" / "projects" / "-home-dev-webshop"
+    history.mkdir(parents=True)
+    shutil.copy(DEMO / "home-dev-webshop" / f"{BIOME_SESSION}.jsonl", history)
     (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n')
     try:
         for args in (["quickstart"], ["setup", "claude-code", "--write"]):
