@@ -348,9 +348,9 @@ def register(group: click.Group) -> None:
         click.echo(f'\nsearch: "{question}" (all outcomes)\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
         _print_hits(hits)
-        from episodic.cli.mcp_cmds import _offer_claude_code_distiller
+        from episodic.cli.setup_steps import offer_claude_code_distiller
 
-        _offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
+        offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
 
 
 def _hit_json(hit: Any) -> dict[str, Any]:

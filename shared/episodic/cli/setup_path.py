@@ -14,11 +14,14 @@ from episodic.errors import EpisodicError
 def setup_path(write: bool) -> None:
     """Link ~/.local/bin/episodic to this install, so `episodic …` works without `.venv/bin/`."""
     from episodic import envsource
-    from episodic.cli.mcp_cmds import _executable, _settings
-    from episodic.setup_clients import link_executable, path_link, user_home
+    from episodic.settings import load_settings
+    from episodic.setup_clients import installed_executable, link_executable, path_link, user_home
 
-    executable = _executable()
-    link = path_link(user_home(_settings().user_home))
+    try:
+        executable = installed_executable()
+        link = path_link(user_home(load_settings().user_home))
+    except EpisodicError as exc:
+        raise click.ClickException(str(exc)) from exc
     if not write:
         click.echo(f"# Link {link} -> {executable}:\nln -sf {executable} {link}")
         click.echo("# Run again with --write to create the link.")
