@@ -69,7 +69,7 @@ class Ingest(Construct):
         self.idempotency = dynamodb.Table(
             self,
             "Idempotency",
-            table_name=config.idempotency_table_name,
+            table_name=storage.names.idempotency_table,
             partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             time_to_live_attribute="expiration",
@@ -83,7 +83,7 @@ class Ingest(Construct):
 
         environment = core_environment(
             config,
-            vector_bucket=config.vector_bucket_name,
+            vector_bucket=storage.names.vector_bucket,
             vector_index=config.vector_index_name,
             transcripts_bucket=storage.transcripts.bucket_name,
         )
