@@ -23,6 +23,7 @@ from stacks.constructs.permissions import (
     VECTOR_READ_ACTIONS,
     VECTOR_REVIEW_ACTIONS,
     titan_statement,
+    transcript_read_statements,
     vector_statement,
 )
 from stacks.constructs.storage import Storage
@@ -180,19 +181,8 @@ class Serving(Construct):
     def _grant_record_evidence(config: StackConfig, storage: Storage, fn: lambda_.Function) -> None:
         """record_episode reads the caller's uploaded transcript (evidence) and archives the card."""
         transcripts = storage.transcripts
-        fn.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["s3:GetObject"],
-                resources=[transcripts.arn_for_objects(f"{config.transcripts_prefix}*")],
-            )
-        )
-        fn.add_to_role_policy(  # a session's subagent files are found by listing under its own prefix
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[transcripts.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{config.transcripts_prefix}*"]}},
-            )
-        )
+        for statement in transcript_read_statements(config, transcripts):
+            fn.add_to_role_policy(statement)
         fn.add_to_role_policy(
             iam.PolicyStatement(
                 actions=["s3:PutObject"], resources=[transcripts.arn_for_objects(f"{config.cards_prefix}*")]

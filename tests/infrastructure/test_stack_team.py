@@ -5,7 +5,6 @@ read-only serving option (one synth with every option on, cdk-nag and cfn-lint c
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import aws_cdk as cdk
@@ -15,8 +14,6 @@ from conftest import Synth, synth
 from stacks.config import ContextError, StackConfig
 from stacks.episodic_stack import EpisodicStack
 
-CFN_LINT_IGNORED = {"W3005"}  # as in test_stack_checks: CDK's redundant DependsOn beside a GetAtt
-SCHEMA_LAGS = ("TextSearchConfigurations",)
 RETAINED_NAME_PROPERTIES = ("VectorBucketName", "Name", "TableName", "BucketName")
 
 
@@ -203,16 +200,5 @@ def test_read_only_serving_has_no_write_permission_and_no_write_tools(
 
 
 def test_the_team_options_keep_cdk_nag_and_cfn_lint_clean(team_synth: Synth) -> None:
-    from cfnlint.api import ManualArgs, lint_file
-
-    report = json.loads((team_synth.outdir / "validation-report.json").read_text())
-    assert [v for plugin in report["pluginReports"] for v in plugin.get("violations", [])] == []
-    template = team_synth.outdir / f"{team_synth.stack.artifact_id}.template.json"
-    matches = lint_file(Path(template), ManualArgs(regions=["us-east-1"]))
-    remaining = [
-        f"{m.rule.id} {m.message}"
-        for m in matches
-        if m.rule.id not in CFN_LINT_IGNORED
-        and not (m.rule.id == "E3002" and any(k in m.message for k in SCHEMA_LAGS))
-    ]
-    assert remaining == []
+    assert team_synth.nag_violations() == []
+    assert team_synth.cfn_lint_findings() == []
