@@ -7,6 +7,7 @@ for `int()`, is a ValueError, never a RecursionError that escapes a per-line han
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -28,7 +29,12 @@ class NotReadable(OSError):
 
 def _open_regular(path: str | Path) -> tuple[int, int]:
     """(fd, size) of a regular file; O_NONBLOCK so opening a FIFO never waits for a writer."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink pointing (through others) at itself
+            raise NotReadable("symlink-loop", f"{path} is a symlink loop") from exc
+        raise
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):

@@ -113,12 +113,40 @@ def check_hook_entry(home: Path, setup: str) -> Check:
     return Check("hook entry", WARN if extra else OK, f"{commands[0]}{extra}", setup if extra else "")
 
 
+PROBE_TIMEOUT_SECONDS = 60.0  # doctor's one distil call; `index` allows distill_timeout_seconds
+
+
+def _claude_answers(settings: Settings) -> Check:
+    """Whether Claude Code is logged in and one short distil call, as `index` makes it, comes back
+    (login first: `claude auth status` needs no model call)."""
+    from episodic.distill.claude_code import ClaudeCodeDistiller
+    from episodic.errors import RetryableDistillError
+
+    distiller = ClaudeCodeDistiller.from_settings(settings)
+    distiller.timeout_seconds = min(distiller.timeout_seconds, PROBE_TIMEOUT_SECONDS)
+    logged_in, how = distiller.login()
+    if logged_in is False:
+        fix = "run `claude` and log in, then `episodic index`"
+        return Check("distiller", FAIL, f"claude-code, but {how}", fix)
+    try:
+        answered = distiller.probe()
+    except RetryableDistillError as exc:
+        return Check("distiller", WARN, f"claude-code, {how}, but a probe distil did not come back: {exc}")
+    except EpisodicError as exc:
+        fix = "check `claude_model` (EPISODIC_CLAUDE_MODEL) and `claude -p` by hand"
+        return Check("distiller", FAIL, f"claude-code, {how}, but a probe distil failed: {exc}", fix)
+    return Check("distiller", OK, f"claude-code, {how}; a probe distil: {answered}")
+
+
 def check_distiller(settings: Settings, home: Path, setup: str) -> Check:
     if settings.distiller != "claude-code":
         return Check("distiller", OK, f"{settings.distiller}")
     if shutil.which(settings.claude_binary) is None:
         fix = "install Claude Code, or `episodic setup claude-code --distiller heuristic --write`"
         return Check("distiller", FAIL, f"claude-code, but {settings.claude_binary!r} is not on PATH", fix)
+    answers = _claude_answers(settings)
+    if answers.status == FAIL:
+        return answers
     groups = (
         ((_json_file(home / ".claude" / "settings.json") or {}).get("hooks") or {}).get("SessionEnd")
     ) or []
@@ -130,7 +158,9 @@ def check_distiller(settings: Settings, home: Path, setup: str) -> Check:
     )
     if not installed:
         return Check("distiller", WARN, "claude-code, but no SessionEnd hook distils ended sessions", setup)
-    return Check("distiller", OK, "claude-code, SessionEnd distils ended sessions in the background")
+    if answers.status != OK:
+        return answers
+    return Check("distiller", OK, f"{answers.detail}; SessionEnd distils ended sessions in the background")
 
 
 def _reachable(url: str, timeout: float = 1.0) -> bool:
@@ -144,13 +174,18 @@ def _reachable(url: str, timeout: float = 1.0) -> bool:
 
 
 def check_server(settings: Settings) -> tuple[Check, bool]:
+    from episodic.local_server import recorded_pid
+
     url = settings.endpoint_url
     if _reachable(url):
-        return Check("server reachable", OK, url), True
+        pid = recorded_pid(settings.home)
+        started = f" (pid {pid}, the background server setup or the hook started)" if pid else ""
+        return Check("server reachable", OK, url + started), True
     local = (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
     if local and settings.hook_autostart:
         detail = f"nothing answers at {url}; the prompt hook starts `episodic serve` on the next prompt"
-        return Check("server reachable", WARN, detail, "or start it now: `episodic serve &`"), False
+        fix = "`episodic setup claude-code --write` starts it and waits until it answers"
+        return Check("server reachable", WARN, detail, fix), False
     fix = "`episodic serve`" if local else f"check that {url} is up and reachable from here"
     return Check("server reachable", FAIL, f"nothing answers at {url}", fix), False
 

@@ -36,9 +36,13 @@ DEFAULT_PORT = 8765
 LOG_MAX_BYTES = 1_000_000
 MAX_RESPONSE_BYTES = 2_000_000
 HEADER = (
-    "Episodic memory: past sessions that met a similar problem and ended with a verified fix. "
+    "Episodic memory: past sessions that closely match this prompt and ended with a verified fix. "
     "They come from other sessions and were not checked against the current code."
 )
+# stdlib copies of episodic.present's WEAK_HEADER / POINTER_PROBLEM_CHARS (a test pins them)
+WEAK_HEADER = "Weak matches, maybe unrelated (get_episode ID gives the card):"
+POINTER_PROBLEM_CHARS = 56
+POINTER_ID_CHARS = 8
 
 
 class HookSkip(Exception):
@@ -259,20 +263,42 @@ def _post(url: str, payload: bytes, headers: dict[str, str], timeout: float) -> 
         raise HookSkip(f"fail: bad response ({type(exc).__name__})") from exc
 
 
+def review_required() -> bool:
+    return str(setting("review_required", "false")).lower() in ("true", "1", "yes", "on")
+
+
+def search_arguments(query: str, approved_only: bool) -> dict[str, Any]:
+    """The search_traces arguments of the hook (the evaluation's injection view asks the same)."""
+    arguments: dict[str, Any] = {
+        "query": query,
+        "k": MAX_CARDS,
+        "include_unverified": False,
+        "include_weak": True,
+    }
+    if approved_only:  # `review_required`: only cards a person approved are injected
+        arguments["approved_only"] = True
+    return arguments
+
+
+def select_hits(results: list[Any], approved_only: bool) -> list[dict[str, Any]]:
+    """What the hook injects of search_traces' results: verified (and approved) ones, at most MAX_CARDS."""
+    verified = [
+        r for r in results if isinstance(r, dict) and (r.get("card") or {}).get("outcome") == "verified"
+    ]
+    if approved_only:
+        verified = [r for r in verified if r.get("review") == "approved"]
+    return verified[:MAX_CARDS]
+
+
 def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[str, Any]]:
     """One stateless tools/call (no initialize needed); the verified results, best first."""
+    approved_only = review_required()
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
-        "params": {
-            "name": "search_traces",
-            "arguments": {"query": query, "k": MAX_CARDS, "include_unverified": False},
-        },
+        "params": {"name": "search_traces", "arguments": search_arguments(query, approved_only)},
     }
-    approved_only = str(setting("review_required", "false")).lower() in ("true", "1", "yes", "on")
-    if approved_only:  # `review_required`: only cards a person approved are injected
-        body["params"]["arguments"]["approved_only"] = True  # type: ignore[index]
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
@@ -292,12 +318,7 @@ def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[st
         raise
     except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
         raise HookSkip(f"fail: bad response ({type(exc).__name__})") from exc
-    verified = [
-        r for r in results if isinstance(r, dict) and (r.get("card") or {}).get("outcome") == "verified"
-    ]
-    if approved_only:
-        verified = [r for r in verified if r.get("review") == "approved"]
-    return verified[:MAX_CARDS]
+    return select_hits(results, approved_only)
 
 
 # stdlib copies of episodic.present.cut / fit_lines (the hook imports nothing of the core; a test pins them)
@@ -315,16 +336,31 @@ def _fit_lines(lines: list[str], budget: int, min_room: int) -> list[str]:
     return out
 
 
+def is_strong(hit: dict[str, Any]) -> bool:
+    """A full card only for a confident match; a hit without a confidence (an older server) is weak."""
+    return hit.get("confidence") == "strong"
+
+
+def pointer_line(hit: dict[str, Any]) -> str:
+    """Stdlib copy of episodic.present.pointer_line over a search result (a test pins them)."""
+    problem = _cut(" ".join(str((hit.get("card") or {}).get("problem") or "").split()), POINTER_PROBLEM_CHARS)
+    return f"- {hit.get('date') or 'undated'} {str(hit.get('session_id', '?'))[:POINTER_ID_CHARS]} {problem}"
+
+
 def format_episode(hit: dict[str, Any], max_chars: int) -> str:
     card = hit.get("card") or {}
     where = ", ".join(
         x
-        for x in (str(hit.get("date") or ""), f"project {hit['project']}" if hit.get("project") else "")
+        for x in (
+            str(hit.get("date") or ""),
+            f"project {hit['project']}" if hit.get("project") else "",
+            f"similarity {hit['similarity']:.2f}" if isinstance(hit.get("similarity"), int | float) else "",
+        )
         if x
     )
     found = card.get("insight") or "a verified fix"
     lines = [
-        f"A past session with a similar symptom{f' ({where})' if where else ''} found: {found}",
+        f"A close past match{f' ({where})' if where else ''} found: {found}",
         f"Its problem was: {card.get('problem', '')}",
     ]
     for title, key in (
@@ -348,10 +384,14 @@ def build_context(hits: list[dict[str, Any]], max_chars: int, scratch: str = "")
     inner_budget = max_chars - len(wrap_injected(""))
     scratch = scratch if len(scratch) + 2 < inner_budget // 2 else ""
     inner_budget -= len(scratch) + 2 if scratch else 0
-    overhead = len(HEADER) + 2 * len(hits)
-    per_card = min(max((inner_budget - overhead) // max(len(hits), 1), 200), MAX_CARD_CHARS)
-    episodes = [HEADER, *(format_episode(h, per_card) for h in hits)] if hits else []
-    inner = _cut(escape_markers("\n\n".join(episodes)), inner_budget)
+    cards = [h for h in hits if is_strong(h)]
+    pointers = "\n".join([WEAK_HEADER, *(pointer_line(h) for h in hits if not is_strong(h))])
+    pointers = pointers if len(pointers) > len(WEAK_HEADER) else ""
+    room = inner_budget - (len(pointers) + 2 if pointers else 0)
+    overhead = len(HEADER) + 2 * len(cards)
+    per_card = min(max((room - overhead) // max(len(cards), 1), 200), MAX_CARD_CHARS)
+    episodes = [HEADER, *(format_episode(h, per_card) for h in cards)] if cards else []
+    inner = _cut(escape_markers("\n\n".join(x for x in ("\n\n".join(episodes), pointers) if x)), inner_budget)
     return wrap_injected("\n\n".join(x for x in (inner, escape_markers(scratch)) if x))
 
 
@@ -370,8 +410,9 @@ def scratch_block(url: str, token: str, query: str) -> str:
         return ""
 
 
-def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> list[dict[str, Any]]:
-    """No local server: start one in the background, ask it if it is up within the budget, else fail open."""
+def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> tuple[list[dict[str, Any]], str]:
+    """No local server: start one in the background, ask it if it is up within the budget, else fail open.
+    (the hits, what was done about the server: for the log line)."""
     from urllib.parse import urlsplit
 
     from episodic import autostart
@@ -385,7 +426,7 @@ def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> list[
     while (remaining := deadline() - time.monotonic() - 0.1) > 0.3:
         time.sleep(0.2)
         with contextlib.suppress(ServerDown):
-            return ask_server(url, token, query, remaining - 0.2)
+            return ask_server(url, token, query, remaining - 0.2), started
     raise HookSkip(f"fail: no server answered; {started}")
 
 
@@ -423,13 +464,15 @@ def run(stdin: TextIO) -> tuple[str, str]:
     remaining = deadline() - time.monotonic() - 0.05
     if remaining <= 0.05:
         raise HookSkip("fail: budget spent before the request")
+    started = ""
     try:
         hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
     except ServerDown as down:
-        hits = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
+        hits, started = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
+        started = f"; {started}"
     scratch = scratch_block(url, token, prompt[:MAX_QUERY_CHARS])
     if not hits and not scratch:
-        raise HookSkip("ok: no sufficiently similar verified episode")
+        raise HookSkip(f"ok: no confident or weak match among verified episodes{started}")
     if held_out(payload, hits, bool(scratch)):
         withheld = " and prior attempts" if scratch else ""
         raise HookSkip(f"ok: holdout session (experiment): withheld {len(hits)} episode(s){withheld}")
@@ -440,7 +483,9 @@ def run(stdin: TextIO) -> tuple[str, str]:
         }
     }
     extra = " + prior similar attempts" if scratch else ""
-    return json.dumps(output, ensure_ascii=False), f"ok: injected {len(hits)} episode(s){extra}"
+    strong = sum(1 for h in hits if is_strong(h))
+    injected = f"{strong} episode(s) and {len(hits) - strong} weak pointer(s)"
+    return json.dumps(output, ensure_ascii=False), f"ok: injected {injected}{extra}{started}"
 
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:

@@ -2,7 +2,8 @@
 
 `ingest_one` is the per-session rule (skip, keep, distill, store, or record the failure) for one loaded
 session, used by the AWS distill path; `index_sessions` applies the same steps (`card_verdict`, `settle`)
-to many sessions with distillation scheduled by `distill_many`.
+to many sessions with distillation scheduled by `distill_many`, newest sessions first, and cards embedded
+many at a time beside the parsing (`EmbedBatcher`: a first index keeps every core busy).
 """
 
 from __future__ import annotations
@@ -13,8 +14,9 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from episodic.embed.batcher import EmbedBatcher
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.history.service import record_history
 from episodic.models import (
@@ -37,6 +39,9 @@ from episodic.service import Memory
 from episodic.settings import Settings
 from episodic.survey import render_survey
 
+if TYPE_CHECKING:
+    import numpy as np
+
 ProgressFn = Callable[[SessionSource], None]
 
 HEURISTIC = "heuristic"  # the offline distiller's kind: its cards are extractive (episodic.opening)
@@ -45,6 +50,7 @@ DISTILLER_RANK = {HEURISTIC: 0, "bedrock": 2, "claude-code": 2, "import": 2, "se
 
 
 LLM_RANK = 2
+PARSE_ERROR = "parse error"  # a failure before any distil: the file could not be read into a session
 
 
 def distiller_rank(info: DistillerInfo) -> int:
@@ -80,6 +86,18 @@ class IndexReport:
         else:
             self.skipped[outcome.reason] += 1
 
+    def failures_by_reason(self) -> list[tuple[str, list[str]]]:
+        """(reason, sessions) for each distinct failure reason, the most frequent first."""
+        grouped: dict[str, list[str]] = {}
+        for session, reason in self.failed:
+            grouped.setdefault(reason, []).append(session)
+        return sorted(grouped.items(), key=lambda item: -len(item[1]))
+
+    def every_distil_failed(self) -> bool:
+        """Sessions needed a card and none got one (e.g. the LLM distiller is not logged in)."""
+        distils = [r for _, r in self.failed if not r.startswith(PARSE_ERROR)]
+        return bool(distils) and self.indexed == 0
+
     def as_dict(self) -> dict[str, object]:
         return {
             "found": self.found,
@@ -102,15 +120,29 @@ def takes_opening(settings: Settings, distiller: DistillerInfo) -> bool:
     return distiller.kind == HEURISTIC and OPENING in settings.renderings
 
 
-def embed_card(memory: Memory, card: Card, opening: str | None = None) -> list[StoredVector]:
-    """One vector per configured rendering: the card's, and the session's opening words where it has them."""
+def card_texts(memory: Memory, card: Card, opening: str | None = None) -> list[tuple[str, str]]:
+    """(rendering, text) per configured rendering: the card's, and the session's opening words where it has them."""
     renderings = [r for r in memory.settings.renderings if r != OPENING or opening]
-    texts = [(opening or "") if r == OPENING else render(card, r) for r in renderings]
-    matrix = memory.embedder.embed(texts)
-    return [
-        StoredVector(rendering=r, text=t, vector=matrix[i])
-        for i, (r, t) in enumerate(zip(renderings, texts, strict=True))
-    ]
+    return [(r, (opening or "") if r == OPENING else render(card, r)) for r in renderings]
+
+
+def stored_vectors(texts: Sequence[tuple[str, str]], matrix: np.ndarray) -> list[StoredVector]:
+    if len(matrix) != len(texts):
+        raise EpisodicError(f"the embedder returned {len(matrix)} vectors for {len(texts)} texts")
+    return [StoredVector(rendering=r, text=t, vector=matrix[i]) for i, (r, t) in enumerate(texts)]
+
+
+def embed_card(memory: Memory, card: Card, opening: str | None = None) -> list[StoredVector]:
+    """One vector per configured rendering (see card_texts)."""
+    texts = card_texts(memory, card, opening)
+    return stored_vectors(texts, memory.embedder.embed([t for _, t in texts]))
+
+
+def session_opening(memory: Memory, trajectory: Trajectory | None, distiller: DistillerInfo) -> str | None:
+    """The session's opening words, for a distiller whose cards are also embedded by them."""
+    if trajectory is not None and takes_opening(memory.settings, distiller):
+        return opening_text(trajectory)
+    return None
 
 
 def store_card(
@@ -123,14 +155,14 @@ def store_card(
     trajectory: Trajectory | None = None,
     usage: DistillUsage | None = None,
     source_sha256: str | None = None,
+    vectors: list[StoredVector] | None = None,
 ) -> CardRecord:
     """Embed the card's renderings and replace the session's card (one session, one card).
 
     An offline card is also embedded by the session's opening exchange (episodic.opening); an LLM's or an
-    agent's card restates the problem in the user's words already and gets none."""
-    opening = None
-    if trajectory is not None and takes_opening(memory.settings, distiller):
-        opening = opening_text(trajectory)
+    agent's card restates the problem in the user's words already and gets none. `vectors`: already
+    embedded (`card_texts` of this card, as the index's batches do)."""
+    opening = session_opening(memory, trajectory, distiller)
     record = CardRecord(
         card=card,
         session_id=session_id,
@@ -152,7 +184,8 @@ def store_card(
 
     # a person's review outlives re-indexing (a veto holds when the session grows: episodic.review)
     record = carry_review(memory.store.get(tenant_id, session_id), record)
-    memory.store.upsert(record, embed_card(memory, card, opening), memory.manifest)
+    embedded = vectors if vectors is not None else embed_card(memory, card, opening)
+    memory.store.upsert(record, embedded, memory.manifest)
     return record
 
 
@@ -188,9 +221,13 @@ def survey_for(memory: Memory, trajectory: Trajectory) -> str:
 
 
 def store_distilled(
-    memory: Memory, tenant_id: str, trajectory: Trajectory, result: DistillResult
+    memory: Memory,
+    tenant_id: str,
+    trajectory: Trajectory,
+    result: DistillResult,
+    vectors: list[StoredVector] | None = None,
 ) -> CardRecord:
-    """Store the card the memory's distiller made for this session."""
+    """Store the card the memory's distiller made for this session (embedded already when `vectors`)."""
     return store_card(
         memory,
         tenant_id,
@@ -199,6 +236,7 @@ def store_distilled(
         distiller=memory.distiller.info,
         trajectory=trajectory,
         usage=result.usage,
+        vectors=vectors,
     )
 
 
@@ -247,9 +285,14 @@ def card_verdict(memory: Memory, trajectory: Trajectory, tenant_id: str) -> Sess
 
 
 def settle(
-    memory: Memory, tenant_id: str, trajectory: Trajectory, distilled: DistillResult | BaseException
+    memory: Memory,
+    tenant_id: str,
+    trajectory: Trajectory,
+    distilled: DistillResult | BaseException,
+    vectors: list[StoredVector] | BaseException | None = None,
 ) -> SessionOutcome:
-    """Store a distilled card, or record why there is none (retried next run, never lost)."""
+    """Store a distilled card (with its `vectors` when embedded already), or record why there is none
+    (retried next run, never lost)."""
     existing: CardRecord | None = None
     try:  # the store lookup too: one session's bad id must not stop the run
         existing = memory.store.get(tenant_id, trajectory.session_id)
@@ -260,7 +303,9 @@ def settle(
             return SessionOutcome("kept_better", trajectory.session_id)
         if isinstance(distilled, BaseException):
             raise distilled
-        record = store_distilled(memory, tenant_id, trajectory, distilled)
+        if isinstance(vectors, BaseException):
+            raise vectors
+        record = store_distilled(memory, tenant_id, trajectory, distilled, vectors)
     except Exception as exc:  # recorded with its reason and retried next run, never lost
         reason = failure_reason(exc)
         with contextlib.suppress(Exception):  # the ledger may refuse what the store refused
@@ -305,14 +350,57 @@ def index_sessions(
     report.found = len(found)
     report.agents.update(source.agent for source in found)
     pending = _pending(memory, found, tenant_id, report, progress)
-    # distiller.concurrency > 1 (e.g. Claude Code): calls run in parallel; stores stay in this thread
-    for (trajectory, _survey), distilled in distill_many(
-        memory.distiller, pending, memory.distiller.concurrency
-    ):
-        report.count(settle(memory, tenant_id, trajectory, distilled), trajectory.source.main_path)
+
+    def settle_one(
+        trajectory: Trajectory, distilled: DistillResult | BaseException, vectors: CardVectors
+    ) -> None:
+        report.count(settle(memory, tenant_id, trajectory, distilled, vectors), trajectory.source.main_path)
         if progress:
             progress(trajectory.source)
+
+    # distiller.concurrency > 1 (e.g. Claude Code): calls run in parallel; cards are embedded many at a time
+    # beside the parsing (episodic.embed.batcher); stores stay in this thread
+    with EmbedBatcher[Distilled](memory.embedder.embed) as batcher:
+        ready: Iterable[tuple[Distilled, np.ndarray | BaseException]]
+        for (trajectory, _survey), distilled in distill_many(
+            memory.distiller, pending, memory.distiller.concurrency
+        ):
+            if isinstance(distilled, BaseException):
+                settle_one(trajectory, distilled, None)
+                continue
+            texts = card_texts(
+                memory, distilled.card, session_opening(memory, trajectory, memory.distiller.info)
+            )
+            ready = batcher.add((trajectory, distilled, texts), [t for _, t in texts])
+            for (done, result, done_texts), matrix in ready:
+                settle_one(done, result, _vectors(done_texts, matrix))
+        for (done, result, done_texts), matrix in batcher.finish():
+            settle_one(done, result, _vectors(done_texts, matrix))
     return report
+
+
+Distilled = tuple[Trajectory, DistillResult, list[tuple[str, str]]]
+CardVectors = list[StoredVector] | BaseException | None
+
+
+def _vectors(texts: list[tuple[str, str]], matrix: np.ndarray | BaseException) -> CardVectors:
+    """A card's stored vectors from its rows of a batch, or the batch's failure (settled as the card's)."""
+    if isinstance(matrix, BaseException):
+        return matrix
+    try:
+        return stored_vectors(texts, matrix)
+    except EpisodicError as exc:
+        return exc
+
+
+def newest_first(found: Sequence[SessionSource]) -> list[SessionSource]:
+    """The order sessions are indexed in: the most recently written first (a first index answers about
+    this week's work early); files of one session key together, the largest first, so it claims the id
+    (two files of different names holding one session id: the newer one's, as long as neither changes)."""
+    newest: dict[str, float] = {}
+    for source in found:
+        newest[source.session_key] = max(newest.get(source.session_key, 0.0), source.mtime)
+    return sorted(found, key=lambda s: (-newest[s.session_key], s.session_key, -s.total_bytes))
 
 
 def _pending(
@@ -324,8 +412,7 @@ def _pending(
 ) -> Iterator[tuple[Trajectory, str]]:
     """Parse sessions lazily (in the caller's thread); yield (trajectory, survey) for those needing a card."""
     claimed: set[str] = set()  # session ids already taken this run (two files, one sessionId)
-    # the largest file claims a session id first (a copy is usually the shorter one): runs settle
-    for source in sorted(found, key=lambda s: -s.total_bytes):
+    for source in newest_first(found):
         report.source_bytes += source.total_bytes
         wanted: tuple[Trajectory, str] | None = None
         try:  # everything about one file (parse, the store lookup, the survey) fails for that file alone
@@ -345,7 +432,7 @@ def _pending(
                 else:
                     report.count(kept, source.main_path)
         except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
-            reason = f"parse error: {type(exc).__name__}: {str(exc)[:300]}"
+            reason = f"{PARSE_ERROR}: {type(exc).__name__}: {str(exc)[:300]}"
             report.failed.append((source.main_path, reason))
             with contextlib.suppress(Exception):  # the ledger may refuse what the store refused
                 record_failure(memory, tenant_id, source, "", reason)

@@ -24,6 +24,9 @@ RENDERINGS: tuple[str, ...] = (*CARD_RENDERINGS, OPENING)
 # renderings a session may lack: an index with or without them is the same index (store.parity), so one
 # built before `opening` existed is extended in place, not refused
 OPTIONAL_RENDERINGS = frozenset({OPENING})
+# renderings an index may have or lack and stay the same index (store.parity): the optional ones, and
+# `reflect`, embedded only where it votes or is queried (settings): an index built with it keeps its vectors
+UNEMBEDDED_WHEN_UNUSED = frozenset({*OPTIONAL_RENDERINGS, "reflect"})
 Rendering = Literal["struct", "semantic", "reflect", "opening"]
 LOCAL_TENANT = "local"
 # the coding agents whose sessions are read; records written before others were read are Claude Code
@@ -301,7 +304,7 @@ class NotEpisode(BaseModel):
     source: SessionSource
     session_id: str | None = None
     # empty | snapshot-only | memory-summariser | internal-agent | distiller-run | unreadable
-    # | not-claude-code | malformed (lines, none readable)
+    # | not-claude-code | malformed (lines, none readable) | no-model-turn (no model ever answered)
     reason: str
     stats: ParseStats = Field(default_factory=ParseStats)
 
@@ -319,12 +322,21 @@ class SearchFilters(BaseModel):
     approved_only: bool = False  # only cards a person approved (the hook under `review_required`)
 
 
+class Confidence(StrEnum):
+    """How sure the read path is that a hit is the same problem (episodic.confidence decides)."""
+
+    STRONG = "strong"  # a full card may be shown, phrased as a close match
+    WEAK = "weak"  # a one-line pointer at most, marked as weak
+
+
 class SearchHit(BaseModel):
     record: CardRecord
     score: float  # fused score used for ranking
     similarity: float  # best cosine similarity over the renderings (the threshold applies to it)
     rendering: str | None = None  # which rendering matched best
     keyword_rank: int | None = None
+    pool_size: int = 0  # sessions the vector half was standardised over (0: unknown)
+    confidence: Confidence | None = None  # set by `search_traces` (episodic.confidence)
 
 
 class IndexManifest(BaseModel):

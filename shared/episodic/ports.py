@@ -113,6 +113,11 @@ class VectorStore(ABC):
     def iter_records(self, tenant_id: str | None = None) -> Iterable[CardRecord]:
         """All records (of one tenant, or all when None — for stats and re-indexing only)."""
 
+    def session_ids_starting(self, tenant_id: str, prefix: str, limit: int = 10) -> list[str]:
+        """The tenant's session ids that start with `prefix` (at most `limit`, sorted); a store may do better."""
+        found = sorted(r.session_id for r in self.iter_records(tenant_id) if r.session_id.startswith(prefix))
+        return found[:limit]
+
     def count(self, tenant_id: str | None = None) -> int:
         return sum(1 for _ in self.iter_records(tenant_id))
 

@@ -30,6 +30,17 @@ def fit_lines(lines: Iterable[str], budget: int, min_room: int) -> list[str]:
     return out
 
 
+POINTER_PROBLEM_CHARS = 56
+POINTER_ID_CHARS = 8  # get_episode takes a unique prefix of a session id, as git takes a short hash
+WEAK_HEADER = "Weak matches, maybe unrelated (get_episode ID gives the card):"
+
+
+def pointer_line(session_id: str, date: str | None, problem: str) -> str:
+    """A weak hit as one line: date, short session id, the start of its problem (tens of tokens)."""
+    problem = cut(" ".join(problem.split()), POINTER_PROBLEM_CHARS)
+    return f"- {date or 'undated'} {session_id[:POINTER_ID_CHARS]} {problem}"
+
+
 def pack_card(record: CardRecord, similarity: float | None = None, max_chars: int = 1500) -> str:
     """A card as compact text for an agent: symptom, lesson, traps, checks, outcome; under max_chars."""
     card = record.card

@@ -73,10 +73,26 @@ def _uploaded_trajectory(memory: Memory, tenant_id: str, session_id: str) -> Tra
         return None
 
 
-def _transcript_is_tenants(memory: Memory, tenant_id: str, existing: CardRecord | None) -> bool:
-    """This machine's transcripts are read for its own tenant (settings.tenant), or for a tenant that
-    already indexed this session from a transcript; another tenant's card never borrows their metadata."""
-    return tenant_id == memory.settings.tenant or bool(existing is not None and existing.source_sha256)
+def is_server_tenant(memory: Memory, tenant_id: str) -> bool:
+    """The tenant whose transcripts are on this machine (settings.tenant)."""
+    return tenant_id == memory.settings.tenant
+
+
+def owned_trajectory(
+    memory: Memory, tenant_id: str, session_id: str, existing: CardRecord | None
+) -> tuple[bool, Trajectory | None]:
+    """(may this tenant read this machine's transcripts of the session, the trajectory it may read).
+
+    The server's own tenant may; another tenant only for a session it indexed from exactly the transcript
+    found here (its stored card's source hash), so it never reads — nor learns the existence or the end
+    of — another tenant's session by naming its id."""
+    if is_server_tenant(memory, tenant_id):
+        return True, find_trajectory(memory, session_id)
+    indexed = existing.source_sha256 if existing is not None else ""
+    if not indexed:
+        return False, None
+    trajectory = find_trajectory(memory, session_id)
+    return True, (trajectory if trajectory is not None and trajectory.source_sha256 == indexed else None)
 
 
 def record_agent_card(
@@ -94,12 +110,11 @@ def record_agent_card(
     card = parse_card_payload(scrubbed)
     existing = memory.store.get(tenant_id, session_id)
     if memory.uploaded is not None:  # deployed: the tenant's own upload (the key prefix is the tenant)
-        own_transcript = True
-        trajectory = _uploaded_trajectory(memory, tenant_id, session_id)
+        own_transcript, trajectory = True, _uploaded_trajectory(memory, tenant_id, session_id)
     else:
-        own_transcript = _transcript_is_tenants(memory, tenant_id, existing)
-        trajectory = find_trajectory(memory, session_id) if own_transcript else None
-    excluded = getattr(memory.source, "excluded_sessions", {}).get(session_id)
+        own_transcript, trajectory = owned_trajectory(memory, tenant_id, session_id, existing)
+    # only for the tenant the scope rules are about: to another, a refusal would reveal the session exists
+    excluded = getattr(memory.source, "excluded_sessions", {}).get(session_id) if own_transcript else None
     if excluded:  # the scope rules keep this session out of memory: an agent's own card included
         raise InvalidArgumentError(f"session {session_id} is not remembered: {excluded}")
     claimed = card.outcome

@@ -66,7 +66,7 @@ def _stored(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
 def validate_edit(memory: Memory, record: CardRecord, payload: dict[str, Any]) -> tuple[Card, list[str]]:
     """A reviewer's card, checked like an LLM card: scrubbed, schema, card rules; a `verified` the stored
     card did not already have must be backed by the session's transcript (else it is downgraded)."""
-    from episodic.record import find_trajectory
+    from episodic.record import owned_trajectory
 
     scrubbed, redacted = Scrubber.from_settings(memory.settings).scrub_obj_counted(payload)
     card = parse_card_payload(scrubbed)
@@ -77,7 +77,8 @@ def validate_edit(memory: Memory, record: CardRecord, payload: dict[str, Any]) -
         )
     notes: list[str] = []
     if card.outcome is Outcome.VERIFIED and record.card.outcome is not Outcome.VERIFIED:
-        trajectory = find_trajectory(memory, record.session_id)
+        # the transcript only when this tenant owns it: never another tenant's, even under its own card
+        _, trajectory = owned_trajectory(memory, record.tenant_id, record.session_id, record)
         card, notes = enforce_card(card, trajectory)
     if redacted:
         notes.append(f"{sum(redacted.values())} secret(s) redacted from the card")
@@ -97,8 +98,9 @@ def review_episode(
     """Apply one review act to the session's card and store it; typed errors for bad input (nothing lost)."""
     if action not in ACTIONS:
         raise InvalidArgumentError(f"action must be one of {', '.join(ACTIONS)}, got {action!r}")
-    reason = (reason or "").strip()[:MAX_REASON_CHARS]
-    reviewer = (reviewer or "").strip()[:80]
+    scrubber = Scrubber.from_settings(memory.settings)  # written text is stored and shown: scrubbed too
+    reason = scrubber.scrub_field(reason, MAX_REASON_CHARS)
+    reviewer = scrubber.scrub_field(reviewer, 80)
     store = _reviewable(memory)
     record = _stored(memory, tenant_id, session_id)
     review = record.review or Review()
@@ -157,8 +159,8 @@ def import_review(
     """Restore an exported review on an imported card (`cards import`); a malformed one is reported."""
     from pydantic import ValidationError
 
-    try:
-        review = Review.model_validate(raw)
+    try:  # an exported review's reasons were written by people: scrubbed like the card
+        review = Review.model_validate(Scrubber.from_settings(memory.settings).scrub_obj(raw))
     except ValidationError as exc:
         invalid.append((str(path), f"review ignored: {exc.errors()[0]['msg']}"))
         return False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from episodic.confidence import ConfidenceRule
 from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
 from episodic.models import CardRecord, SearchFilters, SearchHit, check_tenant
 from episodic.scrub import Scrubber
@@ -17,7 +18,9 @@ def search_traces(
     k: int | None = None,
     filters: SearchFilters | None = None,
 ) -> list[SearchHit]:
-    """The closest past episodes for a problem, best first; [] when nothing is similar enough."""
+    """The closest past episodes for a problem, best first, each with its confidence (episodic.confidence:
+    strong, weak, or None below the weak bar; faces show what `confidence.shown` keeps); [] when nothing
+    clears the similarity floor."""
     check_tenant(tenant_id)
     k = memory.settings.default_k if k is None else k
     if not 1 <= k <= memory.settings.max_k:
@@ -36,7 +39,7 @@ def search_traces(
             )
         filters = filters.model_copy(update={"renderings": [wanted]})
     vector = memory.embedder.embed([query])[0]
-    return memory.store.query(
+    hits = memory.store.query(
         tenant_id,
         vector,
         query,
@@ -45,10 +48,31 @@ def search_traces(
         memory.manifest,
         memory.min_similarity,
     )
+    return confidence_rule(memory).label(hits)
+
+
+def confidence_rule(memory: Memory) -> ConfidenceRule:
+    settings = memory.settings
+    return ConfidenceRule(settings.strong_score, settings.weak_score, memory.min_similarity)
+
+
+MIN_PREFIX = 6  # a session id is a UUID: 6 hex digits name one of thousands of sessions
+
+
+def resolve_session_id(memory: Memory, tenant_id: str, session_id: str) -> str:
+    """The tenant's session id that `session_id` is or uniquely starts (as git takes a short hash)."""
+    if len(session_id) < MIN_PREFIX or memory.store.get(tenant_id, session_id) is not None:
+        return session_id
+    found = memory.store.session_ids_starting(tenant_id, session_id, limit=6)
+    if len(found) > 1:
+        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
+        raise InvalidArgumentError(f"session id prefix {session_id!r} is ambiguous: {shown}")
+    return found[0] if found else session_id
 
 
 def get_episode(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
     check_tenant(tenant_id)
+    session_id = resolve_session_id(memory, tenant_id, session_id)
     record = memory.store.get(tenant_id, session_id)
     if record is None:
         raise NotFoundError(f"no episode with session id {session_id!r}")

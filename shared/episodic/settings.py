@@ -6,12 +6,18 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
 from episodic import envsource
 from episodic.errors import ConfigError
-from episodic.models import DEFAULT_KEYWORD_WEIGHT, DEFAULT_RENDERING_WEIGHTS, LOCAL_TENANT, RENDERINGS
+from episodic.models import (
+    DEFAULT_KEYWORD_WEIGHT,
+    DEFAULT_RENDERING_WEIGHTS,
+    LOCAL_TENANT,
+    RENDERINGS,
+    UNEMBEDDED_WHEN_UNUSED,
+)
 
 
 class _MappingSource(PydanticBaseSettingsSource):
@@ -45,6 +51,7 @@ class Settings(BaseSettings):
     )
     embedder: Literal["minilm", "hashing", "titan"] = "minilm"
     distiller: Literal["heuristic", "bedrock", "claude-code"] = "heuristic"
+    # default: every rendering that votes or is queried (`reflect` at weight 0 is not embedded: _used_renderings)
     renderings: list[str] = Field(default_factory=lambda: list(RENDERINGS))
     query_rendering: str = "all"  # the rendering queries are compared with; `all` blends the weighted ones
     # how much each rendering counts in the blended cosine, and the keyword half's weight (store.hybrid)
@@ -62,6 +69,9 @@ class Settings(BaseSettings):
     default_k: int = 3
     max_k: int = 5
     min_similarity: float | None = None  # None: the embedder's calibrated default
+    # the confidence tiers of a hit (episodic.confidence; chosen on the dev set, see README "Injection")
+    strong_score: float = Field(default=4.25, ge=0.0, le=50.0)  # fused score for a full card
+    weak_score: float = Field(default=2.0, ge=0.0, le=50.0)  # fused score for a one-line pointer
 
     # serving and the hook
     host: str = "127.0.0.1"
@@ -75,6 +85,8 @@ class Settings(BaseSettings):
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names beside localhost (a proxy's)
     serve_read_timeout_seconds: float = 10.0  # a connection silent this long is closed
     serve_max_connections: int = 64  # concurrent connections (one thread each); more get a 503
+    serve_request_deadline_seconds: float = 10.0  # request line, headers and body must all arrive by then
+    serve_max_connections_per_client: int = 16  # per source address other than loopback
 
     # AWS
     aws_region: str | None = None
@@ -190,6 +202,20 @@ class Settings(BaseSettings):
         if value != "all" and value not in RENDERINGS:
             raise ValueError(f"query_rendering must be 'all' or one of {list(RENDERINGS)}, got {value!r}")
         return value
+
+    @model_validator(mode="after")
+    def _used_renderings(self) -> Settings:
+        """Unless renderings are set, an optional one (store.parity) that neither votes nor is queried is not
+        embedded: a first index spends ~1/4 less on `reflect`, which the default ranking gives weight 0."""
+        if "renderings" not in self.model_fields_set:
+            self.renderings = [
+                r
+                for r in self.renderings
+                if r not in UNEMBEDDED_WHEN_UNUSED
+                or self.rendering_weights.get(r, 0.0) > 0
+                or self.query_rendering == r
+            ]
+        return self
 
     @classmethod
     def settings_customise_sources(

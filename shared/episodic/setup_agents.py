@@ -53,7 +53,13 @@ def gemini_plan(
     else:
         entry = {"command": executable, "args": ["mcp"]}
         command = f"gemini mcp add --scope user {SERVER_NAME} {shlex.quote(executable)} mcp"
-    notes = ["No prompt hook for Gemini CLI yet: the agent calls search_traces itself."]
+    notes = [
+        "Gemini CLI loads MCP servers only in trusted folders: until you trust a project folder, "
+        f"`gemini mcp list` shows {SERVER_NAME} as Disabled there. Run `gemini` once in the folder and choose "
+        '"Trust folder" (or "Trust parent folder" for every project under it); the choice is kept in '
+        "~/.gemini/trustedFolders.json.",
+        "No prompt hook for Gemini CLI yet: the agent calls search_traces itself.",
+    ]
     if url and not token:
         notes.insert(
             0, f"Export {TOKEN_ENV} (a token from `episodic token add --tenant NAME`) before starting gemini."

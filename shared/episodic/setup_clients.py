@@ -77,6 +77,8 @@ def installed_executable(argv0: str | None = None, python: str | None = None) ->
         candidates.append(Path(found))
     for candidate in candidates:
         if candidate.name == "episodic" and candidate.is_file() and os.access(candidate, os.X_OK):
+            if candidate.is_symlink():  # e.g. the ~/.local/bin link `setup path` made: name the venv's own
+                return os.path.realpath(candidate)
             return str(candidate.absolute())  # absolute, not resolved: keep the venv's own bin path
     raise ConfigError(
         "cannot find the installed `episodic` executable; run setup through it, e.g. `.venv/bin/episodic setup …`"
@@ -143,8 +145,9 @@ def claude_code_plan(
     notes = [
         f"Entries name {executable} by its absolute path: if that virtualenv moves or is rebuilt elsewhere, "
         "re-run `setup claude-code --write` from the new one (`episodic doctor` reports a stale path).",
-        "The prompt hook asks the local HTTP server (`episodic serve`; the hook starts one in the background "
-        "when none answers) with the `token` that `setup --write` keeps in the episodic config file.",
+        "The prompt hook asks the local HTTP server (`episodic serve`: `setup --write` starts it and waits "
+        "until it answers; later, the hook starts one in the background whenever none answers) with the "
+        "`token` that `setup --write` keeps in the episodic config file.",
         *_token_notes(url, token, literal_token),
     ]
     notes.append(
@@ -262,18 +265,19 @@ def _is_our_hook(hook: Any, args: str = HOOK_ARGS) -> bool:
     return isinstance(command, str) and command.rstrip().endswith(args) and "episodic" in command
 
 
-def merge_hook(
-    path: Path, command: str, event: str = "UserPromptSubmit", args: str = HOOK_ARGS
-) -> MergeResult:
-    """One episodic `event` hook running `command`: an older one is updated, duplicates dropped."""
-    data = _load_json_object(path)
+def _hook_groups(data: dict[str, Any], path: Path, event: str) -> list[Any]:
     hooks = data.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise ConfigError(f'{path}: "hooks" is not an object; nothing was changed')
     groups = hooks.setdefault(event, [])
     if not isinstance(groups, list):
         raise ConfigError(f'{path}: "hooks.{event}" is not a list; nothing was changed')
-    before = json.dumps(groups, sort_keys=True)
+    return groups
+
+
+def _set_hook(data: dict[str, Any], path: Path, command: str, event: str, args: str) -> None:
+    """One episodic `event` hook running `command` in `data`: an older one is updated, duplicates dropped."""
+    groups = _hook_groups(data, path, event)
     wanted = _hook_entry(command)["hooks"][0]
     kept_ours = False
     emptied: list[int] = []
@@ -293,9 +297,46 @@ def merge_hook(
     groups[:] = [g for g in groups if id(g) not in emptied]
     if not kept_ours:
         groups.append(_hook_entry(command))
-    if json.dumps(groups, sort_keys=True) == before:
+
+
+def _remove_hook(data: dict[str, Any], event: str, args: str) -> None:
+    """Drop episodic `event` hooks ending in `args` from `data`; an event left with no group goes too
+    (an empty list, e.g. `"SessionEnd": []` an older setup left, is no configuration)."""
+    hooks = data.get("hooks")
+    if not isinstance(hooks, dict) or not isinstance(hooks.get(event), list):
+        return
+    groups = hooks[event]
+    kept: list[Any] = []
+    for group in groups:
+        entries = group.get("hooks") if isinstance(group, dict) else None
+        if not isinstance(entries, list):
+            kept.append(group)
+            continue
+        remaining = [h for h in entries if not _is_our_hook(h, args)]
+        if remaining or not entries:
+            kept.append({**group, "hooks": remaining})
+    if kept:
+        hooks[event] = kept
+    else:
+        del hooks[event]
+        if not hooks:
+            del data["hooks"]
+
+
+def _write_if_changed(path: Path, data: dict[str, Any], before: str) -> MergeResult:
+    if json.dumps(data, sort_keys=True) == before:
         return MergeResult(path, changed=False)
     return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+
+
+def merge_hook(
+    path: Path, command: str, event: str = "UserPromptSubmit", args: str = HOOK_ARGS
+) -> MergeResult:
+    """One episodic `event` hook running `command`: an older one is updated, duplicates dropped."""
+    data = _load_json_object(path)
+    before = json.dumps(data, sort_keys=True)
+    _set_hook(data, path, command, event, args)
+    return _write_if_changed(path, data, before)
 
 
 def merge_server(path: Path, entry: dict[str, Any], name: str = SERVER_NAME) -> MergeResult:
@@ -318,44 +359,53 @@ def write_missing_file(planned: PlannedFile) -> MergeResult:
     return MergeResult(planned.path, changed=True)
 
 
-def drop_hook(path: Path, event: str, args: str) -> MergeResult | None:
-    """Remove episodic `event` hooks ending in `args` (e.g. SessionEnd distil once the heuristic is chosen)."""
-    if not path.exists():
+def merge_hooks(plan: ClientPlan) -> MergeResult | None:
+    """Every hook of the plan into its settings file at once: one write, one backup, one line of output."""
+    if not (plan.hook_file and plan.hook_command):
         return None
+    path = plan.hook_file
     data = _load_json_object(path)
-    groups = (data.get("hooks") or {}).get(event) if isinstance(data.get("hooks"), dict) else None
-    if not isinstance(groups, list):
-        return None
-    kept: list[Any] = []
-    for group in groups:
-        hooks = group.get("hooks") if isinstance(group, dict) else None
-        if not isinstance(hooks, list):
-            kept.append(group)
-            continue
-        remaining = [h for h in hooks if not _is_our_hook(h, args)]
-        if remaining or not hooks:
-            kept.append({**group, "hooks": remaining})
-    if kept == groups:
-        return None
-    data["hooks"][event] = kept
-    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+    before = json.dumps(data, sort_keys=True) if path.exists() else ""
+    _set_hook(data, path, plan.hook_command, "UserPromptSubmit", HOOK_ARGS)
+    for event, args, command in (
+        ("SessionEnd", SESSION_DISTILL_ARGS, plan.session_end_command),
+        ("SessionStart", SESSION_START_ARGS, plan.session_start_command),
+    ):
+        if command:
+            _set_hook(data, path, command, event, args)
+        else:
+            _remove_hook(data, event, args)
+    return _write_if_changed(path, data, before)
 
 
 def apply_plan(plan: ClientPlan) -> list[MergeResult]:
+    """One result per file, in the order: server entry, hooks, whole files."""
     results = [merge_server(plan.server_file, plan.server_entry)]
-    if plan.hook_file and plan.hook_command:
-        results.append(merge_hook(plan.hook_file, plan.hook_command))
-    if plan.hook_file and plan.session_end_command:
-        results.append(
-            merge_hook(plan.hook_file, plan.session_end_command, "SessionEnd", SESSION_DISTILL_ARGS)
-        )
-    elif plan.hook_file and (dropped := drop_hook(plan.hook_file, "SessionEnd", SESSION_DISTILL_ARGS)):
-        results.append(dropped)
-    if plan.hook_file and plan.session_start_command:
-        results.append(
-            merge_hook(plan.hook_file, plan.session_start_command, "SessionStart", SESSION_START_ARGS)
-        )
-    elif plan.hook_file and (dropped := drop_hook(plan.hook_file, "SessionStart", SESSION_START_ARGS)):
-        results.append(dropped)
+    hooks = merge_hooks(plan)
+    if hooks is not None:
+        results.append(hooks)
     results.extend(write_missing_file(f) for f in plan.files)
     return results
+
+
+# ---------------------------------------------------------------- the command on PATH
+
+
+def path_link(home: Path) -> Path:
+    """Where `setup path` links the command: ~/.local/bin (on PATH in most login shells)."""
+    return home / ".local" / "bin" / "episodic"
+
+
+def link_executable(executable: str, link: Path) -> MergeResult:
+    """A symlink `link` -> the installed executable; an older link (another venv) is replaced, a file is not."""
+    if link.is_symlink():
+        if os.readlink(link) == executable:
+            return MergeResult(link, changed=False)
+        link.unlink()
+    elif link.exists():
+        raise ConfigError(
+            f"{link} exists and is not a link; nothing was changed (remove it, or call {executable} directly)"
+        )
+    link.parent.mkdir(parents=True, exist_ok=True)
+    link.symlink_to(executable)
+    return MergeResult(link, changed=True)

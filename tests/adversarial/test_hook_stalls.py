@@ -16,7 +16,11 @@ from pathlib import Path
 
 import pytest
 
-BUDGET = 1.0
+BUDGET = 3.0  # the hook's budget here (EPISODIC_HOOK_BUDGET_SECONDS)
+STALL = 60.0  # every stall lasts at least this long unless the hook cuts it
+# the hook's own clock may run past its deadline by however late a loaded machine wakes its watchdog,
+# and the process's start and exit take what they take: generous, explicit slack, far below the stall
+SLACK = 10.0
 PROMPT = json.dumps({"prompt": "pytest cannot find my fixture since I moved the conftest into a subpackage"})
 
 
@@ -51,15 +55,16 @@ def listener() -> Iterator[Callable[[Callable[[socket.socket], None] | None], in
 def _drip(conn: socket.socket) -> None:
     conn.recv(65536)
     try:
-        for byte in b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}":
+        answer = b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{}"
+        for byte in answer:
             conn.sendall(bytes([byte]))
-            time.sleep(0.1)
+            time.sleep(STALL / len(answer))
     except OSError:
         pass
 
 
 def _silent(conn: socket.socket) -> None:
-    time.sleep(5)  # a TLS port that never says hello
+    time.sleep(STALL)  # a TLS port that never says hello
     conn.close()
 
 
@@ -87,10 +92,10 @@ def _run(home: Path, url: str, stdin: bytes | None = PROMPT.encode()) -> tuple[i
         proc.stdin.flush()
         assert proc.stdout is not None
         out = proc.stdout.read()  # EOF when the hook exits; its stdin stays open on our side
-        proc.wait(timeout=10)
+        proc.wait(timeout=STALL)
         proc.stdin.close()
     else:
-        out, _ = proc.communicate(stdin, timeout=10)
+        out, _ = proc.communicate(stdin, timeout=STALL)
     return proc.returncode, out, time.monotonic() - started
 
 
@@ -114,6 +119,7 @@ def test_every_stall_ends_inside_the_budget(tmp_path: Path, listener, stall: str
         url, stdin = f"http://127.0.0.1:{listener(None)}/mcp", None
     code, out, wall = _run(home, url, stdin)
     assert code == 0 and out == b""
-    assert _logged_ms(home) <= BUDGET * 1000  # from the process's own start, interpreter start-up included
+    # from the process's own start, interpreter start-up included: the budget, not the stall
+    assert _logged_ms(home) <= (BUDGET + SLACK) * 1000
     print(f"{stall}: wall {wall:.3f} s, logged {_logged_ms(home)} ms")
-    assert wall < BUDGET + 0.1, wall  # the whole process lifetime, as Claude Code sees it
+    assert wall < BUDGET + SLACK, wall  # the whole process lifetime, as Claude Code sees it

@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -98,25 +97,21 @@ def _connect(url: str) -> socket.socket:
 def test_a_stalled_request_is_dropped_after_the_read_timeout(served: tuple[str, str]) -> None:
     sock = _connect(served[0])
     sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")  # the issue's exact stall: headers never end
-    started = time.monotonic()
+    sock.settimeout(30)  # generous: only a server that never drops it takes this long (read timeout 0.5 s)
     assert sock.recv(100) == b""  # the server closed it
-    assert time.monotonic() - started < 4
     sock.close()
 
 
-def test_connections_over_the_cap_get_503_and_the_server_still_answers(served: tuple[str, str]) -> None:
+def test_connections_over_the_cap_never_lock_the_server(served: tuple[str, str]) -> None:
+    """Issue 31: over the cap, the longest-waiting unfinished request makes room (a 503 only when every
+    slot serves a whole request: `test_slow_clients.py`)."""
     stalled = [_connect(served[0]) for _ in range(8)]
     for sock in stalled:
         sock.sendall(b"POST /mcp HTTP/1.1\r\n")
-    time.sleep(0.1)
-    extra = _connect(served[0])
-    assert extra.recv(100).startswith(b"HTTP/1.1 503")
-    extra.close()
-    for sock in stalled:
-        sock.close()
-    time.sleep(0.7)  # the stalled ones time out and free their slots
     status, answer = call(*served, json.dumps(rpc("ping")).encode())
     assert status == 200 and answer["result"] == {}
+    for sock in stalled:
+        sock.close()
 
 
 @pytest.fixture()

@@ -81,6 +81,13 @@ class ScratchStoreContract:
         assert store.count() == 1
         assert store.sweep(WEEK_AGO) == 0
 
+    def test_records_dated_in_the_future_are_swept(self, store: ScratchStore) -> None:
+        add(store, record("build failed on main.go — dated 2099", age_days=-365 * 70),
+            record("build failed on main.go — dated today", age_days=0.5))  # fmt: skip
+        assert store.sweep(WEEK_AGO) == 0  # without `after`, only the expired go
+        assert store.sweep(WEEK_AGO, after=NOW + timedelta(days=1)) == 1
+        assert ask(store, "build failed on main.go") == ["build failed on main.go — dated today"]
+
     def test_deleting_a_session_deletes_its_records_only(self, store: ScratchStore) -> None:
         add(store, record("tests failed — x", session="s1"), record("tests failed — y", session="s2"),
             record("tests failed — z", session="s1", tenant=B))  # fmt: skip

@@ -25,13 +25,23 @@ def free_port() -> int:
 
 
 def bare_env(home: Path, user_home: Path, **extra: str) -> dict[str, str]:
-    """What a user's shell gives Claude Code: no venv on PATH, no EPISODIC_* but the home folder."""
+    """What a user's shell gives Claude Code: no venv on PATH, no EPISODIC_* but the home folder (and the
+    PYTHONPATH a checkout's tests run under, so the code under test is what runs)."""
     path = os.pathsep.join(p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p) != BIN)
-    return {"PATH": path, "HOME": str(user_home), "EPISODIC_HOME": str(home), "LANG": "C.UTF-8", **extra}
+    under_test = {k: v for k, v in os.environ.items() if k == "PYTHONPATH"}  # a worktree's code, when set
+    return {
+        "PATH": path,
+        "HOME": str(user_home),
+        "EPISODIC_HOME": str(home),
+        "LANG": "C.UTF-8",
+        **under_test,
+        **extra,
+    }
 
 
-def index_and_set_up(tmp: Path) -> tuple[Path, Path, int]:
-    """Demo index (hashing embedder, a free port in the config), then `episodic setup claude-code --write`."""
+def index_and_set_up(tmp: Path, **extra: str) -> tuple[Path, Path, int]:
+    """Demo index (hashing embedder, a free port in the config), then `episodic setup claude-code --write`
+    (which leaves the local server answering)."""
     home, user_home = tmp / "episodic-home", tmp / "user-home"
     home.mkdir()
     user_home.mkdir()
@@ -39,7 +49,11 @@ def index_and_set_up(tmp: Path) -> tuple[Path, Path, int]:
     (home / "config.toml").write_text(f'embedder = "hashing"\nport = {port}\n')
     for args in (["index", str(DEMO)], ["setup", "claude-code", "--write"]):
         done = subprocess.run(
-            [str(EPISODIC), *args], env=bare_env(home, user_home), capture_output=True, text=True, timeout=300
+            [str(EPISODIC), *args],
+            env=bare_env(home, user_home, **extra),
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         assert done.returncode == 0, done.stderr
     return home, user_home, port
@@ -57,8 +71,19 @@ def wait_for_port(port: int, seconds: float = 60.0) -> None:
 
 
 def stop_spawned_server(home: Path) -> None:
-    """End the server the hook started (by the pid it recorded; it leads its own session)."""
+    """End the server setup or the hook started (by the pid it recorded; it leads its own session)."""
     pid_file = home / "serve.pid"
     if pid_file.exists():
         with contextlib.suppress(ProcessLookupError, ValueError):
             os.killpg(int(pid_file.read_text()), signal.SIGTERM)
+
+
+def wait_until_closed(port: int, seconds: float = 30.0) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
+        except OSError:
+            return
+        time.sleep(0.2)
+    raise AssertionError(f"the server on port {port} did not stop")

@@ -40,6 +40,14 @@ CASES = {
         "injected context on 3/3 prompts (prior similar attempts on 3/3",
     ),
     "bench_hook_cold": (["scripts/bench_hook_cold.py", "--n", "1", "--embedder", "hashing"], "first prompt"),
+    "bench_index": (
+        ["scripts/bench_index.py", str(DEMO), "--rounds", "1", "--baseline-tree", str(REPO)],
+        "new/baseline wall: median",
+    ),
+    "bench_first_search": (
+        ["scripts/bench_first_search.py", "--sessions", "12"],
+        "first search with a hit answered",
+    ),
 }
 
 

@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from client_env import (
+    DEMO,
     EPISODIC,
     PROMPT,
     bare_env,
@@ -114,3 +116,63 @@ def test_claude_mcp_over_http_reads_the_token_from_the_environment(user: tuple[P
         server.terminate()
         server.wait(timeout=10)
         subprocess.run([str(EPISODIC), "setup", "claude-code", "--write"], env=env, capture_output=True)
+
+
+BIOME_SESSION = "5365b0bc-617d-582c-9369-4cf3b383dd85"  # the verified demo card the prompt matches
+
+
+def test_first_prompt_after_quickstart_and_setup_gets_the_card(tmp_path: Path) -> None:
+    """A fresh HOME with one Claude Code session of the user's own, `quickstart` (it indexes that history; the
+    demo corpus goes to its own tenant only when there is none), `setup claude-code --write`, then the very
+    first `claude -p` prompt: the hook's output carries the matching verified card."""
+    home, user_home = tmp_path / "episodic-home", tmp_path / "user-home"
+    home.mkdir()
+    (user_home / "project").mkdir(parents=True)
+    history = user_home / ".claude" / "projects" / "-home-dev-webshop"
+    history.mkdir(parents=True)
+    shutil.copy(DEMO / "home-dev-webshop" / f"{BIOME_SESSION}.jsonl", history)
+    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n')
+    try:
+        for args in (["quickstart"], ["setup", "claude-code", "--write"]):
+            done = subprocess.run(
+                [str(EPISODIC), *args],
+                env=bare_env(home, user_home),
+                capture_output=True,
+                text=True,
+                timeout=300,
+            )
+            assert done.returncode == 0, done.stderr
+        assert "local server: answering at" in done.stdout, done.stdout
+        args = ("-p", PROMPT, "--output-format", "stream-json", "--verbose", "--include-hook-events")
+        (response,) = hook_responses(claude(user_home, home, *args).stdout)
+        assert (response["outcome"], response["exit_code"]) == ("success", 0)
+        context = json.loads(response["stdout"])["hookSpecificOutput"]["additionalContext"]
+        assert BIOME_SESSION in context
+        assert "started `episodic serve`" not in (home / "logs" / "hook.log").read_text()  # setup's served it
+    finally:
+        stop_spawned_server(home)
+
+
+def test_setup_reads_the_real_clis_login_to_choose_the_distiller(tmp_path: Path) -> None:
+    """`claude auth status` of the real CLI decides: logged out keeps the heuristic, an API key (never
+    used here: no model call is made) makes Claude Code the distiller setup would save."""
+    home, user_home = tmp_path / "episodic-home", tmp_path / "user-home"
+    home.mkdir()
+    user_home.mkdir()
+
+    def setup(**env: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(EPISODIC), "setup", "claude-code"],
+            env=bare_env(home, user_home, EPISODIC_CLAUDE_BINARY=str(CLAUDE), **OFFLINE, **env),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    logged_out = setup()
+    assert "# distiller: heuristic (the default)" in logged_out.stdout, logged_out.stdout
+    assert "but not logged in" in logged_out.stderr
+    with_key = setup(ANTHROPIC_API_KEY="sk-ant-test-not-real")
+    assert "# distiller: claude-code (saved by --write)" in with_key.stdout, with_key.stdout
+    assert "logged in (api_key)" in with_key.stdout
+    assert not (home / "config.toml").exists()  # printing saves nothing

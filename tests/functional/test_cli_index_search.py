@@ -12,6 +12,7 @@ import pytest
 from episodic.models import Card
 
 CARD_FIELDS = set(Card.model_fields)
+DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 
 
 def run(args: list[str], home: Path, **extra: str) -> subprocess.CompletedProcess[str]:
@@ -64,6 +65,19 @@ def test_quickstart_indexes_the_demo_corpus_and_prints_results(episodic_home: Pa
 def test_show_and_stats_after_quickstart(episodic_home: Path) -> None:
     assert run(["quickstart"], episodic_home, EPISODIC_EMBEDDER="hashing").returncode == 0
     stats = json.loads(run(["stats", "--json"], episodic_home, EPISODIC_EMBEDDER="hashing").stdout)
-    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v3": 6}
+    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v4": 6}
+    assert stats["by_tenant"] == {"demo": 6}  # apart from the user's memory: no hook token reads it
     missing = run(["show", "no-such-session"], episodic_home, EPISODIC_EMBEDDER="hashing")
     assert missing.returncode == 1 and "no episode" in missing.stderr
+
+
+def test_demo_remove_takes_the_demo_out_and_old_demo_cards_from_the_users_tenant(episodic_home: Path) -> None:
+    assert run(["quickstart"], episodic_home, EPISODIC_EMBEDDER="hashing").returncode == 0
+    # an earlier version indexed the demo into the user's own tenant
+    assert run(["index", str(DEMO)], episodic_home, EPISODIC_EMBEDDER="hashing").returncode == 0
+    before = json.loads(run(["stats", "--json"], episodic_home, EPISODIC_EMBEDDER="hashing").stdout)
+    assert before["by_tenant"] == {"demo": 6, "local": 6}
+    done = run(["demo", "remove"], episodic_home, EPISODIC_EMBEDDER="hashing")
+    assert done.returncode == 0 and "removed 12 demo card(s)" in done.stdout, done.stdout + done.stderr
+    after = json.loads(run(["stats", "--json"], episodic_home, EPISODIC_EMBEDDER="hashing").stdout)
+    assert after["cards"] == 0

@@ -7,7 +7,13 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from episodic.distill.checks import card_violations, chatter_violations, enforce_card, judge_outcome
+from episodic.distill.checks import (
+    card_violations,
+    chatter_violations,
+    enforce_card,
+    hole_violations,
+    judge_outcome,
+)
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.models import Card, Outcome, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
@@ -52,6 +58,15 @@ def test_every_card_is_valid_and_keeps_the_rules(cards: dict[str, Card]) -> None
 def test_no_card_holds_chatter(cards: dict[str, Card]) -> None:
     noisy = {rel: chatter_violations(card) for rel, card in cards.items() if chatter_violations(card)}
     assert noisy == {}
+
+
+def test_no_card_has_holes_or_shows_a_formatter_as_a_check(cards: dict[str, Card]) -> None:
+    """What reaches the agent reads as statements: no gap where an identifier was removed, no `fmt` run
+    presented as a check, no failed command narrated as a dead end."""
+    broken = {rel: hole_violations(card) for rel, card in cards.items() if hole_violations(card)}
+    assert broken == {}
+    narration = [d for card in cards.values() for d in card.dead_ends if d.endswith(", it failed")]
+    assert narration == []
 
 
 def test_heuristic_cards_survive_enforcement_unchanged(

@@ -18,6 +18,7 @@ from episodic.errors import ConfigError
 from episodic.hook_token import set_config_value
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.settings import load_settings
+from fake_claude_kit import install_fake
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 
@@ -43,7 +44,8 @@ def chain(episodic_home: Path) -> Iterator[Path]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    setup = CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"])
+    quiet = {"EPISODIC_HOOK_AUTOSTART": "false"}  # no background server (port 1 here)
+    setup = CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"], env=quiet)
     assert setup.exit_code == 0, setup.output
     yield Path(os.environ["HOME"])
 
@@ -192,11 +194,30 @@ def test_claude_code_distiller_without_claude_or_without_the_session_end_hook(
     monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(tmp_path / "no-claude"))
     check = _by_name()["distiller"]
     assert check.status == "fail" and "--distiller heuristic" in check.fix
-    claude = tmp_path / "claude"
-    claude.write_text("#!/bin/sh\n")
-    claude.chmod(0o755)
+    claude = install_fake(tmp_path / "bin")  # the stand-in `claude`: logged in, answers the probe
     monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(claude))
+    monkeypatch.delenv("FAKE_CLAUDE_SCENARIO", raising=False)
     check = _by_name()["distiller"]
     assert check.status == "warn" and "setup claude-code --write" in check.fix
-    CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"])
-    assert _by_name()["distiller"].status == "ok"
+    CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"], env={"EPISODIC_HOOK_AUTOSTART": "false"})
+    check = _by_name()["distiller"]
+    assert check.status == "ok", check
+    assert (
+        "logged in (api_key)" in check.detail and "claude-sonnet" in check.detail
+    )  # the model that answered
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected"),
+    [("not-logged-in", "not logged in"), ("schema-violation", "a probe distil failed")],
+)
+def test_a_claude_code_distiller_that_cannot_answer_fails(
+    chain: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, scenario: str, expected: str
+) -> None:
+    monkeypatch.setenv("EPISODIC_DISTILLER", "claude-code")
+    monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(install_fake(tmp_path / "bin")))
+    monkeypatch.setenv("FAKE_CLAUDE_SCENARIO", scenario)
+    result = CliRunner().invoke(_cli(), ["doctor"])
+    assert result.exit_code == 1
+    line = next(x for x in result.output.splitlines() if "] distiller:" in x)
+    assert line.startswith("[fail]") and expected in line, result.output

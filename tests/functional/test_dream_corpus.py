@@ -122,8 +122,12 @@ def test_the_input_index_is_byte_identical_after_dreaming_again_with_force(dream
     )
     assert again.returncode == 0, again.stderr
     assert "2026-W06: replaced" in again.stdout and "gate not_recorded" in again.stdout
-    kept = run(["dream", "--week", "2026-W06", "--transcripts", str(dreamt["corpus"])], dreamt["home"])
-    assert "kept its record" in kept.stdout
+    kept = run(
+        ["dream", "--week", "2026-W06", "--keep-survey", "--offline", "--transcripts", str(dreamt["corpus"])],
+        dreamt["home"],
+    )
+    assert "kept its record" in kept.stdout and "2026-W06.survey.md" in kept.stdout
+    assert (dreamt["home"] / "dreams" / "local" / "2026-W06.survey.md").is_file()
     surveyed = run(
         [
             "dream",
@@ -142,7 +146,13 @@ def test_the_input_index_is_byte_identical_after_dreaming_again_with_force(dream
     assert survey.startswith("# Survey 2026-W03") and "- prompts (" in survey and "card only" not in survey
     default = run(["dream", "--offline"], dreamt["home"])  # from the last record to the last complete week
     assert default.returncode == 0, default.stderr
-    assert "2026-W08: no sessions, no record" in default.stdout
+    quiet = [line for line in default.stdout.splitlines() if "no sessions" in line]
+    assert (
+        len(quiet) == 1
+        and quiet[0].startswith("2026-W08 to ")
+        and quiet[0].endswith("no sessions, no record")
+    )
+    assert not (dreamt["home"] / "dreams" / "local" / "2026-W08.md").exists()  # an empty week gets no record
     assert sha256(dreamt["index"]) == dreamt["before"]
 
 

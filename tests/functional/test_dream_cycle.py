@@ -76,9 +76,9 @@ def test_offline_records_with_sections_gates_citations_and_kept_records(tmp_path
     cited = first.cited_sessions()
     assert cited and set(cited.values()) <= ids
     assert {short for short, _ in first.citations()} <= set(cited)
-    assert any("ended failed" in r for r in section_items(first, "risks"))
+    assert any("ended failed" in r.lower() for r in section_items(first, "risks"))
     assert "claims_without_citation: 0" in first.text
-    assert any("Carry-over cost" in u for u in section_items(first, "unfinished"))
+    assert any("Carry-over: resumed 3 time(s)" in u for u in section_items(first, "unfinished"))
     assert len(source.deep_reads) <= 8
 
     second = parse_record(archive.read("local", W31) or "")
@@ -90,18 +90,20 @@ def test_offline_records_with_sections_gates_citations_and_kept_records(tmp_path
 
     again = dream(archive, source, [W30])
     assert again.weeks[0].status == "kept" and archive.read("local", W30) == first.text
+    kept_survey = dream(archive, source, [W30], keep_survey=True)  # kept, and its survey written all the same
+    assert kept_survey.weeks[0].status == "kept" and archive.read("local", W30) == first.text
+    assert "- session: exp0000-aaaa-bbbb" in (archive.read("local", W30, "survey") or "")
     forced = dream(archive, source, [W30], force=True, keep_survey=True)
     assert forced.weeks[0].status == "replaced"
     survey = archive.read("local", W30, "survey") or ""
     assert "- session: exp0000-aaaa-bbbb" in survey and forced.weeks[0].phases["survey"]["sessions"] == 6
 
 
-def test_an_empty_week_still_gets_a_record_that_says_so(tmp_path: Path) -> None:
+def test_a_week_without_sessions_gets_no_record_even_when_named(tmp_path: Path) -> None:
     archive = LocalArchive(tmp_path / "dreams")
-    dream(archive, ListWeekSource(week30()), [W31])
-    parsed = parse_record(archive.read("local", W31) or "")
-    assert parsed.front["sessions_analysed"] == "0" and parsed.front["newest_session"] == "none"
-    assert "No session was indexed for this week." in parsed.text
+    run = dream(archive, ListWeekSource(week30()), [W31])
+    assert [w.status for w in run.weeks] == ["empty"] and run.weeks[0].written == []
+    assert archive.weeks("local") == [] and archive.read("local", W31, "synthesis") is None
 
 
 class StandInModel(DreamModel):
@@ -157,6 +159,9 @@ def test_the_llm_path_writes_a_valid_record_and_drops_uncited_claims(tmp_path: P
     assert "a made-up claim" not in parsed.text
     for _system, prompt in model.calls:
         assert len(prompt) < 60_000  # a thread's survey blocks, never a transcript whole
+    extracting = model.calls[0][1]  # the first thread's: its cards come first, the survey after
+    assert extracting.index("THE THREAD'S CARDS") < extracting.index("THE THREAD'S SESSIONS")
+    assert '"key_decisions": ["ship the export as one pull request (0)"]' in extracting
 
 
 def test_a_failed_model_call_fails_the_phase_with_its_reason_and_writes_nothing(tmp_path: Path) -> None:
@@ -262,3 +267,27 @@ def test_the_cli_refuses_clearly_and_creates_nothing(episodic_home: Path) -> Non
     assert both.exit_code == 1 and "not both" in both.output
     page = runner.invoke(build_cli(), ["dream", "--html"])
     assert page.exit_code == 1 and "no dream records" in page.output
+
+
+def test_the_synthesis_joins_weeks_by_meaning_and_says_first_record_only_for_the_first(
+    tmp_path: Path,
+) -> None:
+    archive = LocalArchive(tmp_path / "dreams")
+    source = ListWeekSource([*week30(), *week31()])
+    dream(archive, source, [W30, W31])
+    first = archive.read("local", W30, "synthesis") or ""
+    second = archive.read("local", W31, "synthesis") or ""
+    assert "First record: no earlier week to compare with." in first
+    assert "First record" not in second
+    recurs = [line for line in second.splitlines() if " from 2026-W30 " in line]
+    assert recurs and all(re.search(r"similarity \d\.\d\d\)", line) for line in recurs)
+    assert "terms" not in second
+    quiet = LocalArchive(tmp_path / "quiet")  # an earlier record with no theme at all is still a record
+    dream(
+        quiet,
+        ListWeekSource([digest("one00000", "2026-07-21T10:00:00", problem="diagram colours differ")]),
+        [W30],
+    )
+    dream(quiet, source, [W31])
+    later = quiet.read("local", W31, "synthesis") or ""
+    assert "First record" not in later and "earlier record(s) (2026-W30 to 2026-W30" in later

@@ -132,6 +132,7 @@ def test_sdk_client_calls_every_history_tool_over_stdio(tmp_path: Path) -> None:
     for r in RECORDS:  # the stdio server answers for the local tenant
         memory.history.put(r.model_copy(update={"tenant_id": LOCAL_TENANT}))
     env = {"EPISODIC_HOME": str(home), "EPISODIC_EMBEDDER": "hashing", "HOME": str(tmp_path)}
+    env.update({k: v for k, v in os.environ.items() if k == "PYTHONPATH"})  # the code under test
     params = StdioServerParameters(
         command=sys.executable, args=["-m", "episodic", "mcp"], env=env, cwd=os.getcwd()
     )

@@ -221,7 +221,8 @@ def test_search_without_initialize_returns_cards_matching_the_output_schema(live
 
 def test_each_packed_card_stays_under_1500_chars(live: Live) -> None:
     result = live.call(
-        "search_traces", {"query": "postgres pytest docker", "k": 5, "include_unverified": True}
+        "search_traces",
+        {"query": "postgres refuses connections under load", "k": 5, "include_unverified": True},
     )["result"]
     blocks = result["content"][0]["text"].split("\n\n")[1:]
     assert blocks and all(len(b) <= 1500 for b in blocks)
@@ -244,7 +245,7 @@ def test_unverified_only_on_request_and_filters_apply(live: Live) -> None:
 def test_weak_matches_say_so_explicitly(live: Live) -> None:
     result = live.call("search_traces", {"query": NO_MATCH_QUERY})["result"]
     assert result["isError"] is False and result["structuredContent"]["results"] == []
-    assert "No sufficiently similar episode" in result["content"][0]["text"]
+    assert "No confident match" in result["content"][0]["text"]
 
 
 @pytest.mark.parametrize(

@@ -90,12 +90,12 @@ def test_the_hook_adds_prior_attempts_after_the_episodes_inside_the_marker(tmp_p
     assert context.startswith(INJECTED_OPEN) and context.endswith(INJECTED_CLOSE)
     assert strip_injected(context) == ("", 1)  # one marker around both: never re-indexed
     assert len(context) <= 4000
-    episode_at = context.index("A past session with a similar symptom")
+    episode_at = context.index("A close past match")
     scratch_at = context.index("## Prior similar attempts (tenant-scoped, last 7d)")
     assert episode_at < scratch_at
     assert "Use these as hints; verify against the current tree before re-applying patches." in context
     off_context = json.loads(off_stdout)["hookSpecificOutput"]["additionalContext"]
-    assert "Prior similar attempts" not in off_context and "A past session" in off_context
+    assert "Prior similar attempts" not in off_context and "A close past match" in off_context
     assert "+ prior similar attempts" in log_lines(home)[0]
 
 

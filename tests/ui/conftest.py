@@ -3,9 +3,15 @@ server over the same memory with a token, and the viewer itself, all on loopback
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 import pytest
 from episodic.auth import LocalTokenStore
@@ -52,3 +58,26 @@ def world(episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         ) as ui,
     ):
         yield World(settings, memory, projects, mcp.url, token, ui)
+
+
+@contextmanager
+def episodic_ui(
+    *args: str, env: dict[str, str] | None = None, stdin: IO[str] | None = None
+) -> Iterator[tuple[subprocess.Popen[str], str]]:
+    """`episodic ui ARGS` in a subprocess, as a user runs it; yields it and the line it printed first."""
+    command = [sys.executable, "-c", "from episodic.cli import main; main()", "ui", *args]
+    full_env = {**os.environ, "EPISODIC_EMBEDDER": "hashing", **(env or {})}
+    process = subprocess.Popen(
+        command, env=full_env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        assert process.stdout is not None
+        line = process.stdout.readline()
+        assert "http://127.0.0.1:" in line, line + (process.stderr.read() if process.stderr else "")
+        yield process, line
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()

@@ -117,15 +117,21 @@ def test_a_remote_viewer_needs_a_token(world: World) -> None:
         RemoteSource(world.mcp_url, "")
 
 
+def opening_key(world: World) -> str:
+    """`key=…` of a fresh one-time opening URL."""
+    return urlsplit(world.ui.url).query
+
+
 def test_requests_without_the_secret_or_from_elsewhere_are_refused(world: World) -> None:
     base = world.ui.base
     status, _, body = post(f"{base}/", None, method="GET")
     assert status == 403 and b"per-run secret" in body
     secret = world.ui.guard.secret
     cookie = {"Cookie": f"episodic_ui={secret}"}
-    status, headers, _ = post(f"{base}//evil.example/?key={secret}", None, method="GET")
+    status, headers, _ = post(f"{base}//evil.example/?{opening_key(world)}", None, method="GET")
     assert status == 303 and headers["location"] == "/evil.example/"  # stays on this server
-    status, headers, _ = post(f"{base}/?key={secret}", None, method="GET")
+    assert post(f"{base}/?key={secret}", None, method="GET")[0] == 403  # the cookie's secret is no key
+    status, headers, _ = post(f"{base}/?{opening_key(world)}", None, method="GET")
     assert (
         status == 303 and "HttpOnly" in headers["set-cookie"] and "SameSite=Strict" in headers["set-cookie"]
     )

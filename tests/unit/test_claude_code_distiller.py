@@ -24,9 +24,9 @@ from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, DistillerInfo, Outcome, Trajectory
 from episodic.ports import Distiller, DistillResult
 from episodic.settings import load_settings
+from fake_claude_kit import FAKE, install_fake
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-FAKE = FIXTURES / "fake_claude" / "fake_claude.py"
 HELP = FIXTURES / "claude_help.txt"
 SESSIONS = FIXTURES / "transcripts" / "projects"
 
@@ -34,19 +34,6 @@ _spec = importlib.util.spec_from_file_location("fake_claude_cli", FAKE)
 assert _spec is not None and _spec.loader is not None
 fake_cli = importlib.util.module_from_spec(_spec)  # the fake's own help-text parser
 _spec.loader.exec_module(fake_cli)
-
-
-def install_fake(bin_dir: Path) -> Path:
-    """A `claude` launcher on PATH that runs the fake with this test's Python."""
-    bin_dir.mkdir(parents=True, exist_ok=True)
-    launcher = bin_dir / "claude"
-    launcher.write_text(
-        f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = 'claude'\n"
-        f"runpy.run_path({str(FAKE)!r}, run_name='__main__')\n",
-        encoding="utf-8",
-    )
-    launcher.chmod(0o755)
-    return launcher
 
 
 @pytest.fixture()

@@ -50,7 +50,9 @@ def test_debug_session_card_fields() -> None:
     assert "Rebase the branch instead of merging main, rather than disabling the rule." in card.key_decisions
     assert "root cause" in card.insight.lower()
     assert any("Biome version differs" in m for m in card.misleading_intuitions)
-    assert any("push the rebased branch" in d.lower() for d in card.dead_ends)
+    # a failed command is a step, not a dead end: "Tried to push the rebased branch, it failed" says nothing learnt
+    assert not any("push the rebased branch" in d.lower() for d in card.dead_ends)
+    assert any("push the rebased branch: failed" in s.lower() for s in card.steps)
     assert card.critical_checks[-1] == "Final check: npm run check passed"
     assert any("changed the course" in c for c in card.critical_checks)
     assert {"ci", "biome", "npm", "typescript"} <= set(card.tags)

@@ -47,3 +47,19 @@ def test_silent_without_records_inside_a_distiller_run_and_on_bad_settings(
     monkeypatch.delenv("EPISODIC_DISTILLING")
     monkeypatch.setenv("EPISODIC_DREAM_SESSION_START_CHARS", "not a number")
     assert _run() == ""
+
+
+def test_an_empty_weeks_synthesis_left_by_an_older_version_is_skipped(
+    episodic_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    archive = LocalArchive(episodic_home / "dreams")
+    archive.write("local", IsoWeek(2026, 29), "record", "---\nweek: 2026-W29\nsessions_analysed: 12\n---\n")
+    archive.write("local", IsoWeek(2026, 29), "synthesis", "## Patterns Across Weeks\n- the busy week\n")
+    empty = "---\nweek: 2026-W30\nsessions_analysed: 0\n---\n"
+    archive.write("local", IsoWeek(2026, 30), "record", empty)
+    archive.write(
+        "local", IsoWeek(2026, 30), "synthesis", "- First record: no earlier week to compare with.\n"
+    )
+    monkeypatch.setenv("EPISODIC_DREAM_SESSION_START", "true")
+    context = json.loads(_run())["hookSpecificOutput"]["additionalContext"]
+    assert "the busy week" in context and "First record" not in context

@@ -57,3 +57,40 @@ def test_the_schemas_sent_have_no_refs() -> None:
         "insights",
         "risks",
     }
+
+
+def test_bedrock_without_a_region_is_a_config_error_naming_the_fix(
+    episodic_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from episodic.dream.service import build_model
+    from episodic.errors import ConfigError
+    from episodic.settings import load_settings
+
+    for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
+        monkeypatch.delenv(name, raising=False)
+    (tmp_path / "config").write_text("", encoding="utf-8")
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
+    monkeypatch.setenv("EPISODIC_DISTILLER", "bedrock")
+    with pytest.raises(ConfigError, match=r"no AWS region is set: set EPISODIC_AWS_REGION .* --offline"):
+        build_model(load_settings())
+
+
+def test_the_extract_prompt_carries_the_threads_cards_before_the_survey() -> None:
+    from dream_kit import digest
+    from episodic.dream.llm import cards_block, extract_prompt
+
+    sessions = [
+        digest(
+            "s1", "2026-07-20T10:00:00", decisions=["keep the raw order of events, because replay needs it"]
+        ),
+        digest(
+            "s2", "2026-07-21T10:00:00", insight="the exporter re-read the file per event", outcome="failed"
+        ),
+    ]
+    cards = cards_block(sessions)
+    rows = [json.loads(line) for line in cards.splitlines()]
+    assert [r["session"] for r in rows] == ["s1", "s2"] and rows[1]["outcome"] == "failed"
+    assert rows[0]["key_decisions"] == ["keep the raw order of events, because replay needs it"]
+    assert rows[1]["insight"] == "the exporter re-read the file per event" and rows[0]["day"] == "2026-07-20"
+    prompt = extract_prompt("### [s1 2026-07-20] …", "", cards)
+    assert prompt.index("THE THREAD'S CARDS") < prompt.index("keep the raw order") < prompt.index("SESSIONS")

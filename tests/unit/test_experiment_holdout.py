@@ -90,6 +90,7 @@ def _hit_body() -> bytes:
         "date": "2026-01-12",
         "score": 0.8,
         "similarity": 0.734567,
+        "confidence": "strong",
         "card": {
             "problem": CARD_TEXT + " " + SECRETS["github-token"],
             "insight": "apply the coupon after the discount",

@@ -11,6 +11,7 @@ from episodic.history import service, views
 from episodic.history.models import HistoryFilters
 from episodic.history.params import filters_from
 from episodic.history.tracker import Tracker
+from episodic.models import LOCAL_TENANT
 from episodic.service import Memory
 from history_kit import RECORDS, history_memory, record
 from mcp_testkit import ALPHA, BETA
@@ -109,15 +110,25 @@ def test_links_append_both_ways_and_epics_are_refused(memory: Memory) -> None:
     service.link_session(memory, ALPHA, "alpha-docker-cache", "ENT-9", now=t1, cwd="/w", terminal="ttys001")
     service.link_session(memory, ALPHA, "alpha-docker-cache", "ent-9", now=t2)  # re-link: appended
     service.link_session(memory, ALPHA, "alpha-postgres-pool", "#41", now=t2)
-    service.link_session(memory, ALPHA, "not-yet-indexed-session", "ENT-9", now=t2)
+    # the server's own tenant may link its current session before it is indexed; another tenant may not,
+    # and its error is the same for another tenant's session as for an id nobody has
+    service.link_session(memory, LOCAL_TENANT, "not-yet-indexed-session", "ENT-9", now=t2)
+    refusals = []
+    for session_id in ("beta-pytest-fixture", "no-such-session"):
+        with pytest.raises(NotFoundError) as refused:
+            service.link_session(memory, ALPHA, session_id, "ENT-9", now=t2)
+        refusals.append(str(refused.value).replace(session_id, "<id>"))
+    assert refusals[0] == refusals[1]
+    assert [x.link.session_id for x in service.show_links(memory, LOCAL_TENANT, "ENT-9")[1]] == [
+        "not-yet-indexed-session"
+    ]
     kind, found = service.show_links(memory, ALPHA, "ENT-9")
     assert kind == "item" and [x.link.session_id for x in found] == [
-        "not-yet-indexed-session",
         "alpha-docker-cache",
         "alpha-docker-cache",
     ]
-    assert found[0].summary is None and found[1].summary is not None
-    assert found[2].link.terminal == "ttys001" and found[2].link.origin == "confirmed"
+    assert found[0].summary is not None
+    assert found[1].link.terminal == "ttys001" and found[1].link.origin == "confirmed"
     kind, items = service.show_links(memory, ALPHA, "alpha-docker-cache")
     assert kind == "session" and [x.link.item for x in items] == ["ENT-9", "ENT-9"]
     assert service.show_links(memory, BETA, "ENT-9")[1] == []  # another tenant sees none of it

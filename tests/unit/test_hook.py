@@ -19,6 +19,7 @@ def _hit(i: int, size: int = 100) -> dict:
         "date": "2026-01-12",
         "score": 0.8,
         "similarity": 0.7,
+        "confidence": "strong",
         "card": {
             "problem": "p" * size,
             "insight": "i" * size,
@@ -36,7 +37,7 @@ def test_context_never_exceeds_4000_chars_and_is_wrapped(size: int, count: int) 
     text = hook.build_context([_hit(i, size) for i in range(count)], 4000)
     assert len(text) <= 4000
     assert text.startswith(INJECTED_OPEN) and text.endswith(INJECTED_CLOSE)
-    assert text.count("A past session with a similar symptom (2026-01-12, project proj) found: ") == count
+    assert text.count("A close past match (2026-01-12, project proj, similarity 0.70) found: ") == count
     for i in range(count):
         assert f"session s{i}" in text
 
@@ -58,7 +59,7 @@ def test_episode_is_phrased_as_facts() -> None:
         },
         1000,
     )
-    assert text.splitlines()[0] == "A past session with a similar symptom (2026-01-12, project x) found: I"
+    assert text.splitlines()[0] == "A close past match (2026-01-12, project x) found: I"
     assert "Dead ends there: D" in text
     assert not any(word in text.lower() for word in ("you must", "you should", "always ", "never "))
 

@@ -41,6 +41,7 @@ from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 OLD_RENDERINGS = ",".join(CARD_RENDERINGS)  # what every index held before `opening`
+INDEXED = {"struct", "semantic", OPENING}  # the default: `reflect` (weight 0) is not embedded
 
 
 class LLMWritten(Distiller):
@@ -99,13 +100,13 @@ def test_the_opening_is_the_first_main_thread_prompt_and_the_replies_that_follow
 def test_offline_cards_get_an_opening_vector_and_llm_cards_do_not() -> None:
     offline = memory_with(HeuristicDistiller())
     assert index_sessions(offline, [str(DEMO)], "local").indexed == 6
-    assert list(stored_renderings(offline).values()) == [set(RENDERINGS)] * 6
+    assert list(stored_renderings(offline).values()) == [INDEXED] * 6
     records = list(offline.store.iter_records("local"))
     assert all(r.opening and r.opening.startswith("User: ") for r in records)
 
     written = memory_with(LLMWritten())  # a better distiller replaces every offline card
     assert index_sessions(written, [str(DEMO)], "local").replaced == 6
-    assert list(stored_renderings(written).values()) == [set(CARD_RENDERINGS)] * 6
+    assert list(stored_renderings(written).values()) == [INDEXED - {OPENING}] * 6
     assert all(r.opening is None for r in written.store.iter_records("local"))
 
 
@@ -117,7 +118,7 @@ def test_an_index_built_without_the_opening_rendering_is_extended_and_its_cards_
     query = "go test hangs forever in the worker pool package"
     before = [h.record.session_id for h in search_traces(old, "local", query)]
 
-    new = memory_with(HeuristicDistiller())  # the default settings: four renderings
+    new = memory_with(HeuristicDistiller())  # the default settings: struct, semantic, opening
     assert [h.record.session_id for h in search_traces(new, "local", query)] == before  # no ParityError
     told = check_opening(new.settings, new.store.iter_records("local"))
     assert (
@@ -129,7 +130,7 @@ def test_an_index_built_without_the_opening_rendering_is_extended_and_its_cards_
     report = index_sessions(new, [str(DEMO)], "local")
     assert (report.indexed, report.replaced) == (6, 6)  # each offline card once, to gain its opening
     assert new.store.manifest().renderings == [*CARD_RENDERINGS, OPENING]  # type: ignore[union-attr]
-    assert list(stored_renderings(new).values()) == [set(RENDERINGS)] * 6
+    assert list(stored_renderings(new).values()) == [INDEXED] * 6
     told = check_opening(new.settings, new.store.iter_records("local"))
     assert told and told.status == OK and "6 offline cards" in told.detail
     again = index_sessions(memory_with(HeuristicDistiller()), [str(DEMO)], "local")
@@ -157,7 +158,7 @@ def test_the_opening_is_never_shown_and_survives_an_edit() -> None:
         "problem": "The worker pool deadlocks under go test -race"
     }
     review_episode(memory, "local", record.session_id, "edit", card=edited, reviewer="me")
-    assert stored_renderings(memory)[record.session_id] == set(RENDERINGS)
+    assert stored_renderings(memory)[record.session_id] == INDEXED
     assert memory.store.get("local", record.session_id).opening == record.opening  # type: ignore[union-attr]
 
 

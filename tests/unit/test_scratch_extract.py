@@ -145,6 +145,23 @@ def test_records_carry_the_time_the_tool_ran() -> None:
     assert record.created_at == datetime(2026, 3, 1, 9, 30, tzinfo=UTC) and record.tool_name == "typecheck"
 
 
+def test_a_future_time_is_clamped_to_when_the_file_was_written_at_the_latest_now() -> None:
+    event = bash("mypy shop", 'shop/a.py:3: error: Name "x" is not defined', exit_code=1)
+    assert event.tool is not None
+    event.tool.timestamp = datetime(2099, 1, 1, tzinfo=UTC)
+    now = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
+    written = datetime(2026, 3, 1, 8, 0, tzinfo=UTC)
+    session = trajectory(event)
+    (record,) = extract_outcomes(session, "team", SCRUBBER, now=now).records
+    assert record.created_at == now  # no file time known: the time it was read
+    session.source.mtime = written.timestamp()
+    (record,) = extract_outcomes(session, "team", SCRUBBER, now=now).records
+    assert record.created_at == written  # expired a week after the file was last written
+    session.source.mtime = datetime(2099, 1, 1, tzinfo=UTC).timestamp()  # a file touched into the future
+    (record,) = extract_outcomes(session, "team", SCRUBBER, now=now).records
+    assert record.created_at == now
+
+
 @pytest.mark.transcripts
 def test_extraction_over_the_real_transcripts_passes_the_check_on_every_record() -> None:
     if not TRANSCRIPTS.is_dir():

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 _SCRUBBER = default_scrubber()
-_FINDERS = (_SCRUBBER._finder, _SCRUBBER._companion_finder)
+_FINDERS = (_SCRUBBER._finder, *(finder for finder, _, _ in _SCRUBBER._companions))
 _LITERALS = sorted({literal for finder in _FINDERS for literal in finder.literals})
 # multi-byte characters (2, 3 and 4 bytes of UTF-8), the cut marker's ellipsis and a lone surrogate
 _ODD = ["é", "中", "😀", "…", "\ud800", "\x00", " ", "=", '"', "a1B2c3D4e5F6g7H8"]
@@ -63,7 +63,9 @@ def test_scrubber_spans_are_the_str_spans(text: str) -> None:
     reference = Scrubber()
     reference._scan = _str_scan  # type: ignore[method-assign]
     reference._finder = _StrFinder(reference._finder.literals)  # type: ignore[assignment]
-    reference._companion_finder = _StrFinder(reference._companion_finder.literals)  # type: ignore[assignment]
+    reference._companions = [  # type: ignore[misc]
+        (_StrFinder(finder.literals), _str_scan, offset) for finder, _, offset in reference._companions
+    ]
     assert _SCRUBBER._spans(text) == reference._spans(text)
     assert _SCRUBBER.scrub_counted(text) == reference.scrub_counted(text)
     slow = Scrubber(accelerated=False)

@@ -200,6 +200,7 @@ def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
     group = click.Group("episodic")
     register(group)
     runner = CliRunner()
+    monkeypatch.setenv("EPISODIC_HOOK_AUTOSTART", "false")  # no background server from this test
     monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(tmp_path / "no-such-claude"))
     assert "Claude Code is on PATH" not in runner.invoke(group, ["setup", "claude-code"]).stderr
 
@@ -260,7 +261,8 @@ def test_quickstart_offers_claude_code_when_it_is_on_path(
     monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(claude))
     done = CliRunner().invoke(build_cli(), ["quickstart"])
     assert done.exit_code == 0, done.output
-    assert "Claude Code is on PATH" in done.stderr and "6 sessions indexed so far" in done.stderr
+    assert "Claude Code is on PATH" in done.stderr and "writes better cards" in done.stderr
+    assert "the 0 heuristic cards indexed so far" in done.stderr  # the demo is not the user's history
 
 
 def test_with_the_dream_synthesis_on_setup_adds_one_session_start_hook(tmp_path: Path) -> None:

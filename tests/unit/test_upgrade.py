@@ -49,7 +49,7 @@ def test_upgrade_respects_its_cap_newest_first_and_keeps_cards_on_failure(
 
     monkeypatch.setenv("FAKE_CLAUDE_SCENARIO", "rate-limited")
     failed = _episodic(tmp_path, "index", "--upgrade", "--distiller", "claude-code", "--json", str(SESSIONS))
-    assert failed.returncode == 0, failed.stderr
+    assert failed.returncode == 1, failed.stderr  # every distil failed: a script must see it
     assert len(json.loads(failed.stdout)["failed"]) == indexed  # default cap 50 covers them all
     assert set(_by_distiller(tmp_path)) == {HEURISTIC_ID}  # the heuristic cards stay in place
 

@@ -216,10 +216,13 @@ class OpenSearchScratchStore(ScratchStore):
             if len(ids) < PAGE:
                 return removed
 
-    def sweep(self, before: datetime) -> int:
+    def sweep(self, before: datetime, after: datetime | None = None) -> int:
         if not self.client.indices.exists(index=self.index):
             return 0
-        return self._delete_matching([{"range": {"created_at": {"lt": _iso(before)}}}])
+        outside: list[dict[str, Any]] = [{"range": {"created_at": {"lt": _iso(before)}}}]
+        if after is not None:
+            outside.append({"range": {"created_at": {"gt": _iso(after)}}})
+        return self._delete_matching([{"bool": {"should": outside, "minimum_should_match": 1}}])
 
     def delete_session(self, tenant_id: str, session_id: str) -> int:
         if not self.client.indices.exists(index=self.index):

@@ -49,6 +49,9 @@ def build_cli() -> Any:
     # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
     for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds, experiment_cmds):
         area.register(cli)
+    from episodic.cli.setup_path import setup_path  # it reads mcp_cmds' helpers: added here, not there
+
+    mcp_cmds.setup_group.add_command(setup_path)
     from episodic.cli import ui_cmds
 
     ui_cmds.register(cli)

@@ -17,7 +17,7 @@ from episodic.settings import Settings, load_settings
 if TYPE_CHECKING:
     from episodic.service import Memory
 
-DEMO_QUERY = "tests pass on my machine but the CI pipeline fails"
+DEMO_QUERY = "npm run check passes locally but the GitHub Actions job fails with lint errors"
 
 
 def _echo_json(data: Any) -> None:
@@ -55,8 +55,11 @@ def _print_report(report: Any) -> None:
         click.echo("  by agent: " + ", ".join(f"{a} {n}" for a, n in sorted(report.agents.items())))
     for reason, count in sorted(report.skipped.items()):
         click.echo(f"  skipped {count}: {reason}")
-    for session, reason in report.failed:
-        click.echo(f"  failed {session}: {reason}")
+    for reason, sessions in report.failures_by_reason():  # one line a reason, not one a session
+        if len(sessions) == 1:
+            click.echo(f"  failed {sessions[0]}: {reason}")
+        else:
+            click.echo(f"  failed {len(sessions)} sessions (e.g. {sessions[0]}): {reason}")
     if report.stats.malformed_lines:
         click.echo(f"  malformed lines skipped: {report.stats.malformed_lines}")
     redacted = sum(report.stats.secrets_redacted.values())
@@ -121,14 +124,20 @@ def run_upgrade(
             return index_sessions(memory, paths, tenant, progress=advance, sources=plan.sources)
 
 
+_CONFIDENCE_LABEL = {"strong": "close match", "weak": "weak match, maybe unrelated"}
+
+
 def _print_hits(hits: list[Any]) -> None:
+    """Close matches as cards, weak ones marked as weak; nothing below the weak bar (episodic.confidence)."""
+    from episodic.confidence import shown
     from episodic.present import pack_card
 
-    if not hits:
-        click.echo("No sufficiently similar episode.")
-        return
+    hits = shown(hits, include_weak=True)
+    if not any(hit.confidence == "strong" for hit in hits):
+        click.echo("No confident match." + (" Weak matches, maybe unrelated:" if hits else ""))
     for i, hit in enumerate(hits, 1):
-        click.echo(f"[{i}] " + pack_card(hit.record, hit.similarity))
+        label = _CONFIDENCE_LABEL[hit.confidence.value if hit.confidence else "weak"]
+        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
         click.echo("")
 
 
@@ -168,6 +177,8 @@ def register(group: click.Group) -> None:
             _echo_json(report.as_dict())
         else:
             _print_report(report)
+        if report.every_distil_failed():  # nothing was written: a script must see it
+            raise SystemExit(1)
 
     @group.command("search")
     @click.argument("query")
@@ -289,31 +300,53 @@ def register(group: click.Group) -> None:
         for failure in failures:
             click.echo(f"    {failure.path}: {failure.reason} (attempts {failure.attempts})")
 
+    @group.group("demo")
+    def demo_group() -> None:
+        """The bundled demo corpus that `quickstart` indexes when you have no history yet."""
+
+    @demo_group.command("remove")
+    @click.option(
+        "--tenant", default=None, help="Also remove demo cards from this tenant (default: configured)."
+    )
+    def demo_remove_cmd(tenant: str | None) -> None:
+        """Delete every demo card (tenant 'demo', and demo sessions an earlier version put in yours)."""
+        from episodic.backends import build_memory
+        from episodic.demo_corpus import remove_demo
+
+        settings = _settings({})
+        removed = remove_demo(build_memory(settings), tenant or settings.tenant)
+        click.echo(f"removed {removed} demo card(s)")
+
     @group.command("quickstart")
     @click.option("--query", default=None, help="The search to run after indexing.")
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code history (or the bundled demo corpus) and run a search."""
         from episodic.backends import build_memory, build_source
+        from episodic.demo_corpus import DEMO_DIR, DEMO_TENANT, remove_demo
         from episodic.parse.discovery import default_roots
         from episodic.search import search_traces
 
         settings = _settings({})
         roots = default_roots(settings)
         paths: list[str] | None = None
+        tenant = settings.tenant
+        memory = build_memory(settings)  # once: the embedder's weights load once
         if roots and any(build_source(settings).discover(None)):
             click.echo("Indexing your Claude Code history: " + ", ".join(str(r) for r in roots))
+            if removed := remove_demo(memory, settings.tenant):  # real sessions arrived: the demo leaves
+                click.echo(f"Removed the {removed} demo card(s) of an earlier quickstart.")
         else:
-            demo = Path(__file__).resolve().parents[1] / "demo"
+            tenant = DEMO_TENANT  # apart from your memory: no hook token reads it
             click.echo(
-                f"No Claude Code sessions in ~/.claude/projects: indexing the bundled demo corpus ({demo})."
+                f"No Claude Code sessions in ~/.claude/projects: indexing the bundled demo corpus ({DEMO_DIR}) "
+                f"into tenant '{DEMO_TENANT}', apart from your memory (`episodic demo remove` deletes it)."
             )
-            paths = [str(demo)]
-        memory = build_memory(settings)  # once: the embedder's weights load once
-        report = run_index(settings, paths, settings.tenant, as_json=False, memory=memory)
+            paths = [str(DEMO_DIR)]
+        report = run_index(settings, paths, tenant, as_json=False, memory=memory)
         _print_report(report)
         question = query or DEMO_QUERY
         click.echo(f'\nsearch: "{question}" (all outcomes)\n')
-        hits = search_traces(memory, settings.tenant, question, None, SearchFilters(include_unverified=True))
+        hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
         _print_hits(hits)
         from episodic.cli.mcp_cmds import _offer_claude_code_distiller
 
@@ -325,6 +358,7 @@ def _hit_json(hit: Any) -> dict[str, Any]:
         "session_id": hit.record.session_id,
         "score": round(hit.score, 4),
         "similarity": round(hit.similarity, 4),
+        "confidence": hit.confidence.value if hit.confidence else None,
         "rendering": hit.rendering,
         "card": hit.record.card.model_dump(mode="json"),
         "project": hit.record.project,

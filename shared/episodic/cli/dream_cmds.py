@@ -69,17 +69,34 @@ def register(group: click.Group) -> None:
             return
         if not run.weeks:
             click.echo("nothing to dream: no complete week since the last record")
+            if keep_survey:
+                click.echo(
+                    "no survey kept: --keep-survey keeps the survey of the weeks it reads; name one with --week"
+                )
         for result in run.weeks:
             if result.status == "kept":
                 click.echo(f"{result.week}: kept its record (use --force to replace it)")
-                continue
-            if result.status == "empty":
-                click.echo(f"{result.week}: no sessions, no record")
-                continue
-            click.echo(f"{result.week}: {result.status} ({result.record_bytes:,} bytes)")
-            for phase, counts in result.phases.items():
-                click.echo(f"  {phase}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
+            elif result.status != "empty":
+                click.echo(f"{result.week}: {result.status} ({result.record_bytes:,} bytes)")
+                for phase, counts in result.phases.items():
+                    click.echo(f"  {phase}: " + ", ".join(f"{k} {v:,}" for k, v in counts.items()))
             for where in result.written:
                 click.echo(f"  -> {where}")
-            if explain:
+            if explain and result.explain:
                 click.echo(result.explain)
+        for first, last, count in empty_runs([w.week for w in run.weeks if w.status == "empty"]):
+            span = first if count == 1 else f"{first} to {last} ({count} weeks)"
+            click.echo(f"{span}: no sessions, no record")
+
+
+def empty_runs(weeks: list[str]) -> list[tuple[str, str, int]]:
+    """Consecutive empty weeks as (first, last, count): a quiet stretch is one line, not one per week."""
+    from episodic.dream.weeks import IsoWeek
+
+    runs: list[tuple[str, str, int]] = []
+    for name in weeks:
+        if runs and IsoWeek.parse(runs[-1][1]).next() == IsoWeek.parse(name):
+            runs[-1] = (runs[-1][0], name, runs[-1][2] + 1)
+        else:
+            runs.append((name, name, 1))
+    return runs

@@ -102,6 +102,12 @@ def register(group: click.Group) -> None:
         is_flag=True,
         help="With --cards: skip the distilled side (missing sessions still are).",
     )
+    @click.option(
+        "--negatives",
+        type=click.Path(exists=True, dir_okay=False),
+        help="JSONL of prompts no session covers (`query` a line): adds the injection view, what the prompt "
+        "hook gives the agent for them and for the queries.",
+    )
     @click.option("--list-systems", is_flag=True, help="List the registered systems and exit.")
     @click.pass_context
     def eval_group(
@@ -114,6 +120,7 @@ def register(group: click.Group) -> None:
         report_dir: str | None,
         cards_dir: str | None,
         cards_only: bool,
+        negatives: str | None,
         list_systems: bool,
     ) -> None:
         """Compare retrieval systems on your own corpus: recall@1, recall@k, MRR with standard errors.
@@ -146,6 +153,7 @@ def register(group: click.Group) -> None:
                 progress=progress,
                 cards_dir=cards_dir,
                 cards_only=cards_only,
+                negatives=Path(negatives) if negatives else None,
             )
         result.command = "episodic eval " + shlex.join(ctx.meta.get("eval_argv", []))
         if report_dir:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import click
@@ -44,7 +45,14 @@ def serve_cmd(host: str | None, port: int | None) -> None:
 
     try:
         serve(settings, host, port, on_ready=ready)
-    except (EpisodicError, OSError) as exc:
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            from episodic.local_server import port_taken_message
+
+            where = (host or settings.host, settings.port if port is None else port)
+            raise click.ClickException(port_taken_message(settings, *where)) from exc
+        raise click.ClickException(str(exc)) from exc
+    except EpisodicError as exc:
         raise click.ClickException(str(exc)) from exc
 
 
@@ -233,35 +241,29 @@ _literal_option = click.option(
 _write_option = click.option("--write", is_flag=True, help="Merge into the config files (keeps a backup).")
 
 
-def _offer_claude_code_distiller(settings) -> None:  # type: ignore[no-untyped-def]
+def _offer_claude_code_distiller(settings, why: str = "") -> None:  # type: ignore[no-untyped-def]
     """Claude Code on PATH and cards still heuristic: say what distilling with it would take."""
     import shutil
 
-    from episodic.backends import build_store
-    from episodic.distill.claude_code import estimate_claude_code_time
+    from episodic.distiller_choice import claude_code_cost
 
     if settings.distiller != "heuristic" or shutil.which(settings.claude_binary) is None:
         return
-    heuristic = 0
-    try:
-        if settings.store != "sqlite" or settings.db_path.exists():  # printing setup must not create an index
-            store = build_store(settings)
-            records = store.iter_records(settings.tenant)
-            heuristic = sum(1 for r in records if r.distiller.id.startswith("heuristic"))
-    except EpisodicError:
-        return
-    minutes = estimate_claude_code_time(heuristic, settings.distill_concurrency) / 60
     click.echo(
-        f"Claude Code is on PATH: it writes better cards than the offline heuristic (recall@3 0.68-0.75 vs "
-        f"0.48 on a real corpus), using your Claude Code plan or API key, about {minutes:.0f} min at "
-        f"concurrency {settings.distill_concurrency} for the {heuristic} sessions indexed so far "
-        "(`episodic inspect` for the details). Opt in once: `episodic setup claude-code --distiller claude-code "
-        "--write` (new and grown sessions are then distilled with it by `episodic index`).",
+        f"Claude Code is on PATH{why}: it writes better cards than the offline heuristic (recall@3 0.68-0.75 "
+        f"vs 0.48 on a real corpus), using your Claude Code plan or API key: {claude_code_cost(settings)}. "
+        + (
+            "Log in, then run `episodic setup claude-code --write` again (or choose it now: "
+            "`--distiller claude-code --write`)."
+            if why
+            else "`episodic setup claude-code --write` makes it the distiller when Claude Code is logged in "
+            "(`--distiller claude-code --write` chooses it in any case)."
+        ),
         err=True,
     )
 
 
-def _save_distiller(distiller: str) -> None:
+def _save_distiller(distiller: str) -> str:
     from episodic import envsource
     from episodic.hook_token import set_config_value
 
@@ -270,7 +272,48 @@ def _save_distiller(distiller: str) -> None:
         set_config_value(path, "distiller", distiller)
     except EpisodicError as exc:
         raise click.ClickException(str(exc)) from exc
-    click.echo(f"distiller: {distiller} (saved in {path})")
+    return f"saved in {path}"
+
+
+def _announce_distiller(settings, choice, write: bool) -> None:  # type: ignore[no-untyped-def]
+    """Save and say which distiller writes the cards (Claude Code's cost with it, how to opt out)."""
+    from episodic.distiller_choice import CLAUDE_CODE, claude_code_cost
+
+    to_save = choice.source == "option" or (choice.source == "default" and choice.distiller == CLAUDE_CODE)
+    if choice.source == "saved":
+        where = "as configured"
+    elif not to_save:
+        where = "the default"
+    else:
+        where = _save_distiller(choice.distiller) if write else "saved by --write"
+    lead = "" if write else "# "  # the printed plan stays a paste-able script
+    click.echo(f"{lead}distiller: {choice.distiller} ({where})")
+    if choice.source == "default" and choice.distiller == CLAUDE_CODE:
+        click.echo(
+            f"{lead}  {choice.reason}, so your Claude Code writes the cards: {claude_code_cost(settings)}. "
+            "`episodic setup claude-code --distiller heuristic --write` opts out."
+        )
+    elif choice.source == "default":
+        why = "" if "not on PATH" in choice.reason else f", but {choice.reason}"
+        _offer_claude_code_distiller(settings, why)
+
+
+def _leave_server_answering() -> None:
+    """The server the prompt hook asks, started as the hook starts it, and warm before the first prompt."""
+    from episodic.hook_token import endpoint_is_local
+    from episodic.local_server import READY_WAIT_SECONDS, ensure_answering
+
+    settings = _settings()  # again: setup has just written the hook's token
+    if not endpoint_is_local(settings) or not settings.token:
+        return
+
+    def starting() -> None:
+        click.echo(
+            f"local server: starting it, waiting until it answers (up to {READY_WAIT_SECONDS:.0f} s)…",
+            err=True,
+        )
+
+    click.echo(f"local server: {ensure_answering(settings, settings.token, on_start=starting).describe()}")
 
 
 @setup_group.command("claude-code")
@@ -282,32 +325,34 @@ def _save_distiller(distiller: str) -> None:
     "--distiller",
     type=click.Choice(["heuristic", "claude-code"]),
     default=None,
-    help="Save which distiller `episodic index` uses (claude-code: your Claude Code writes the cards).",
+    help="Which distiller `episodic index` uses (default: claude-code when `claude` is on PATH and logged in).",
 )
 def setup_claude_code(
     url: str | None, token: str | None, literal_token: bool, write: bool, distiller: str | None
 ) -> None:
-    """`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json."""
+    """`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json; with --write, the
+    local server is left answering for the first prompt."""
+    from episodic.distiller_choice import choose_distiller
     from episodic.setup_clients import claude_code_plan, user_home
 
     settings = _settings()
-    llm = (distiller or settings.distiller) == "claude-code"
+    choice = choose_distiller(settings, distiller)
     plan = claude_code_plan(
         user_home(settings.user_home),
         url,
         token,
         _executable(),
         literal_token,
-        llm,
+        choice.distiller == "claude-code",
         dream_on_session_start=settings.dream_session_start,
     )
     _finish(plan, write)
-    if write and (url is None or url == settings.endpoint_url):  # the hook asks the local server
+    local = url is None or url == settings.endpoint_url  # the hook asks the local server
+    if write and local:
         _provision_hook_token(settings)
-    if write and distiller:
-        _save_distiller(distiller)
-    elif not distiller:
-        _offer_claude_code_distiller(settings)
+    _announce_distiller(settings, choice, write)
+    if write and local:
+        _leave_server_answering()
 
 
 @setup_group.command("cursor")

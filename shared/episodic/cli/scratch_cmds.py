@@ -58,6 +58,8 @@ def register(group: click.Group) -> None:
             f"({report['sessions_with_records']} sessions with any), fail share {report['fail_share']:.0%}, "
             f"dropped by the no-diff/no-trace check {report['dropped_by_check']}"
         )
+        if report["skipped"]:
+            click.echo("  skipped: " + ", ".join(f"{n} {reason}" for reason, n in report["skipped"].items()))
         for line in report["samples"]:
             click.echo(f"  {line}")
 

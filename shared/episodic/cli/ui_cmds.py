@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -17,9 +18,15 @@ def register(group: click.Group) -> None:
     @click.option(
         "--endpoint",
         default=None,
-        help="A deployed MCP endpoint to view instead of the local index (with --token).",
+        help="A deployed MCP endpoint to view instead of the local index (its token: EPISODIC_TOKEN or --token-file).",
     )
-    @click.option("--token", default=None, help="Its token: read scope to browse, write scope to review.")
+    @click.option(
+        "--token-file",
+        type=click.Path(dir_okay=False, allow_dash=True, path_type=Path),
+        default=None,
+        help="A file holding the endpoint's token (- reads stdin): read scope browses, write scope reviews.",
+    )
+    @click.option("--token", default=None, hidden=True, help="Refused: a token on the command line leaks.")
     @click.option(
         "--eval-report",
         type=click.Path(file_okay=False, path_type=Path),
@@ -37,6 +44,7 @@ def register(group: click.Group) -> None:
         no_open: bool,
         tenant: str | None,
         endpoint: str | None,
+        token_file: Path | None,
         token: str | None,
         eval_report: Path | None,
         dream: Path | None,
@@ -44,7 +52,14 @@ def register(group: click.Group) -> None:
         """Browse, search and review the memory in a local web page (127.0.0.1 only, per-run secret)."""
         from episodic.ui.app import serve_ui
 
+        if token is not None:
+            raise click.UsageError(
+                "--token puts the token on the command line, where every local user can read it (/proc): "
+                "set EPISODIC_TOKEN, or pass --token-file FILE (- reads stdin)"
+            )
         settings = load_settings()
+        if token_file is not None:
+            token = _read_token(token_file)
 
         def ready(url: str) -> None:
             click.echo(f"episodic ui: {url}  (Ctrl-C to stop)")
@@ -60,3 +75,15 @@ def register(group: click.Group) -> None:
             dream_dir=dream,
             on_ready=ready,
         )
+
+
+def _read_token(path: Path) -> str:
+    """The first line of the file (or stdin for `-`), stripped; a usage error when empty or unreadable."""
+    try:
+        text = sys.stdin.read(4096) if str(path) == "-" else path.read_text(encoding="utf-8")[:4096]
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.UsageError(f"cannot read the token file {path}: {exc}") from exc
+    lines = text.strip().splitlines()
+    if not lines or not lines[0].strip():
+        raise click.UsageError(f"the token file {path} is empty")
+    return lines[0].strip()

@@ -55,6 +55,7 @@ from episodic.distill.evidence import (
     evidence_after,
     is_ci_config_edit,
     is_edit,
+    is_formatter,
     is_test_command,
     last_edit_position,
     only_debug_edits,
@@ -62,6 +63,7 @@ from episodic.distill.evidence import (
     shell_command,
     tool_calls_in,
 )
+from episodic.distill.holes import hole_breaks
 from episodic.distill.rules import AnyOf, Rule, RuleSet, rule
 from episodic.errors import InvalidCardError
 from episodic.models import Card, Event, Outcome, ToolCall, Trajectory
@@ -389,3 +391,21 @@ def parse_card_payload(payload: str | dict[str, Any]) -> Card:
     except ValidationError as exc:
         described = [f"at {'/'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()[:5]]
         raise InvalidCardError("card is invalid: " + "; ".join(described)) from None
+
+
+_CHECK_NAME = re.compile(r"^(?:Final check: )?(?P<name>.+?)(?::| passed| failed|,|$)")
+
+
+def hole_violations(card: Card) -> list[str]:
+    """Holes (distill.holes) in any field of a card, and a formatter run shown as a check; each names the
+    field."""
+    found = [
+        f"{field}: hole: {name}: {text[:70]!r}"
+        for field, text in card_fields(card)
+        for name in hole_breaks(text)
+    ]
+    for check in card.critical_checks:
+        match = _CHECK_NAME.match(check)
+        if match and is_formatter(match.group("name")):
+            found.append(f"critical_checks: a formatter run is not a check: {check[:70]!r}")
+    return found

@@ -45,6 +45,12 @@ DISTILL_SETTINGS = json.dumps({"disableAllHooks": True, "claudeMdExcludes": ["**
 # Measured: the CLI's own overhead (start-up to result, against a local mock API) is ~1 s. Estimated: a
 # Sonnet answer of a ~600-token card for a ~6k-token survey, ~15-40 s; 30 s is the planning middle.
 SECONDS_PER_SESSION = 30.0
+AUTH_TIMEOUT_SECONDS = 20.0  # `claude auth status` answers from local state (observed ~1 s, 2.1.332)
+# doctor's probe: one short session through the very call `index` makes (a small model call)
+PROBE_SURVEY = (
+    "User: rename the helper parse_cfg to parse_config. Agent: renamed it in 3 files; "
+    "ran the tests: 12 passed. User: thanks."
+)
 
 _LOGIN_RE = re.compile(
     r"not logged in|please run /login|invalid api key|authentication_error|oauth token (?:has )?(?:expired|revoked)"
@@ -256,6 +262,40 @@ class ClaudeCodeDistiller(Distiller):
             raise ConfigError(f"Claude Code is not logged in: run `claude` once to log in ({detail})")
         if status in _RETRYABLE_STATUS or _RATE_RE.search(detail):
             raise RetryableDistillError(f"claude is rate-limited or overloaded, retry later: {detail}")
+
+    # ------------------------------------------------------------ can it answer
+
+    def login(self) -> tuple[bool | None, str]:
+        """`claude auth status --json` (no model call): (True, how), (False, why) or (None, why unknown)."""
+        if self.workdir is not None:
+            self.workdir.mkdir(parents=True, exist_ok=True)
+        try:
+            run = self.runner(
+                [self.resolve_binary(), "auth", "status", "--json"], "", AUTH_TIMEOUT_SECONDS, self.workdir
+            )
+        except (subprocess.TimeoutExpired, OSError) as exc:
+            return None, f"its login is unknown: `claude auth status` did not answer ({type(exc).__name__})"
+        try:
+            status = json.loads(run.stdout)
+        except json.JSONDecodeError:
+            status = None
+        if not isinstance(status, dict) or not isinstance(status.get("loggedIn"), bool):
+            said = _first_line(run.stderr) or _first_line(run.stdout) or "no output"
+            return (
+                None,
+                f"its login is unknown: `claude auth status --json` said {said!r} (exit {run.returncode})",
+            )
+        if not status["loggedIn"]:
+            return False, "not logged in (run `claude` once to log in, or set ANTHROPIC_API_KEY)"
+        return True, f"logged in ({status.get('authMethod') or 'unknown method'})"
+
+    def probe(self) -> str:
+        """One short distil call, as `index` makes it; raises as `distill` does (ConfigError: not logged in)."""
+        result, duration_ms = self._call(PROBE_SURVEY)
+        models = [m for m in result.get("modelUsage") or {} if isinstance(m, str)]
+        return (
+            f"{', '.join(models) or self.model or 'the default model'} answered in {duration_ms / 1000:.1f} s"
+        )
 
     # ------------------------------------------------------------ the card
 

@@ -164,6 +164,18 @@ def is_check_command(command: str) -> bool:
     return any(_segment_checks(seg) for seg in command_segments(command))
 
 
+def is_formatter(command: str) -> bool:
+    """A formatter run (`gofmt`, `mise run fmt`, `prettier --write`): neither a check nor evidence."""
+    return bool(_FORMATTER_RE.match(command.strip()))
+
+
+@lru_cache(maxsize=4096)
+def check_segment(command: str) -> str:
+    """The first simple command of a shell line that checks the work ("" if none): `mise run fmt && mise run
+    lint` is named by its lint, never by the formatter before it."""
+    return next((seg for seg in command_segments(command) if _segment_checks(seg)), "")
+
+
 @lru_cache(maxsize=4096)
 def checks_after_write(command: str) -> bool:
     """`sed -i … && go test`: the command's own check runs after its own write."""

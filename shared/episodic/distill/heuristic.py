@@ -45,7 +45,6 @@ from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import (
     build_phases,
     critical_checks,
-    failed_attempts,
     select_steps,
     tags_from,
 )
@@ -57,6 +56,7 @@ from episodic.distill.heuristic_text import (
     unique,
     with_first_chars,
 )
+from episodic.distill.holes import hole_breaks, without_holes
 from episodic.distill.rules import Rule
 from episodic.errors import DistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
@@ -131,7 +131,7 @@ _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near t
 class HeuristicDistiller(Distiller):
     """A card from the trajectory by rules alone (see the module docstring)."""
 
-    info = DistillerInfo(kind="heuristic", model="v3")
+    info = DistillerInfo(kind="heuristic", model="v4")  # v4: no holes, no formatter checks, no narration
     uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
@@ -154,7 +154,8 @@ def build_card(traj: Trajectory) -> Card:
         steps=select_steps(phases, 12),
         key_decisions=key_decisions(assistant, traj.prompts),
         insight=insight(traj, assistant),
-        dead_ends=unique([*stated_dead_ends(assistant, traj.compact_summaries), *failed_attempts(phases)], 5),
+        # a failed command alone ("Tried to X, it failed") is narration, not what was learnt: left out
+        dead_ends=unique(stated_dead_ends(assistant, traj.compact_summaries), 5),
         misleading_intuitions=misleading_intuitions(events),
         critical_checks=critical_checks(phases, 4),
         outcome=judge_outcome(traj),
@@ -292,10 +293,17 @@ def drop_violations(card: Card) -> Card:
         ]
         if kept != items:
             update[name] = kept
+    for name in ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks"):
+        items = update.get(name, getattr(card, name))
+        mended = [m for m in (without_holes(i) for i in items) if m]  # type: ignore[attr-defined]
+        if mended != items:
+            update[name] = mended
     for name in ("problem", "insight"):
         text = getattr(card, name)
         if text_violations(name, text):
             text = update[name] = safe_line(text, 600) or ("Unstated task" if name == "problem" else "")  # type: ignore[assignment]
+        if text and hole_breaks(text):  # a removed code span or path left a gap: drop the clause
+            text = update[name] = without_holes(text) or ("Unstated task" if name == "problem" else "")
         if name in CHATTER_FIELDS and text and chatter_breaks(text):
             update[name] = ""
     return card.model_copy(update=update) if update else card

@@ -15,6 +15,7 @@ from episodic.distill.evidence import (
     SHELL_TOOLS,
     CheckResult,
     check_result,
+    check_segment,
     command_segments,
     exited_ok,
     is_edit,
@@ -270,6 +271,7 @@ def _phase_of(call: ToolCall, done_todos: set[str], created_tasks: list[str]) ->
     result = check_result(call)
     if result is not None:
         failed = result is CheckResult.FAILED
+        label = command_label(check_segment(command)) or label  # a formatter before the check is not it
         text = f"Ran {label}: " + ("failed" if failed else "passed")
         key = normalise_command(command)
         return Phase("check", text, 3, failed=failed, key=key, output=call.output if failed else "")
@@ -330,19 +332,6 @@ def critical_checks(phases: list[Phase], limit: int = 4) -> list[str]:
         name = safe_line(last_check.label.removeprefix("Ran ").split(":", 1)[0], 80) or "the last check"
         found = [*found[: limit - 1], f"Final check: {name} {verdict}"]
     return [line for line in found[:limit] if line and not line.startswith(",")]
-
-
-def failed_attempts(phases: list[Phase], limit: int = 3) -> list[str]:
-    """Shell steps that failed and were never run successfully again, and reverted edits."""
-    succeeded = {p.key for p in phases if not p.failed and p.key}
-    attempts = []
-    for phase in phases:
-        text = phase.text() if phase.kind == "shell" and phase.failed and phase.key not in succeeded else ""
-        if text:
-            attempts.append(f"Tried to {text[0].lower()}{text[1:]}".replace(": failed", ", it failed"))
-        elif phase.kind == "revert":
-            attempts.append("An attempted change was reverted")
-    return attempts[:limit]
 
 
 def tags_from(events: list[Event], files: list[str]) -> Counter[str]:

@@ -9,11 +9,12 @@ import re
 from bisect import bisect_right
 from collections.abc import Iterable
 from functools import lru_cache
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
+import episodic.distill.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
+from episodic.distill.holes import without_holes
+from episodic.distill.regex_tree import OPS, TREE_ERRORS
 from episodic.distill.rules import Rule
 
 _FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
@@ -126,7 +127,7 @@ _PLAIN_RE = re.compile(r"[A-Za-z0-9 ,.!?'\-:]*")
 def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     """One card-safe line: cleaned, then any snippet still breaking a rule removed; "" if it cannot be saved."""
     if numbers and len(text) <= limit and _PLAIN_RE.fullmatch(text):  # plain words: nothing to clean
-        text = text.strip(" -:,")
+        text = without_holes(text.strip(" -:,"))
         return text if sum(map(str.isalpha, text)) >= 3 else ""
     text = squash(depath(unmark(text)))
     if not numbers:
@@ -135,6 +136,7 @@ def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     for _ in range(4):
         violations = text_violations("", text)
         if not violations:
+            text = without_holes(text)  # a removed identifier must not leave a gap in the sentence
             return text if sum(map(str.isalpha, text)) >= 3 else ""
         for violation in violations:
             snippet = violation.split(": ", 2)[-1].strip()[1:-1]
@@ -188,13 +190,13 @@ def looks_like_prose(line: str) -> bool:
 def _first_chars(items: Any) -> set[str] | None:
     """Every character a parsed (sub)pattern can start with, or None when that is not simply known."""
     for op, arg in items:
-        if op is sre_constants.AT:  # zero-width (\b, ^): look at what follows
+        if op is OPS.AT:  # zero-width (\b, ^): look at what follows
             continue
-        if op is sre_constants.LITERAL:
+        if op is OPS.LITERAL:
             return {chr(arg)}
-        if op is sre_constants.SUBPATTERN:
+        if op is OPS.SUBPATTERN:
             return _first_chars(arg[-1])
-        if op is sre_constants.BRANCH:
+        if op is OPS.BRANCH:
             found: set[str] = set()
             for branch in arg[1]:
                 chars = _first_chars(branch)
@@ -212,7 +214,11 @@ _INLINE_FLAGS_RE = re.compile(r"\(\?[aiLmsux]+\)")
 def with_first_chars(pattern: re.Pattern[str]) -> re.Pattern[str]:
     """The same pattern behind a lookahead on the characters a match can start with: one class test per
     position instead of trying every alternative there (same matches, about twice as fast)."""
-    chars = _first_chars(sre_parser.parse(pattern.pattern, pattern.flags))
+    tree = regex_tree.parse(pattern)
+    try:
+        chars = _first_chars(tree) if tree is not None else None
+    except TREE_ERRORS:  # a parse tree of another shape: the pattern as it is
+        chars = None
     if not chars or not all(c.isalpha() for c in chars):
         return pattern
     flags = _INLINE_FLAGS_RE.match(pattern.pattern)

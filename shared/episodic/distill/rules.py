@@ -12,10 +12,10 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from functools import lru_cache
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
 
+import episodic.distill.regex_tree as regex_tree
+from episodic.distill.regex_tree import OPS, TREE_ERRORS
 from episodic.scrub.finder import LiteralFinder
 
 _PREFILTER_MIN_CHARS = 30  # a shorter text is regex-scanned directly: finding words would cost more
@@ -70,18 +70,18 @@ def _needs(items: Any) -> frozenset[str] | None:
             run.clear()
 
     for op, arg in items:
-        if op is sre_constants.LITERAL:
+        if op is OPS.LITERAL:
             run.append(chr(arg).lower())
             continue
-        if op is sre_constants.AT:  # zero-width (\b, ^, $): the literal run goes on
+        if op is OPS.AT:  # zero-width (\b, ^, $): the literal run goes on
             continue
         flush()
-        if op is sre_constants.SUBPATTERN:
+        if op is OPS.SUBPATTERN:
             sub = _needs(arg[-1])
-        elif op is sre_constants.BRANCH:
+        elif op is OPS.BRANCH:
             branches = [_needs(branch) for branch in arg[1]]
             sub = None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT):
+        elif op in _REPEATS:
             sub = _needs(arg[2]) if arg[0] >= 1 else None
         else:  # a class, any character, a lookaround, a group reference: no literal known
             sub = None
@@ -93,33 +93,36 @@ def _needs(items: Any) -> frozenset[str] | None:
 
 def required_words(pattern: re.Pattern[str]) -> tuple[str, ...]:
     """Lowercase literals one of which occurs in every match of `pattern` (empty: no prefilter)."""
-    found = _needs(sre_parser.parse(pattern.pattern, pattern.flags))
+    tree = regex_tree.parse(pattern)
+    try:
+        found = _needs(tree) if tree is not None else None
+    except TREE_ERRORS:  # a parse tree of another shape: no prefilter, same matches
+        found = None
     return tuple(sorted(found)) if found else ()
 
 
 _NEWLINE = ord("\n")
-_LINE_CATEGORIES = frozenset(  # character classes without a newline in them
-    {
-        sre_constants.CATEGORY_WORD,
-        sre_constants.CATEGORY_DIGIT,
-        sre_constants.CATEGORY_NOT_LINEBREAK,
-        sre_constants.CATEGORY_UNI_WORD,
-        sre_constants.CATEGORY_UNI_DIGIT,
-        sre_constants.CATEGORY_UNI_NOT_LINEBREAK,
-    }
+_LINE_CATEGORY_NAMES = (  # character classes without a newline in them
+    "CATEGORY_WORD",
+    "CATEGORY_DIGIT",
+    "CATEGORY_NOT_LINEBREAK",
+    "CATEGORY_UNI_WORD",
+    "CATEGORY_UNI_DIGIT",
+    "CATEGORY_UNI_NOT_LINEBREAK",
 )
-_REPEATS = (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT, sre_constants.POSSESSIVE_REPEAT)
+_LINE_CATEGORIES = frozenset(getattr(OPS, name, None) for name in _LINE_CATEGORY_NAMES) - {None}
+_REPEATS = tuple(getattr(OPS, name, None) for name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"))
 
 
 def _class_has_newline(items: Any) -> bool:
     for op, arg in items:
-        if op is sre_constants.NEGATE:  # [^x]: a newline unless excluded; not worth proving
+        if op is OPS.NEGATE:  # [^x]: a newline unless excluded; not worth proving
             return True
-        if op is sre_constants.LITERAL and arg == _NEWLINE:
+        if op is OPS.LITERAL and arg == _NEWLINE:
             return True
-        if op is sre_constants.RANGE and arg[0] <= _NEWLINE <= arg[1]:
+        if op is OPS.RANGE and arg[0] <= _NEWLINE <= arg[1]:
             return True
-        if op is sre_constants.CATEGORY and arg not in _LINE_CATEGORIES:
+        if op is OPS.CATEGORY and arg not in _LINE_CATEGORIES:
             return True
     return False
 
@@ -129,27 +132,25 @@ def _on_line(items: Any, flags: int) -> bool:
     no newline consumed or looked ahead at, no `$` (outside multiline mode) or `\\Z`. Lookbehinds
     may look anywhere: a search from `pos` sees the text before it."""
     for op, arg in items:
-        if op is sre_constants.LITERAL:
+        if op is OPS.LITERAL:
             ok = arg != _NEWLINE
-        elif op is sre_constants.NOT_LITERAL:
+        elif op is OPS.NOT_LITERAL:
             ok = arg == _NEWLINE
-        elif op is sre_constants.ANY:
+        elif op is OPS.ANY:
             ok = not flags & re.DOTALL
-        elif op is sre_constants.IN:
+        elif op is OPS.IN:
             ok = not _class_has_newline(arg)
-        elif op is sre_constants.AT:
-            ok = arg is not sre_constants.AT_END_STRING and (
-                arg is not sre_constants.AT_END or bool(flags & re.MULTILINE)
-            )
-        elif op is sre_constants.SUBPATTERN:
+        elif op is OPS.AT:
+            ok = arg is not OPS.AT_END_STRING and (arg is not OPS.AT_END or bool(flags & re.MULTILINE))
+        elif op is OPS.SUBPATTERN:
             ok = _on_line(arg[-1], (flags | arg[1]) & ~arg[2])
-        elif op is sre_constants.BRANCH:
+        elif op is OPS.BRANCH:
             ok = all(_on_line(branch, flags) for branch in arg[1])
         elif op in _REPEATS:
             ok = _on_line(arg[2], flags)
-        elif op is sre_constants.ATOMIC_GROUP:
+        elif op is OPS.ATOMIC_GROUP:
             ok = _on_line(arg, flags)
-        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+        elif op in (OPS.ASSERT, OPS.ASSERT_NOT):
             ok = arg[0] < 0 or _on_line(arg[1], flags)  # a lookbehind reads the real text before `pos`
         else:  # a group reference, a conditional: not simply known
             ok = False
@@ -161,8 +162,13 @@ def _on_line(items: Any, flags: int) -> bool:
 def stays_on_line(pattern: re.Pattern[str]) -> bool:
     """Every match lies within one line and is found by `pattern.search(text, line_start, line_end)`
     exactly as in the whole text (same span and groups); an empty match is never possible."""
-    parsed = sre_parser.parse(pattern.pattern, pattern.flags)
-    return parsed.getwidth()[0] > 0 and _on_line(parsed, pattern.flags)
+    tree, width = regex_tree.parse(pattern), regex_tree.widths(pattern)
+    if tree is None or width is None:
+        return False  # not known: the whole text is scanned
+    try:
+        return width[0] > 0 and _on_line(tree, pattern.flags)
+    except TREE_ERRORS:
+        return False
 
 
 @dataclass(frozen=True)
@@ -189,8 +195,8 @@ class Rule:
         object.__setattr__(self, "words", words if ascii_words else ())
         object.__setattr__(self, "by_line", bool(self.words) and stays_on_line(self.pattern))
         object.__setattr__(self, "_finder", LiteralFinder(self.words) if self.words else None)
-        width = sre_parser.parse(self.pattern.pattern, self.pattern.flags).getwidth()[1]
-        object.__setattr__(self, "reach", width if width < sre_parser.MAXWIDTH else None)
+        width = regex_tree.widths(self.pattern)
+        object.__setattr__(self, "reach", width[1] if width is not None else None)
 
     def _lines(self, text: str) -> list[tuple[int, int]] | None:
         """(start, end) of each line holding a word, in order; None when the whole text must be scanned."""

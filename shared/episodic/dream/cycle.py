@@ -7,35 +7,34 @@ that has a record is skipped unless `force`. The input (index, transcripts) is o
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from episodic.dream.archive import RecordArchive
+from episodic.dream.card_extract import card_extract, thread_title, thread_vector
 from episodic.dream.exemplar import Exemplar
-from episodic.dream.extract import (
-    DreamPhaseError,
-    ThreadExtract,
-    offline_extract,
-    read_deep,
-    validate_extract,
-)
+from episodic.dream.extract import DreamPhaseError, ThreadExtract, read_deep, validate_extract
 from episodic.dream.llm import (
     EXTRACT_SYSTEM,
     NARRATIVE_SYSTEM,
     DreamModel,
     Narrative,
+    cards_block,
     extract_prompt,
     extract_schema,
     narrative_prompt,
     narrative_schema,
 )
-from episodic.dream.record import Item, parse_record, render_record, section_items
+from episodic.dream.record import Item, item_title, parse_record, render_record, section_items
 from episodic.dream.scoring import PriorMemory, RecordedItem, WeekContext, explain, score_thread
 from episodic.dream.source import WeekSource
+from episodic.dream.statements import Meaning, prompt_sentences
 from episodic.dream.survey import Survey, render_survey
+from episodic.dream.synthesis import render_synthesis
 from episodic.dream.threads import find_threads, pick_threads, words
 from episodic.dream.weeks import IsoWeek
-from episodic.dream.writer import WeekAnalysis, build_record, citation, render_synthesis
+from episodic.dream.writer import WeekAnalysis, build_record, citation, project_of
+from episodic.embed.hashing import HashingEmbedder
 from episodic.models import Trajectory
 from episodic.survey import render_survey as render_session_survey
 
@@ -57,7 +56,9 @@ class DreamRun:
     weeks: list[WeekResult] = field(default_factory=list)
 
 
-def prior_memory(archive: RecordArchive, tenant_id: str, before: IsoWeek) -> PriorMemory:
+def prior_memory(
+    archive: RecordArchive, tenant_id: str, before: IsoWeek, meaning: Meaning | None = None
+) -> PriorMemory:
     """The themes and unfinished threads of the records of earlier weeks (novelty, open work, patterns)."""
     prior = PriorMemory()
     for week in archive.weeks(tenant_id):
@@ -67,17 +68,24 @@ def prior_memory(archive: RecordArchive, tenant_id: str, before: IsoWeek) -> Pri
         if not text:
             continue
         parsed = parse_record(text)
+        if parsed.front.get("sessions_analysed", "1") == "0":
+            continue  # an empty week's record (written by older versions) holds nothing to compare with
+        prior.weeks.append(str(week))
         for key, target in (("themes", prior.themes), ("unfinished", prior.unfinished)):
             for line in section_items(parsed, key):
                 target.append(RecordedItem(str(week), line, frozenset(words(_theme_terms(line)))))
+    if meaning is not None:  # compared by meaning: each item's title embedded once
+        for items in (prior.themes, prior.unfinished):
+            vectors = meaning.vectors([item_title(i.text) for i in items])
+            items[:] = [replace(i, vector=v) for i, v in zip(items, vectors, strict=True)]
     return prior
 
 
 def _theme_terms(line: str) -> str:
-    """A theme line's signature: its `terms ...;` list when written by this writer, else the whole line."""
+    """A theme line's signature: its `terms ...;` list in records of older versions, else its title."""
     if "**: terms " in line:
         return line.split("**: terms ", 1)[1].split(";", 1)[0]
-    return line.split("[", 1)[0]
+    return item_title(line)
 
 
 def _llm_extracts(
@@ -91,9 +99,10 @@ def _llm_extracts(
         mine = "\n### ".join(b for b in blocks if any(b.startswith(f"[{s} ") for s in shorts))
         trajectory = deep.get(thread.number)
         deep_text = render_session_survey(trajectory, DEEP_SURVEY_TOKENS) if trajectory else ""
+        cards = cards_block(thread.sessions)
         try:
             answer = model.complete(
-                EXTRACT_SYSTEM, extract_prompt("### " + mine, deep_text), extract_schema()
+                EXTRACT_SYSTEM, extract_prompt("### " + mine, deep_text, cards), extract_schema()
             )
             extract, dropped = validate_extract(answer, thread)
         except Exception as exc:
@@ -133,6 +142,7 @@ def analyse_week(
     prior: PriorMemory,
     model: DreamModel | None,
     exemplar: Exemplar,
+    meaning: Meaning,
 ) -> tuple[WeekAnalysis, dict[str, dict[str, int]]]:
     phases: dict[str, dict[str, int]] = {}
     try:
@@ -148,13 +158,15 @@ def analyse_week(
     }
     try:
         threads, noise = find_threads(digests)
+        typed = prompt_sentences([p for d in digests for p in d.prompts])
+        for thread in threads:  # titled from the cards' problems, not from a raw prompt
+            thread.label = thread_title(thread.sessions, meaning, typed)
+            thread.vector = thread_vector(thread, meaning)
         picked = pick_threads(threads)
         deep = read_deep(source, picked)
     except Exception as exc:
         raise DreamPhaseError("extract", str(week), f"{type(exc).__name__}: {exc}") from exc
-    ctx = WeekContext(
-        week=week, project_sessions=Counter(d.record.project or "?" for d in digests), prior=prior
-    )
+    ctx = WeekContext(week=week, project_sessions=Counter(project_of(d) for d in digests), prior=prior)
     scored = [score_thread(t, ctx) for t in picked]
     analysis = WeekAnalysis(
         week=week,
@@ -166,9 +178,10 @@ def analyse_week(
         mode="offline" if model is None else f"llm:{model.id}",
         deep_read=len(deep),
         prior=prior,
+        meaning=meaning,
     )
     if model is None:
-        analysis.extracts = {t.number: offline_extract(t, deep.get(t.number)) for t in picked}
+        analysis.extracts = {t.number: card_extract(t, deep.get(t.number), meaning, typed) for t in picked}
     else:
         analysis.extracts = _llm_extracts(model, analysis, survey, deep)
     phases["extract"] = {
@@ -195,20 +208,26 @@ def run_dream(
     model: DreamModel | None = None,
     force: bool = False,
     keep_survey: bool = False,
-    skip_empty: bool = False,
+    meaning: Meaning | None = None,
 ) -> DreamRun:
-    """`skip_empty`: a week without sessions gets no record (the default range); asked for by name, it
-    gets one that says so."""
+    """A week without sessions gets no record (nothing to hand off; the SessionStart hook would inject an
+    empty synthesis). A week already recorded is kept unless `force`; with `keep_survey` its survey is
+    still written. `meaning`: the statement vectors (default: the model-free hashing embedder)."""
+    meaning = meaning or Meaning(HashingEmbedder())
     run = DreamRun()
     recorded = set(archive.weeks(tenant_id))
     for week in weeks:
         if week in recorded and not force:
-            run.weeks.append(WeekResult(week=str(week), status="kept"))
+            kept = WeekResult(week=str(week), status="kept")
+            if keep_survey:
+                survey = render_survey(week, source.sessions(tenant_id, week.since, week.until))
+                kept.written.append(archive.write(tenant_id, week, "survey", survey.text))
+            run.weeks.append(kept)
             continue
         analysis, phases = analyse_week(
-            source, tenant_id, week, prior_memory(archive, tenant_id, week), model, exemplar
+            source, tenant_id, week, prior_memory(archive, tenant_id, week, meaning), model, exemplar, meaning
         )
-        if skip_empty and not analysis.digests:
+        if not analysis.digests:
             run.weeks.append(WeekResult(week=str(week), status="empty", phases=phases))
             continue
         try:

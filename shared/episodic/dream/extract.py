@@ -1,8 +1,7 @@
 """REM's deep extraction: what a thread decided, left unfinished, learnt and risked, each with its sessions.
 
-`ThreadExtract` is the one shape both paths produce: offline from the cards' fields plus decision and
-unfinished-work sentences found in the thread's latest transcript; with an LLM (`llm.DreamModel`) from the
-thread's survey blocks and one budgeted transcript survey. Either way a claim citing a session outside
+`ThreadExtract` is the one shape both paths produce: offline from the cards' fields (`card_extract`); with
+an LLM (`llm.DreamModel`) from the thread's cards, its survey blocks and one budgeted transcript survey. Either way a claim citing a session outside
 the thread is dropped and counted (summary drift), and an insight is `verified` only when a session it
 cites ended verified (context poisoning).
 """
@@ -30,10 +29,6 @@ _UNFINISHED_RE = re.compile(
     re.I,
 )
 _SENTENCE_RE = re.compile(r"(?<=[.!?])\s+")
-_OPEN_ENDINGS = {
-    Outcome.UNVERIFIED: "no passing check after the last change",
-    Outcome.FAILED: "the last check after the last change failed",
-}
 
 
 class DreamPhaseError(EpisodicError):
@@ -82,72 +77,6 @@ def deep_sentences(trajectory: Trajectory) -> tuple[list[str], list[str]]:
     decisions = [s for text in spoken for s in _sentences(text, _DECISION_RE)]
     unfinished = _sentences(trajectory.closing_summary, _UNFINISHED_RE)
     return decisions[-DEEP_SENTENCES:], unfinished[:DEEP_SENTENCES]
-
-
-def _carry_over(thread: Thread) -> str:
-    prompts = sum(len(d.prompts) for d in thread.sessions)
-    last = thread.sessions[-1].record.card.outcome.value
-    return (
-        f"{len(thread.sessions)} sessions and {prompts} prompts went into it; the last one ended {last}, "
-        "so the next session starts by re-establishing where it stands"
-    )
-
-
-def offline_extract(thread: Thread, deep: Trajectory | None) -> ThreadExtract:
-    seen: set[str] = set()
-    decisions: list[Claim] = []
-    insights: list[InsightClaim] = []
-    risks: list[Claim] = []
-    for digest in thread.sessions:
-        card = digest.record.card
-        for decision in card.key_decisions:
-            if decision.lower() not in seen:
-                seen.add(decision.lower())
-                decisions.append(Claim(text=decision[:400], sessions=[digest.session_id]))
-        if card.insight:
-            insights.append(
-                InsightClaim(
-                    text=card.insight[:400],
-                    sessions=[digest.session_id],
-                    verified=card.outcome is Outcome.VERIFIED,
-                )
-            )
-        if card.outcome is Outcome.FAILED:
-            risks.append(Claim(text=f"ended failed: {card.problem[:300]}", sessions=[digest.session_id]))
-    latest = thread.sessions[-1]
-    unfinished: list[UnfinishedClaim] = []
-    if deep is not None:
-        found_decisions, open_items = deep_sentences(deep)
-        decisions += [Claim(text=s, sessions=[latest.session_id]) for s in found_decisions]
-        unfinished += [
-            UnfinishedClaim(text=s, sessions=[latest.session_id], carry_over_cost=_carry_over(thread))
-            for s in open_items
-        ]
-    ending = _OPEN_ENDINGS.get(latest.record.card.outcome)
-    if ending and not unfinished:
-        unfinished.append(
-            UnfinishedClaim(
-                text=f"its last session ended {latest.record.card.outcome.value}: {ending}",
-                sessions=[d.session_id for d in thread.sessions][-3:],
-                carry_over_cost=_carry_over(thread),
-            )
-        )
-    dead_ends = [(d, e) for d in thread.sessions for e in d.record.card.dead_ends]
-    if len(dead_ends) >= 2:
-        risks.append(
-            Claim(
-                text=f"{len(dead_ends)} dead ends across the thread, e.g. {dead_ends[0][1][:200]}",
-                sessions=list(dict.fromkeys(d.session_id for d, _ in dead_ends))[:6],
-            )
-        )
-    return ThreadExtract(
-        label=thread.label,
-        summary=", ".join(thread.terms),
-        decisions=decisions[:8],
-        unfinished=unfinished[:4],
-        insights=insights[:6],
-        risks=risks[:4],
-    )
 
 
 def pick_deep(threads: list[Thread]) -> dict[int, SessionDigest]:

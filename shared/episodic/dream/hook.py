@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from episodic import envsource
+
+if TYPE_CHECKING:
+    from episodic.dream.archive import RecordArchive
 
 HEADER = "Latest weekly dream synthesis of this memory (decisions already made, open flags; cite-checked):\n"
 
@@ -21,12 +24,22 @@ def synthesis_context(max_chars: int) -> str | None:
     if not settings.dream_session_start:
         return None
     archive = LocalArchive(settings.home / "dreams")
-    weeks = archive.weeks(settings.tenant)
-    text = archive.read(settings.tenant, weeks[-1], "synthesis") if weeks else None
+    text = latest_synthesis(archive, settings.tenant)
     if not text:
         return None
     body = HEADER + text
     return body if len(body) <= max_chars else body[: max_chars - 1].rsplit("\n", 1)[0] + "\n…"
+
+
+def latest_synthesis(archive: RecordArchive, tenant: str) -> str | None:
+    """The newest synthesis of a week that had sessions (an empty week's, left by older versions, is skipped)."""
+    for week in reversed(archive.weeks(tenant)):
+        text = archive.read(tenant, week, "synthesis")
+        if text and "\nsessions_analysed: 0\n" not in text:
+            record = archive.read(tenant, week) or ""
+            if "\nsessions_analysed: 0\n" not in record:
+                return text
+    return None
 
 
 def main(stdout: IO[str] | None = None) -> int:

@@ -1,6 +1,7 @@
 """The LLM path: a `DreamModel` port (one JSON-schema-forced call) and its Bedrock and Claude Code adapters.
 
-The model sees only the thread's survey blocks and one budgeted transcript survey (never a raw transcript
+The model sees the thread's cards (the distilled statements it starts from), its survey blocks and one
+budgeted transcript survey (never a raw transcript
 whole). Its answer is validated against `ThreadExtract`; a failed call or an invalid answer fails the phase
 with the reason (`DreamPhaseError`), it is never patched over with offline text.
 """
@@ -11,7 +12,7 @@ import json
 import subprocess
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -19,13 +20,15 @@ from pydantic import BaseModel, Field
 from episodic.aws._calls import with_backoff
 from episodic.aws.bedrock_distiller import strict_tool_schema
 from episodic.dream.extract import Claim, ThreadExtract
+from episodic.dream.source import SessionDigest
 from episodic.marker import DISTILLER_MARKER
 
 EXTRACT_SYSTEM = (
-    "You read one thread of a team's coding-agent sessions from a weekly survey and pull out what it "
+    "You read one thread of a team's coding-agent sessions, from its sessions' cards (distilled: problem, "
+    "key decisions, insight, dead ends, misleading intuitions, checks) and a weekly survey, and pull out what it "
     "decided, what it left unfinished (with the carry-over cost: what the next session pays for it), what is "
     "worth remembering and what is at risk. Every claim lists the full session ids it came from, taken from "
-    "the survey. Mark an insight verified only when the survey shows a passing check or the user confirming. "
+    "the cards or the survey; say each decision once. Mark an insight verified only when the survey shows a passing check or the user confirming. "
     "Be specific: name the decision, the file area, the task. No code, no secrets."
 )
 NARRATIVE_SYSTEM = (
@@ -49,9 +52,26 @@ class DreamModel(ABC):
         """The parsed JSON answer; raise any exception (its message is the phase's failure reason)."""
 
 
-def extract_prompt(survey_blocks: str, deep_survey: str) -> str:
+CARD_FIELDS = ("problem", "key_decisions", "insight", "dead_ends", "misleading_intuitions", "critical_checks")
+
+
+def cards_block(sessions: Sequence[SessionDigest]) -> str:
+    """The thread's cards (already distilled and scrubbed), one JSON object per session."""
+    rows = []
+    for digest in sessions:
+        card = digest.record.card
+        row: dict[str, Any] = {"session": digest.session_id, "outcome": card.outcome.value}
+        row["day"] = digest.started_at.date().isoformat() if digest.started_at else "undated"
+        row.update({name: getattr(card, name) for name in CARD_FIELDS if getattr(card, name)})
+        rows.append(json.dumps(row, ensure_ascii=False))
+    return "\n".join(rows)
+
+
+def extract_prompt(survey_blocks: str, deep_survey: str, cards: str = "") -> str:
     return (
-        f"{DISTILLER_MARKER}\n\nTHE THREAD'S SESSIONS (from the week's survey):\n{survey_blocks}\n\n"
+        f"{DISTILLER_MARKER}\n\nTHE THREAD'S CARDS (one per session, distilled; start from these):\n"
+        f"{cards or '(none)'}\n\n"
+        f"THE THREAD'S SESSIONS (from the week's survey):\n{survey_blocks}\n\n"
         f"DEEPER DETAIL (one session of the thread):\n{deep_survey or '(none)'}\n"
     )
 

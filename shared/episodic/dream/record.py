@@ -26,6 +26,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
 CITED_HEADING = "Sessions Cited"
 CHECKS_HEADING = "Run Checks"
 RECORD_TYPE = "dreaming-cycle"
+NONE = "None this week"  # an empty section's line, with the reason when the week had sessions
 CITATION_RE = re.compile(r"\[([A-Za-z0-9_.-]{1,8}) (\d{4}-\d{2}-\d{2}|undated)\]")
 _FRONT_RE = re.compile(r"^---\n(.*?)\n---\n", re.S)
 
@@ -67,6 +68,7 @@ class DreamRecord(BaseModel):
     sections: dict[str, list[Item]] = Field(default_factory=dict)
     counters: dict[str, int] = Field(default_factory=dict)
     sessions: dict[str, str] = Field(default_factory=dict)  # short id -> full id of every session cited
+    empty_reasons: dict[str, str] = Field(default_factory=dict)  # section key -> why it holds nothing
 
     def front_matter(self) -> dict[str, Any]:
         return {
@@ -93,7 +95,8 @@ def render_record(record: DreamRecord, headings: dict[str, str] | None = None) -
         lines.append(f"## {titles[key]}")
         items = record.sections.get(key, [])
         if not items:
-            lines.append("- None this week.")
+            reason = record.empty_reasons.get(key)
+            lines.append(f"- {NONE}: {reason}" if reason else f"- {NONE}.")
         elif key == "narrative":
             lines.append(" ".join(i.render()[2:] for i in items))
         else:
@@ -165,10 +168,21 @@ def parse_record(text: str, headings: dict[str, str] | None = None) -> ParsedRec
 
 
 def section_items(parsed: ParsedRecord, key: str) -> list[str]:
-    """A section's claims without list markers ("None this week." is no claim)."""
+    """A section's claims without list markers ("None this week…" is no claim)."""
     out = []
     for line in parsed.sections.get(key, []):
         text = re.sub(r"^(?:- |\d+\. )", "", line)
-        if text and text != "None this week.":
+        if text and not text.startswith(NONE):
             out.append(text)
     return out
+
+
+_SCORE_RE = re.compile(r"\s*\(score [0-9.]+\)")
+
+
+def item_title(text: str) -> str:
+    """An earlier record's theme or unfinished line without its citations, score and summary."""
+    body = _SCORE_RE.sub("", text.split(" [", 1)[0])
+    if body.startswith("**") and "**" in body[2:]:
+        return body[2:].split("**", 1)[0]
+    return body.split(": its last session", 1)[0]  # an unfinished thread: its title

@@ -8,9 +8,12 @@ Signals (each in [0, 1]; the inputs of every one are kept for `--explain`):
 - recency 0.15: how late in the week its latest session started (Monday 00:00 = 0, next Monday = 1).
 - query diversity 0.15: distinct contexts (day, project, branch) it surfaced in, (k - 1) / (CONTEXTS - 1).
 - conceptual richness 0.10: distinct card tags across its sessions / RICHNESS_SATURATION, capped at 1.
-- novelty 0.06: 1 - the largest term overlap (Jaccard) with a theme of an earlier record (1 when none).
-Gates: score >= SCORE_GATE, sessions >= SESSIONS_GATE, and no earlier theme with an overlap of
-EQUIVALENT_OVERLAP or more (nothing equivalent already recorded).
+- novelty 0.06: 1 - the largest similarity with a theme of an earlier record (1 when none).
+Gates: score >= SCORE_GATE, sessions >= SESSIONS_GATE, and no earlier theme with a similarity of
+`WeekContext.equivalent` or more (nothing equivalent already recorded).
+Similarity is by meaning when the cycle has an embedder (the cosine of the thread's card vector and the
+earlier item's title vector; equivalent at the embedder's same-statement threshold, related at its
+same-thread one, see `statements`), else the Jaccard overlap of terms (EQUIVALENT_OVERLAP, OPEN_WORK_OVERLAP).
 """
 
 from __future__ import annotations
@@ -47,10 +50,14 @@ class RecordedItem:
     week: str
     text: str
     terms: frozenset[str]
+    vector: Any = (
+        None  # its title's embedding (a card's problem): compared by meaning when the thread has one
+    )
 
 
 @dataclass
 class PriorMemory:
+    weeks: list[str] = field(default_factory=list)  # the earlier records read (oldest first)
     themes: list[RecordedItem] = field(default_factory=list)
     unfinished: list[RecordedItem] = field(default_factory=list)
 
@@ -60,6 +67,8 @@ class WeekContext:
     week: IsoWeek
     project_sessions: Counter[str]
     prior: PriorMemory = field(default_factory=PriorMemory)
+    equivalent: float = EQUIVALENT_OVERLAP  # with vectors: the embedder's same-statement cosine
+    related: float = OPEN_WORK_OVERLAP  # with vectors: the embedder's same-thread cosine
 
 
 @dataclass
@@ -99,10 +108,16 @@ def overlap(a: frozenset[str] | set[str], b: frozenset[str] | set[str]) -> float
     return len(a & b) / len(a | b) if a and b else 0.0
 
 
-def _closest(terms: frozenset[str], items: list[RecordedItem]) -> tuple[float, RecordedItem | None]:
+def _closest(thread: Thread, items: list[RecordedItem]) -> tuple[float, RecordedItem | None]:
+    """The earlier item nearest the thread: by the cosine of their vectors when both have one (meaning),
+    else by the Jaccard overlap of their terms."""
+    terms = frozenset(thread.terms)
     best: tuple[float, RecordedItem | None] = (0.0, None)
     for item in items:
-        value = overlap(terms, item.terms)
+        if thread.vector is not None and item.vector is not None:
+            value = max(0.0, float(thread.vector @ item.vector))
+        else:
+            value = overlap(terms, item.terms)
         if value > best[0]:
             best = (value, item)
     return best
@@ -113,8 +128,8 @@ def relevance(thread: Thread, ctx: WeekContext) -> Signal:
     busiest = max(ctx.project_sessions.values(), default=0) or 1
     centrality = min(1.0, ctx.project_sessions.get(project, count) / busiest)
     not_verified = [d.session_id for d in thread.sessions if d.record.card.outcome is not Outcome.VERIFIED]
-    carried, item = _closest(frozenset(thread.terms), ctx.prior.unfinished)
-    open_work = 1.0 if not_verified or carried >= OPEN_WORK_OVERLAP else 0.0
+    carried, item = _closest(thread, ctx.prior.unfinished)
+    open_work = 1.0 if not_verified or carried >= ctx.related else 0.0
     return Signal(
         "relevance",
         round(0.6 * centrality + 0.4 * open_work, 3),
@@ -183,7 +198,7 @@ def conceptual_richness(thread: Thread) -> Signal:
 
 
 def novelty(thread: Thread, ctx: WeekContext) -> tuple[Signal, float, RecordedItem | None]:
-    closest, item = _closest(frozenset(thread.terms), ctx.prior.themes)
+    closest, item = _closest(thread, ctx.prior.themes)
     signal = Signal(
         "novelty",
         round(1.0 - closest, 3),
@@ -217,10 +232,10 @@ def score_thread(thread: Thread, ctx: WeekContext) -> Scored:
         Gate("sessions", n >= SESSIONS_GATE, f"{n} session(s), {SESSIONS_GATE} needed"),
         Gate(
             "not_recorded",
-            closest < EQUIVALENT_OVERLAP,
+            closest < ctx.equivalent,
             f"closest earlier theme overlap {closest:.2f}"
             + (f" ({item.week})" if item else "")
-            + f", equivalent at {EQUIVALENT_OVERLAP}",
+            + f", equivalent at {ctx.equivalent}",
         ),
     ]
     return scored

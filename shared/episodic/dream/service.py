@@ -17,6 +17,7 @@ from episodic.dream.html import render_dashboard
 from episodic.dream.llm import BedrockDreamModel, ClaudeCodeDreamModel, DreamModel
 from episodic.dream.record import ParsedRecord, parse_record
 from episodic.dream.source import IndexWeekSource, WeekSource
+from episodic.dream.statements import Meaning
 from episodic.dream.weeks import IsoWeek, resolve_weeks
 from episodic.errors import ConfigError, EpisodicError
 from episodic.settings import DeployedSettings, Settings
@@ -58,12 +59,34 @@ def build_model(settings: Settings, clients: Any = None) -> DreamModel | None:
         from episodic.aws.clients import AwsClients
 
         clients = clients or AwsClients(settings)
-        return BedrockDreamModel(clients.get("bedrock-runtime"), settings.bedrock_model_id)
+        return BedrockDreamModel(bedrock_client(clients), settings.bedrock_model_id)
     if settings.distiller == "claude-code":
         from episodic.distill.claude_code import ClaudeCodeDistiller
 
         return ClaudeCodeDreamModel(ClaudeCodeDistiller.from_settings(settings))
     return None
+
+
+def bedrock_client(clients: Any) -> Any:
+    """The Bedrock runtime client, or a ConfigError that says what to set (never a botocore traceback)."""
+    try:
+        return clients.get("bedrock-runtime")
+    except EpisodicError:
+        raise
+    except Exception as exc:  # NoRegionError, a broken profile: one line naming the fix
+        if type(exc).__name__ == "NoRegionError":
+            raise ConfigError(
+                "the Bedrock distiller writes the dream but no AWS region is set: set EPISODIC_AWS_REGION "
+                "(or AWS_REGION), or run `episodic dream --offline`"
+            ) from exc
+        raise ConfigError(f"cannot open the Bedrock client for the dream: {exc}") from exc
+
+
+def build_meaning(settings: Settings, clients: Any = None) -> Meaning:
+    """Statement vectors from the configured embedder (what the index is embedded with)."""
+    from episodic.backends import build_embedder
+
+    return Meaning(build_embedder(settings, clients))
 
 
 def build_week_source(
@@ -126,6 +149,7 @@ def dream_tenants(
         source = BucketWeekSource(memory, s3, settings.transcripts_bucket, settings.transcripts_prefix)
     archive = build_archive(settings, clients)
     model = build_model(settings, clients)
+    meaning = Meaning(memory.embedder) if memory is not None else build_meaning(settings, clients)
     summary: dict[str, Any] = {}
     failures: list[str] = []
     for tenant in chosen:
@@ -137,6 +161,7 @@ def dream_tenants(
                 archive=archive,
                 model=model,
                 now=now,
+                meaning=meaning,
             )
             summary[tenant] = [{"week": w.week, "status": w.status, "phases": w.phases} for w in run.weeks]
         except EpisodicError as exc:
@@ -162,6 +187,7 @@ def dream(
     archive: RecordArchive | None = None,
     model: DreamModel | None = None,
     now: datetime | None = None,
+    meaning: Meaning | None = None,
 ) -> DreamRun:
     now = now or datetime.now(UTC)
     named = bool(request.week or request.since or request.until)
@@ -184,6 +210,7 @@ def dream(
     archive = archive or build_archive(settings)
     if model is None and not request.offline:
         model = build_model(settings)
+    meaning = meaning or build_meaning(settings)
     weeks = weeks_for(archive.weeks(tenant), None if named else source.earliest(tenant))
     return run_dream(
         source,
@@ -195,7 +222,7 @@ def dream(
         model=model,
         force=request.force,
         keep_survey=request.keep_survey,
-        skip_empty=not named,
+        meaning=meaning,
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from episodic.dream.source import SessionDigest
+from episodic.dream.statements import project_name
 from episodic.dream.weeks import IsoWeek
 
 MAX_FILES = 15
@@ -45,7 +46,7 @@ def _session_block(digest: SessionDigest) -> list[str]:
     record = digest.record
     card = record.card
     out = [
-        f"### {cite(digest)} {record.project or '?'} · {record.agent} · {card.outcome.value}",
+        f"### {cite(digest)} {project_name(record.cwd, record.project)} · {record.agent} · {card.outcome.value}",
         f"- session: {record.session_id}" + (f" · branch {record.git_branch}" if record.git_branch else ""),
         f"- problem (card): {card.problem}",
     ]

@@ -17,8 +17,10 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import timedelta
+from typing import Any
 
 from episodic.dream.source import SessionDigest
+from episodic.dream.statements import project_name
 from episodic.models import Outcome
 
 LINK_SIMILARITY = 0.3
@@ -168,6 +170,7 @@ class Thread:
     sessions: list[SessionDigest]
     terms: list[str]
     label: str
+    vector: Any = None  # the mean of its cards' problem vectors, when the cycle has an embedder
 
     @property
     def session_ids(self) -> list[str]:
@@ -175,7 +178,7 @@ class Thread:
 
     @property
     def projects(self) -> Counter[str]:
-        return Counter(d.record.project or "?" for d in self.sessions)
+        return Counter(project_name(d.record.cwd, d.record.project) for d in self.sessions)
 
 
 def _terms(sessions: list[SessionDigest]) -> list[str]:

@@ -3,6 +3,7 @@ synthesis (patterns across weeks, decisions already made, numbered flags). Every
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -10,14 +11,14 @@ from datetime import datetime
 from episodic.dream.exemplar import Exemplar
 from episodic.dream.extract import ThreadExtract
 from episodic.dream.record import Citation, DreamRecord, Item
-from episodic.dream.scoring import PriorMemory, Scored, overlap
+from episodic.dream.scoring import PriorMemory, Scored
 from episodic.dream.source import SessionDigest
+from episodic.dream.statements import Meaning, first_sentence, project_name
 from episodic.dream.survey import Survey
 from episodic.dream.threads import Noise
 from episodic.dream.weeks import IsoWeek
 from episodic.models import Outcome
 
-PATTERN_OVERLAP = 0.2  # a theme "recurs" from an earlier week at this term overlap
 NEAR_MISS = 0.6  # a recurring thread held back with a score this high is flagged
 MAX_NARRATIVE_THREADS = 3
 
@@ -37,6 +38,7 @@ class WeekAnalysis:
     dropped_claims: int = 0
     narrative: list[Item] | None = None  # the LLM's; None: written offline
     prior: PriorMemory = field(default_factory=PriorMemory)
+    meaning: Meaning | None = None  # statement vectors: duplicates dropped, threads joined across weeks
 
     @property
     def promoted(self) -> list[Scored]:
@@ -51,7 +53,7 @@ def citation(digest: SessionDigest) -> Citation:
     return Citation(session_id=digest.session_id, day=day)
 
 
-def _cites(analysis: WeekAnalysis, session_ids: list[str]) -> list[Citation]:
+def cites_of(analysis: WeekAnalysis, session_ids: list[str]) -> list[Citation]:
     out = []
     for sid in dict.fromkeys(session_ids):
         digest = analysis.digest(sid)
@@ -69,7 +71,7 @@ def offline_narrative(analysis: WeekAnalysis) -> list[Item]:
     digests = analysis.digests
     if not digests:
         return [Item(text="No session was indexed for this week.")]
-    projects = Counter(d.record.project or "?" for d in digests)
+    projects = Counter(project_of(d) for d in digests)
     top = ", ".join(f"{p} ({n})" for p, n in projects.most_common(3))
     items = [
         Item(
@@ -82,7 +84,7 @@ def offline_narrative(analysis: WeekAnalysis) -> list[Item]:
     if centred:
         parts = [f"“{s.thread.label}” ({len(s.thread.sessions)} sessions)" for s in centred]
         joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        cites = _cites(analysis, [sid for s in centred for sid in s.thread.session_ids])
+        cites = cites_of(analysis, [sid for s in centred for sid in s.thread.session_ids])
         items.append(Item(text=f"The week centred on {joined}.", cites=cites))
     if not analysis.promoted:
         recurring = [s for s in analysis.scored if len(s.thread.sessions) >= 2]
@@ -91,7 +93,7 @@ def offline_narrative(analysis: WeekAnalysis) -> list[Item]:
             Item(
                 text=f"No thread passed all three gates ({len(analysis.scored)} candidates, "
                 f"{len(recurring)} recurring).",
-                cites=_cites(analysis, best.thread.session_ids) if best else [],
+                cites=cites_of(analysis, best.thread.session_ids) if best else [],
             )
         )
     noise = [*analysis.noise.retries, *analysis.noise.loop_ticks, *analysis.noise.chatter]
@@ -105,48 +107,68 @@ def offline_narrative(analysis: WeekAnalysis) -> list[Item]:
     return items
 
 
+def ranked_extracts(analysis: WeekAnalysis) -> list[tuple[Scored, ThreadExtract]]:
+    """REM's threads, the promoted first (by score), then the others it read: the week's significant work."""
+    ranked = sorted(analysis.scored, key=lambda s: (not s.promoted, -s.score))
+    return [(s, analysis.extracts[s.thread.number]) for s in ranked if s.thread.number in analysis.extracts]
+
+
+def _distinct(analysis: WeekAnalysis, items: list[Item]) -> list[Item]:
+    """Items that say the same thing as an earlier one (by meaning) dropped: the first, best-ranked, stays."""
+    if analysis.meaning is None:
+        return items
+    return [items[i] for i in analysis.meaning.distinct([i.text for i in items])]
+
+
 def _decisions(analysis: WeekAnalysis, cap: int) -> list[Item]:
-    items = []
-    for scored in analysis.promoted:
-        for claim in analysis.extracts[scored.thread.number].decisions:
-            cites = _cites(analysis, claim.sessions)
+    """Taken in turn from each thread (the best-ranked first), so one busy thread does not fill the section."""
+    per_thread: list[list[Item]] = []
+    for _, extract in ranked_extracts(analysis):
+        mine = []
+        for claim in extract.decisions:
+            cites = cites_of(analysis, claim.sessions)
             if cites:
-                items.append(Item(text=claim.text, cites=cites, day=cites[0].day))
-    items.sort(key=lambda i: i.day or "")
-    return items[:cap]
+                mine.append(Item(text=claim.text, cites=cites, day=cites[0].day))
+        per_thread.append(mine)
+    items = [i for turn in itertools.zip_longest(*per_thread) for i in turn if i is not None]
+    kept = _distinct(analysis, items)[:cap]
+    kept.sort(key=lambda i: i.day or "")
+    return kept
 
 
 def _unfinished(analysis: WeekAnalysis, cap: int) -> list[Item]:
     items = []
-    for scored in analysis.promoted:
-        extract = analysis.extracts[scored.thread.number]
+    for _, extract in ranked_extracts(analysis):
         for claim in extract.unfinished:
-            cost = f" Carry-over cost: {claim.carry_over_cost}." if claim.carry_over_cost else ""
-            items.append(
-                Item(text=f"{extract.label}: {claim.text}.{cost}", cites=_cites(analysis, claim.sessions))
-            )
+            cost = f" Carry-over: {claim.carry_over_cost}." if claim.carry_over_cost else ""
+            text = claim.text if claim.text.startswith(extract.label) else f"{extract.label}: {claim.text}"
+            items.append(Item(text=f"{text.rstrip('.')}.{cost}", cites=cites_of(analysis, claim.sessions)))
     return items[:cap]
 
 
 def _insights(analysis: WeekAnalysis, cap: int) -> tuple[list[Item], int, int]:
     verified: list[Item] = []
     marked: list[Item] = []
-    for scored in analysis.promoted:
-        for claim in analysis.extracts[scored.thread.number].insights:
-            cites = _cites(analysis, claim.sessions)
+    for _, extract in ranked_extracts(analysis):
+        for claim in extract.insights:
+            cites = cites_of(analysis, claim.sessions)
             if claim.verified:
                 verified.append(Item(text=claim.text, cites=cites))
             else:
                 marked.append(Item(text=f"(unverified) {claim.text}", cites=cites))
-    items = (verified + marked)[:cap]
+    items = _distinct(analysis, verified + marked)[:cap]
     shown_verified = sum(1 for i in items if not i.text.startswith("(unverified)"))
     return items, shown_verified, len(items) - shown_verified
+
+
+def project_of(digest: SessionDigest) -> str:
+    return project_name(digest.record.cwd, digest.record.project)
 
 
 def _projects(analysis: WeekAnalysis, cap: int) -> list[Item]:
     by_project: dict[str, list[SessionDigest]] = {}
     for digest in analysis.digests:
-        by_project.setdefault(digest.record.project or "?", []).append(digest)
+        by_project.setdefault(project_of(digest), []).append(digest)
     items = []
     for project, digests in sorted(by_project.items(), key=lambda kv: -len(kv[1]))[:cap]:
         files = len({f for d in digests for f in d.files_touched})
@@ -162,16 +184,46 @@ def _projects(analysis: WeekAnalysis, cap: int) -> list[Item]:
 def _risks(analysis: WeekAnalysis, cap: int) -> list[Item]:
     items = []
     cited: set[str] = set()
-    for scored in analysis.promoted:
-        for claim in analysis.extracts[scored.thread.number].risks:
-            items.append(Item(text=claim.text, cites=_cites(analysis, claim.sessions)))
+    for _, extract in ranked_extracts(analysis):
+        for claim in extract.risks:
+            items.append(Item(text=claim.text, cites=cites_of(analysis, claim.sessions)))
             cited.update(claim.sessions)
     failed = [
         d for d in analysis.digests if d.record.card.outcome is Outcome.FAILED and d.session_id not in cited
     ]
     for digest in failed:
-        items.append(Item(text=f"ended failed: {digest.record.card.problem[:200]}", cites=[citation(digest)]))
-    return items[:cap]
+        title = first_sentence(digest.record.card.problem, 120)
+        items.append(
+            Item(text=f"Ended failed, not picked up again this week: {title}", cites=[citation(digest)])
+        )
+    return _distinct(analysis, items)[:cap]
+
+
+EMPTY_REASONS: dict[str, str] = {
+    "themes": "no thread passed all three gates ({candidates} candidates, {recurring} recurring; "
+    "`dream --explain` shows each one's signals).",
+    "decisions": "no card of the week's {picked} threads records a key decision, and no sentence of their "
+    "transcripts about the thread's topic states one.",
+    "unfinished": "the latest session of each of the week's {picked} threads ended verified or informational.",
+    "insights": "no card of the week's {picked} threads states an insight or a misleading intuition that "
+    "reads as a statement.",
+    "risks": "no dead end recurred, no failed session was left, and no unverified change was touched again.",
+    "flags": "nothing is open, nothing recurred just under the gates, and every session had its transcript.",
+    "narrative": "no session was indexed for this week.",
+    "projects": "no session was indexed for this week.",
+}
+
+
+def empty_reasons(analysis: WeekAnalysis, sections: dict[str, list[Item]]) -> dict[str, str]:
+    """Why each empty section is empty (a week without sessions says only that)."""
+    if not analysis.digests:
+        return {key: "no session was indexed for this week." for key, items in sections.items() if not items}
+    facts = {
+        "candidates": len(analysis.scored),
+        "recurring": sum(len(s.thread.sessions) >= 2 for s in analysis.scored),
+        "picked": len(analysis.extracts),
+    }
+    return {key: EMPTY_REASONS[key].format(**facts) for key, items in sections.items() if not items}
 
 
 def _flags(analysis: WeekAnalysis, unfinished: list[Item], cap: int) -> list[Item]:
@@ -186,7 +238,7 @@ def _flags(analysis: WeekAnalysis, unfinished: list[Item], cap: int) -> list[Ite
         items.append(
             Item(
                 text=f"Recurred but held back by the {failed} gate: {scored.thread.label}",
-                cites=_cites(analysis, scored.thread.session_ids),
+                cites=cites_of(analysis, scored.thread.session_ids),
                 score=scored.score,
             )
         )
@@ -204,8 +256,10 @@ def _flags(analysis: WeekAnalysis, unfinished: list[Item], cap: int) -> list[Ite
 def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> DreamRecord:
     themes = [
         Item(
-            text=f"**{s.thread.label}**: terms {', '.join(s.thread.terms)}; {len(s.thread.sessions)} sessions",
-            cites=_cites(analysis, s.thread.session_ids),
+            text=f"**{s.thread.label}**: {analysis.extracts[s.thread.number].summary}"
+            if s.thread.number in analysis.extracts
+            else f"**{s.thread.label}**: {len(s.thread.sessions)} sessions",
+            cites=cites_of(analysis, s.thread.session_ids),
             score=s.score,
         )
         for s in analysis.promoted[: exemplar.cap("themes")]
@@ -222,6 +276,7 @@ def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> D
         "risks": _risks(analysis, exemplar.cap("risks")),
         "flags": _flags(analysis, unfinished, exemplar.cap("flags")),
     }
+    reasons = empty_reasons(analysis, sections)
     cited = {c.session_id for items in sections.values() for i in items for c in i.cites}
     claims = [i for items in sections.values() for i in items]
     starts = [d.started_at for d in analysis.digests if d.started_at]
@@ -258,36 +313,5 @@ def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> D
         sections=sections,
         counters=counters,
         sessions={sid[:8]: sid for sid in sorted(cited)},
+        empty_reasons=reasons,
     )
-
-
-def render_synthesis(record: DreamRecord, analysis: WeekAnalysis) -> str:
-    """The hand-off: patterns across weeks, decisions already made (not to be reopened), the flags."""
-    lines = [
-        "---",
-        f"week: {record.week}",
-        "type: dreaming-synthesis",
-        f"record: {record.week}.md",
-        "---",
-        "",
-    ]
-    lines.append("## Patterns Across Weeks")
-    patterns = []
-    for scored in analysis.promoted:
-        terms = frozenset(scored.thread.terms)
-        for kind, items in (
-            ("recurs from", analysis.prior.themes),
-            ("carries over from", analysis.prior.unfinished),
-        ):
-            match = max(items, key=lambda i: overlap(terms, i.terms), default=None)
-            if match is not None and overlap(terms, match.terms) >= PATTERN_OVERLAP:
-                cites = " ".join(c.render() for c in _cites(analysis, scored.thread.session_ids))
-                patterns.append(f"- {scored.thread.label} {kind} {match.week} ({match.text[:80]}) {cites}")
-    if not analysis.prior.themes and not analysis.prior.unfinished:
-        patterns.append("- First record: no earlier week to compare with.")
-    lines += patterns or ["- No promoted theme recurs from an earlier record."]
-    lines += ["", "## Decisions Already Made (do not reopen)"]
-    lines += [i.render() for i in record.sections.get("decisions", [])] or ["- None this week."]
-    lines += ["", "## Flags for Review"]
-    lines += [i.render(n) for n, i in enumerate(record.sections.get("flags", []), 1)] or ["- None this week."]
-    return "\n".join(lines) + "\n"

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from episodic.evaluation.injection_report import CHART_NAME as INJECTION_CHART
+from episodic.evaluation.injection_report import render_injection, render_injection_chart
 from episodic.evaluation.metrics import SystemMetrics
 from episodic.evaluation.runner import EvalResult
 
@@ -97,6 +99,7 @@ def render_summary(result: EvalResult) -> str:
             for bad in summary.get("invalid", []):
                 out.append(f"  - refused {bad['file']}: {bad['reason']}")
         out.append("")
+    out += render_injection(result.injection)
     noted = {n: r.notes for n, r in result.systems.items() if r.notes}
     if noted:
         out += ["## Notes", ""]
@@ -186,4 +189,6 @@ def write_report(result: EvalResult, folder: Path) -> tuple[Path, Path]:
     chart = folder / CHART_NAME
     report.write_text(render_markdown(result), encoding="utf-8")
     render_chart(result, chart)
+    if result.injection:
+        render_injection_chart(result.injection, folder / INJECTION_CHART)
     return report, chart

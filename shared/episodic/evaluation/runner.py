@@ -16,10 +16,12 @@ from episodic.errors import InvalidArgumentError
 from episodic.evaluation.cache import WorkCache
 from episodic.evaluation.cardsets import CardSet, distilled_set, fold_of, folder_set, read_folder
 from episodic.evaluation.corpus import EvalCorpus, distill_corpus, load_corpus
+from episodic.evaluation.injection import InjectionView, Negative, injection_view, read_negatives
 from episodic.evaluation.metrics import Comparison, SystemMetrics, compare_all, rank_of, summarize
 from episodic.evaluation.progress import Progress
 from episodic.evaluation.queries import EvalQuery, read_queries
 from episodic.evaluation.systems import SystemContext, select_systems
+from episodic.evaluation.systems.cards import default_memory
 from episodic.ports import Distiller, Embedder
 from episodic.settings import Settings
 
@@ -56,6 +58,7 @@ class EvalResult(BaseModel):
     missing_targets: list[str]  # ids of queries whose target session is not in the corpus
     seconds: dict[str, float]
     command: str = ""
+    injection: dict[str, InjectionView] = Field(default_factory=dict)  # card set -> what the hook injects
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable object: systems with metrics and SE, per-query ranks, and context."""
@@ -81,6 +84,11 @@ class EvalResult(BaseModel):
             "missing_targets": self.missing_targets,
             "seconds": self.seconds,
             "command": self.command,
+            **(
+                {"injection": {k: v.model_dump() for k, v in self.injection.items()}}
+                if self.injection
+                else {}
+            ),
         }
 
 
@@ -129,11 +137,14 @@ def run_evaluation(
     distiller: Distiller | None = None,
     cards_dir: Path | str | None = None,
     cards_only: bool = False,
+    negatives: Path | str | Sequence[Negative] | None = None,
 ) -> EvalResult:
     """Rank every corpus session for every query with every selected system; score the ranks.
 
     With `cards_dir`, card systems run on that folder's cards (validated; missing sessions distilled) and,
     unless `cards_only`, also on the distilled cards, side by side (`hybrid@heuristic`, `hybrid@cards`).
+    With `negatives`, each card set also gets the injection view (`evaluation.injection`): what the prompt
+    hook gives the agent for the positives and for prompts no session covers.
     """
     if k < 1:
         raise InvalidArgumentError(f"k must be at least 1, got {k}")
@@ -149,6 +160,7 @@ def run_evaluation(
     query_list = read_queries(queries) if isinstance(queries, str | Path) else list(queries)
     if not query_list:
         raise InvalidArgumentError("no queries to evaluate")
+    negative_list = read_negatives(negatives) if isinstance(negatives, str | Path) else list(negatives or [])
     seconds: dict[str, float] = {}
 
     started = time.perf_counter()
@@ -183,6 +195,7 @@ def run_evaluation(
     ranks: dict[str, list[int | None]] = {}
     notes: dict[str, list[dict[str, Any]]] = {}
     results: dict[str, SystemResult] = {}
+    injection: dict[str, InjectionView] = {}
     texts = [q.query for q in query_list]
     with tempfile.TemporaryDirectory(prefix="episodic-eval-") as workdir:
         for position, card_set in enumerate(sets):
@@ -217,6 +230,15 @@ def run_evaluation(
                     notes=system.summary_notes(notes[name], ranks[name], k),
                     seconds=round(time.perf_counter() - mark, 2),
                 )
+            if negative_list:
+                mark = time.perf_counter()
+                progress.start(f"injection view @{card_set.label}", 1)
+                memory = default_memory(context, view)
+                production = replace(memory, settings=settings.model_copy(update={"max_k": max(k, 5)}))
+                present = [q for q in query_list if q.session_id in corpus.trajectories]
+                injection[card_set.label] = injection_view(production, card_set.label, present, negative_list)
+                progress.advance()
+                seconds[f"injection@{card_set.label}"] = time.perf_counter() - mark
     seconds["total"] = time.perf_counter() - started
 
     query_results = [
@@ -249,4 +271,5 @@ def run_evaluation(
         },
         missing_targets=missing,
         seconds={name: round(value, 2) for name, value in seconds.items()},
+        injection=injection,
     )

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 500
+MAX_LINK_FIELD_CHARS = 1000  # a link's cwd or terminal, as written by the caller
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
@@ -243,14 +244,26 @@ def link_session(
     tracker: Tracker | None = None,
     now: datetime | None = None,
 ) -> WorkLink:
-    """Record a confirmed link (appended: earlier links stay). A session not indexed yet may be linked
-    (the current one usually is not); a container item (a Beads epic) is refused."""
+    """Record a confirmed link (appended: earlier links stay); a container item (a Beads epic) is refused.
+    Only a session the tenant owns: one in its history or cards, or — for the server's own tenant, whose
+    transcripts are on this machine — one not indexed yet (the current one usually is not). Another
+    tenant's session gets the same error as an unknown id, so the answer reveals nothing about it."""
     check_tenant(tenant_id)
     session_id = check_session_id(session_id)
     parsed = parse_item(item)
     store = history_of(memory)
     record = store.get(tenant_id, session_id)
-    where = cwd or (record.cwd if record else "")
+    if (
+        record is None
+        and tenant_id != memory.settings.tenant  # the server's own tenant (record.is_server_tenant)
+        and memory.store.get(tenant_id, session_id) is None
+    ):
+        raise NotFoundError(
+            f"no session {session_id!r} in this tenant's history or cards: index or harvest it, then link it"
+        )
+    scrubber = Scrubber.from_settings(memory.settings)  # the caller's free text is stored and shown
+    where = scrubber.scrub_field(cwd, MAX_LINK_FIELD_CHARS) or (record.cwd if record else "")
+    terminal = scrubber.scrub_field(terminal, MAX_LINK_FIELD_CHARS)
     if parsed.kind == "beads" and (tracker or NoTracker()).is_container(parsed.key, where):
         raise InvalidArgumentError(
             f"{parsed.key} is an epic (a container of other items): link the session to one of its tasks"

@@ -4,6 +4,10 @@ A separate file, not tables in the card index: the history has its own schema an
 rebuilt from the transcripts at any time without touching cards or their embedding manifest), and
 the card index's migrations stay the card index's. One FTS5 row per turn, one for the summaries and one for
 the metadata, so a match can say which turns mention a topic and how often.
+
+Each tenant's text is in its own FTS5 table (`history_fts_<n>`, numbered in `history_tenant_fts`):
+`bm25()` takes its document count and average length from the whole table, so one shared table
+let another tenant's writes move a tenant's scores (and reveal which words its history holds).
 """
 
 from __future__ import annotations
@@ -21,15 +25,17 @@ from episodic.history.terms import describe_match, fts_query, query_terms
 from episodic.sqlite_conn import open_connection, transaction
 from episodic.store.parity import require_tenant
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+_FTS = "USING fts5(body, tokenize='unicode61 remove_diacritics 2')"
+_TENANT_TABLES = "CREATE TABLE history_tenant_fts (n INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL UNIQUE)"
 _SCHEMA = (
     "CREATE TABLE history_sessions (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, "
     "source_sha256 TEXT NOT NULL, project TEXT NOT NULL, started_ts REAL, record TEXT NOT NULL, "
     "UNIQUE (tenant_id, session_id))",
     "CREATE INDEX history_sessions_time ON history_sessions (tenant_id, started_ts)",
-    # same tokenizer as the cards' keyword index: exact words, no stemming; queries add prefix matching
-    # one row per session, rowid = the session's row id: ranking costs one BM25 per matching session
-    "CREATE VIRTUAL TABLE history_fts USING fts5(body, tokenize='unicode61 remove_diacritics 2')",
+    # per tenant, same tokenizer as the cards' keyword index: exact words, no stemming; queries add prefix
+    # matching. One row per session, rowid = the session's row id: one BM25 per matching session
+    _TENANT_TABLES,
     "CREATE TABLE history_links (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, "
     "item TEXT NOT NULL, kind TEXT NOT NULL, origin TEXT NOT NULL, linked_at TEXT NOT NULL, link TEXT NOT NULL)",
     "CREATE INDEX history_links_item ON history_links (tenant_id, item)",
@@ -46,6 +52,7 @@ class SQLiteHistoryStore(HistoryStore):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.RLock()
+        self._tables: dict[str, str] = {}  # tenant -> its committed FTS table
         self._conn = open_connection(path, busy_timeout_ms)
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._migrate()
@@ -57,6 +64,8 @@ class SQLiteHistoryStore(HistoryStore):
                 for statement in _SCHEMA:
                     conn.execute(statement)
                 conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            elif version == 1:
+                self._split_fts_by_tenant(conn)
             elif version > SCHEMA_VERSION:
                 from episodic.errors import ConfigError
 
@@ -64,6 +73,36 @@ class SQLiteHistoryStore(HistoryStore):
                     f"history store {self.path} has schema version {version}, newer than this "
                     f"episodic understands ({SCHEMA_VERSION}); upgrade episodic"
                 )
+
+    def _split_fts_by_tenant(self, conn: sqlite3.Connection) -> None:
+        """Version 1 -> 2: the one shared FTS table becomes one per tenant (same rows, same rowids)."""
+        conn.execute(_TENANT_TABLES)
+        tenants = [row[0] for row in conn.execute("SELECT DISTINCT tenant_id FROM history_sessions")]
+        for tenant in tenants:
+            table = self._fts_table(conn, tenant, create=True)
+            conn.execute(
+                f"INSERT INTO {table} (rowid, body) SELECT rowid, body FROM history_fts "
+                "WHERE rowid IN (SELECT id FROM history_sessions WHERE tenant_id = ?)",
+                (tenant,),
+            )
+        conn.execute("DROP TABLE history_fts")
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+
+    def _fts_table(self, conn: sqlite3.Connection, tenant: str, *, create: bool) -> str | None:
+        """The tenant's FTS table (created for a write when it has none yet); None: no text stored."""
+        known = self._tables.get(tenant)
+        if known is not None:
+            return known
+        row = conn.execute("SELECT n FROM history_tenant_fts WHERE tenant_id = ?", (tenant,)).fetchone()
+        if row is not None:
+            self._tables[tenant] = f"history_fts_{int(row[0])}"  # committed: safe to remember
+            return self._tables[tenant]
+        if not create:
+            return None
+        n = conn.execute("INSERT INTO history_tenant_fts (tenant_id) VALUES (?)", (tenant,)).lastrowid
+        table = f"history_fts_{int(n or 0)}"  # not remembered until a later read: this write may roll back
+        conn.execute(f"CREATE VIRTUAL TABLE {table} {_FTS}")
+        return table
 
     def close(self) -> None:
         with self._lock:
@@ -92,9 +131,10 @@ class SQLiteHistoryStore(HistoryStore):
             if row and row[1] == record.source_sha256:
                 return False
             values = (record.source_sha256, record.project, _ts(record.started_at), record.model_dump_json())
+            table = self._fts_table(conn, tenant, create=True)
             if row:
                 sid = int(row[0])
-                conn.execute("DELETE FROM history_fts WHERE rowid = ?", (sid,))
+                conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (sid,))
                 conn.execute(
                     "UPDATE history_sessions SET source_sha256 = ?, project = ?, started_ts = ?, record = ? "
                     "WHERE id = ?",
@@ -107,7 +147,7 @@ class SQLiteHistoryStore(HistoryStore):
                     (tenant, record.session_id, *values),
                 )
                 sid = int(cursor.lastrowid or 0)
-            conn.execute("INSERT INTO history_fts (rowid, body) VALUES (?, ?)", (sid, record.search_text()))
+            conn.execute(f"INSERT INTO {table} (rowid, body) VALUES (?, ?)", (sid, record.search_text()))
         return True
 
     def forget(self, tenant_id: str, session_id: str) -> bool:
@@ -119,8 +159,10 @@ class SQLiteHistoryStore(HistoryStore):
             links = conn.execute(
                 "DELETE FROM history_links WHERE tenant_id = ? AND session_id = ?", (tenant, session_id)
             ).rowcount
+            table = self._fts_table(conn, tenant, create=False)
+            if row and table is not None:
+                conn.execute(f"DELETE FROM {table} WHERE rowid = ?", (int(row[0]),))
             if row:
-                conn.execute("DELETE FROM history_fts WHERE rowid = ?", (int(row[0]),))
                 conn.execute("DELETE FROM history_sessions WHERE id = ?", (int(row[0]),))
         return bool(row) or links > 0
 
@@ -175,10 +217,13 @@ class SQLiteHistoryStore(HistoryStore):
             return []
         where, args = self._where(tenant, filters, "h")
         with self._lock:
+            table = self._fts_table(self._conn, tenant, create=False)
+            if table is None:
+                return []
             ranked = self._conn.execute(  # ids and scores only: a record is read for the best `limit` alone
-                "SELECT h.id, bm25(history_fts) AS rank FROM history_fts "
-                "JOIN history_sessions h ON h.id = history_fts.rowid "
-                f"WHERE history_fts MATCH ? AND {where} ORDER BY rank, h.session_id LIMIT ?",
+                f"SELECT h.id, bm25({table}) AS rank FROM {table} "
+                f"JOIN history_sessions h ON h.id = {table}.rowid "
+                f"WHERE {table} MATCH ? AND {where} ORDER BY rank, h.session_id LIMIT ?",
                 [fts_query(terms), *args, limit],
             ).fetchall()
             marks = ",".join("?" * len(ranked))

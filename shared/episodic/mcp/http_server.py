@@ -3,13 +3,19 @@
 from __future__ import annotations
 
 import logging
-import socket
 import sys
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import TYPE_CHECKING
 
+from episodic.http_clients import (
+    MAX_CONNECTIONS,
+    MAX_CONNECTIONS_PER_CLIENT,
+    REQUEST_DEADLINE_SECONDS,
+    BoundedHandler,
+    BoundedServer,
+    ClientLimits,
+)
 from episodic.mcp.protocol import LOCAL_HOSTS, Headers, HttpRequest, McpEndpoint
 from episodic.settings import Settings
 
@@ -19,13 +25,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1_000_000  # a JSON-RPC request to this server is small; refuse anything absurd
 READ_TIMEOUT_SECONDS = 10.0  # a client silent this long mid-request (or idle on keep-alive) is dropped
-MAX_CONNECTIONS = 64  # one thread each; beyond this a new connection gets a 503 and is closed
-_BUSY = (
-    b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nRetry-After: 1\r\nConnection: close\r\n\r\n"
-)
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(BoundedHandler):
     server_version = "episodic"
     sys_version = ""
     protocol_version = "HTTP/1.1"  # keep-alive: the SDK client reuses one connection
@@ -43,7 +45,9 @@ class _Handler(BaseHTTPRequestHandler):
             self.end_headers()
             self.close_connection = True
             return
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body(length)
+        if body is None:  # the whole-request deadline passed: the connection is already closed
+            return
         request = HttpRequest(self.command, self.path, Headers(self.headers.items()), body)
         response = self.endpoint.handle(request)
         self.send_response(response.status)
@@ -60,39 +64,10 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
 
-class McpHttpServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
-    request_queue_size = 128
-
-    def __init__(self, *args: object, max_connections: int = MAX_CONNECTIONS, **kwargs: object) -> None:
-        self._slots = threading.BoundedSemaphore(max_connections)
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-
-    def process_request(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
-        if not self._slots.acquire(blocking=False):  # full: answer at once, never queue a thread
-            try:
-                request.settimeout(1.0)
-                request.sendall(_BUSY)
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
-        try:
-            super().process_request(request, client_address)  # type: ignore[arg-type]
-        except BaseException:
-            self._slots.release()
-            raise
-
-    def process_request_thread(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
-        try:
-            super().process_request_thread(request, client_address)  # type: ignore[arg-type]
-        finally:
-            self._slots.release()
-
+class McpHttpServer(BoundedServer):
     def handle_error(self, request: object, client_address: object) -> None:
         exc = sys.exc_info()[1]
-        if isinstance(exc, ConnectionError):  # the client gave up (e.g. the hook's budget ran out)
+        if isinstance(exc, OSError):  # the client gave up (the hook's budget ran out) or its deadline passed
             log.debug("client %s went away: %s", client_address, exc)
             return
         log.exception("error while serving %s", client_address)
@@ -111,13 +86,16 @@ def make_server(
     *,
     read_timeout: float = READ_TIMEOUT_SECONDS,
     max_connections: int = MAX_CONNECTIONS,
+    request_deadline: float = REQUEST_DEADLINE_SECONDS,
+    max_connections_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
 ) -> McpHttpServer:
-    """Bind (port 0 = an ephemeral port) without serving yet."""
+    """Bind (port 0 = an ephemeral port) without serving yet; clients bounded as `http_clients` says."""
     # StreamRequestHandler applies `timeout` to every read of the connection's socket
     handler = type("McpHandler", (_Handler,), {"endpoint": endpoint, "timeout": read_timeout})
     if endpoint.allowed_hosts is None and host in LOCAL_HOSTS:
         endpoint.allowed_hosts = LOCAL_HOSTS  # DNS rebinding: a loopback server answers loopback names only
-    return McpHttpServer((host, port), handler, max_connections=max_connections)
+    limits = ClientLimits(request_deadline, max_connections, max_connections_per_client)
+    return McpHttpServer((host, port), handler, limits=limits)
 
 
 class BackgroundServer:
@@ -182,6 +160,8 @@ def serve(
         settings.port if port is None else port,
         read_timeout=settings.serve_read_timeout_seconds,
         max_connections=settings.serve_max_connections,
+        request_deadline=settings.serve_request_deadline_seconds,
+        max_connections_per_client=settings.serve_max_connections_per_client,
     )
     if on_ready:
         on_ready(httpd)

@@ -30,7 +30,7 @@ log = logging.getLogger(__name__)
 
 PACKED_CARD_CHARS = 1500
 NO_MATCH_TEXT = (
-    "No sufficiently similar episode was found in memory for this query{scope}. "
+    "No confident match: no past episode in memory is close to this query{scope}. "
     "This is a real answer, not an error: proceed without past-episode guidance, or retry once with "
     "the symptom phrased differently{hint}."
 )
@@ -56,6 +56,11 @@ def _hit_schema() -> dict[str, Any]:
             "similarity": {"type": "number"},
             "card": _card_schema(),
             "review": {"type": "string", "description": "unreviewed | approved (a person's review)."},
+            "confidence": {
+                "type": "string",
+                "enum": ["strong", "weak"],
+                "description": "strong: a close match; weak: maybe unrelated, check get_episode before use.",
+            },
         },
         "required": ["session_id", "project", "date", "score", "similarity", "card"],
         "additionalProperties": False,
@@ -106,6 +111,11 @@ SEARCH_INPUT_SCHEMA: dict[str, Any] = {
             "type": "boolean",
             "default": False,
             "description": "Only episodes a person reviewed and approved.",
+        },
+        "include_weak": {
+            "type": "boolean",
+            "default": False,
+            "description": "Also list weak matches (maybe unrelated), marked as weak, after the confident ones.",
         },
     },
     "required": ["query"],
@@ -176,12 +186,17 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
     return {
         "session_id": record.session_id,
         "project": record.project,
-        "date": record.started_at.date().isoformat() if record.started_at else None,
+        "date": _date(hit),
         "score": round(float(hit.score), 4),
         "similarity": round(float(hit.similarity), 4),
         "card": record.card.model_dump(mode="json"),
         "review": record.review_state.value,
+        **({"confidence": hit.confidence.value} if hit.confidence else {}),
     }
+
+
+def _date(hit: SearchHit) -> str | None:
+    return hit.record.started_at.date().isoformat() if hit.record.started_at else None
 
 
 def episode_json(record: CardRecord) -> dict[str, Any]:
@@ -200,7 +215,9 @@ def episode_json(record: CardRecord) -> dict[str, Any]:
 
 def read_tools(memory: Memory) -> list[Tool]:
     """search_traces and get_episode over one Memory (built once per server)."""
-    from episodic.present import episode_text, pack_card
+    from episodic.confidence import shown
+    from episodic.models import Confidence
+    from episodic.present import WEAK_HEADER, episode_text, pack_card, pointer_line
     from episodic.search import get_episode, search_traces
 
     def search(principal: Principal, args: dict[str, Any]) -> ToolOutput:
@@ -214,20 +231,40 @@ def read_tools(memory: Memory) -> list[Tool]:
             approved_only=bool(args.get("approved_only", False)),
         )
         k = args.get("k")  # JSON Schema's "integer" admits 3.0: the core wants an int
-        hits = search_traces(
+        found = search_traces(
             memory, principal.tenant_id, args["query"], k=None if k is None else int(k), filters=filters
         )
-        if not hits:
+        hits = shown(found, include_weak=bool(args.get("include_weak", False)))
+        strong = [h for h in hits if h.confidence == Confidence.STRONG]
+        weak = [h for h in hits if h.confidence == Confidence.WEAK]
+        parts: list[str] = []
+        message = None
+        if strong:
+            parts.append(
+                f"{len(strong)} close past episode(s), best first. Read dead ends and misleading intuitions "
+                "first; verify before relying on an insight. get_episode gives the full card."
+            )
+            parts += [
+                pack_card(h.record, similarity=h.similarity, max_chars=PACKED_CARD_CHARS) for h in strong
+            ]
+        else:
             scope = "" if include_unverified else " (verified episodes only)"
             hint = "" if include_unverified else ", or with include_unverified=true"
+            if not weak and any(h.confidence == Confidence.WEAK for h in found):
+                hint += "; include_weak=true lists weak matches"
             message = NO_MATCH_TEXT.format(scope=scope, hint=hint)
-            return ToolOutput(message, {"results": [], "message": message})
-        packed = [pack_card(h.record, similarity=h.similarity, max_chars=PACKED_CARD_CHARS) for h in hits]
-        header = (
-            f"{len(hits)} similar past episode(s), best first. Read dead ends and misleading intuitions "
-            "first; verify before relying on an insight. get_episode gives the full card."
-        )
-        return ToolOutput("\n\n".join([header, *packed]), {"results": [hit_json(h) for h in hits]})
+            parts.append(message)
+        if weak:
+            parts.append(
+                "\n".join(
+                    [WEAK_HEADER]
+                    + [pointer_line(h.record.session_id, _date(h), h.record.card.problem) for h in weak]
+                )
+            )
+        structured: dict[str, Any] = {"results": [hit_json(h) for h in hits]}
+        if message:
+            structured["message"] = message
+        return ToolOutput("\n\n".join(parts), structured)
 
     def episode(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         record = get_episode(memory, principal.tenant_id, args["session_id"].strip())
@@ -243,9 +280,10 @@ def read_tools(memory: Memory) -> list[Tool]:
                 "(the symptom: the behaviour or error message, the tool involved), not what you suspect "
                 "the cause is; past episodes are indexed by their symptom, so a query shaped like one "
                 "finds them best. No file paths or code. Returns up to k (default 3) "
-                "episode cards, best first, each with the problem, the insight, dead ends, misleading "
-                "intuitions, critical checks, outcome, date, session_id and score. Only verified fixes "
-                "unless include_unverified is true. Says explicitly when no episode is similar enough."
+                "episode cards that closely match, best first, each with the problem, the insight, dead ends, "
+                "misleading intuitions, critical checks, outcome, date, session_id, score and confidence. "
+                "Only verified fixes unless include_unverified is true. Says explicitly when no confident "
+                "match exists; include_weak=true also lists weak matches as one-line pointers, marked weak."
             ),
             input_schema=SEARCH_INPUT_SCHEMA,
             output_schema=SEARCH_OUTPUT_SCHEMA,

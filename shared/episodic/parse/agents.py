@@ -31,7 +31,7 @@ class AllAgentsSource(TranscriptSource):
         from episodic.parse.formats import codex_roots, gemini_roots
         from episodic.settings import DeployedSettings
 
-        chars = settings.tool_output_chars
+        chars, cap = settings.tool_output_chars, settings.max_transcript_bytes
         # a Lambda never scans a home folder: it parses the files it is handed
         deployed = isinstance(settings, DeployedSettings)
         return cls(
@@ -39,15 +39,11 @@ class AllAgentsSource(TranscriptSource):
                 scrubber,
                 roots=[] if deployed else default_roots(settings),
                 tool_output_chars=chars,
-                max_file_bytes=settings.max_transcript_bytes,
+                max_file_bytes=cap,
             ),
             [
-                CodexSource(
-                    scrubber, roots=[] if deployed else codex_roots(settings), tool_output_chars=chars
-                ),
-                GeminiSource(
-                    scrubber, roots=[] if deployed else gemini_roots(settings), tool_output_chars=chars
-                ),
+                CodexSource(scrubber, [] if deployed else codex_roots(settings), chars, max_file_bytes=cap),
+                GeminiSource(scrubber, [] if deployed else gemini_roots(settings), chars, max_file_bytes=cap),
             ],
         )
 

@@ -53,4 +53,8 @@ def not_episode_reason(session: RawSession, main_agent: str | None) -> str | Non
     has_text = any(e.kind == "assistant" for e in session.events)
     if not main_prompts and not has_text:
         return "empty"
+    notices = session.stats.skipped_entry_types.get("assistant:synthetic", 0)
+    if notices and not has_text and not tool_calls and not session.models:
+        # only the client's own notice answered: e.g. `claude -p` printing "Not logged in · Please run /login"
+        return "no-model-turn"
     return None

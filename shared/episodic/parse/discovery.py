@@ -92,7 +92,7 @@ def iter_candidate_files(paths: Iterable[Path]) -> list[Path]:
     """Every .jsonl transcript candidate under the paths (files or folders, recursive), sorted, unique."""
     found: set[Path] = set()
     for base in paths:
-        if base.is_file() or (base.exists() and not base.is_dir()):  # a FIFO too: its load reports it
+        if not base.is_dir() and (base.exists() or base.is_symlink()):  # a FIFO, a loop: load reports it
             if _is_candidate(base):
                 found.add(base)
             if base.is_file():

@@ -67,8 +67,8 @@ def candidate_files(bases: Iterable[Path]) -> list[Path]:
     """Every file under the bases that may hold a session of any agent (files or folders, recursive)."""
     found: set[Path] = set()
     for base in bases:
-        if base.is_file():
-            found.add(base)  # named by hand: its content decides, whatever its name
+        if not base.is_dir() and (base.exists() or base.is_symlink()):
+            found.add(base)  # named by hand: its content decides (a FIFO or a loop: reported as skipped)
             continue
         for folder, dirs, files in os.walk(base):
             dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS)
@@ -76,17 +76,34 @@ def candidate_files(bases: Iterable[Path]) -> list[Path]:
     return sorted(found)
 
 
-def by_format(paths: Iterable[Path]) -> dict[str, list[Path]]:
+def by_format(paths: Iterable[Path], unreadable_to: str | None = None) -> dict[str, list[Path]]:
     """Files sorted by the agent whose format they hold; files that say nothing go to Claude Code's
-    parser only when named .jsonl (it reports them as empty or malformed, as before)."""
+    parser only when named .jsonl (it reports them as empty or malformed, as before).
+
+    A file that cannot be read (a FIFO, a device, a symlink loop) goes to `unreadable_to` (the agent whose
+    own folders are searched), else to the agent its name suggests: its parser counts it as skipped."""
     out: dict[str, list[Path]] = {CLAUDE_CODE: [], CODEX: [], GEMINI: []}
     for path in paths:
-        kind = sniff_file(path)
+        try:
+            head, _ = bounded.read_head(path, _SNIFF_BYTES)  # never blocks: regular files only
+        except OSError:
+            out[unreadable_to or agent_by_name(path)].append(path)
+            continue
+        kind = sniff(head, path.name)
         if kind is None and path.suffix == ".jsonl":
             kind = CLAUDE_CODE
         if kind is not None:
             out[kind].append(path)
     return out
+
+
+def agent_by_name(path: Path) -> str:
+    """The agent whose files are named like this one (only for a file whose bytes cannot be read)."""
+    if path.name.endswith(".jsonl" + COMPRESSED_SUFFIX) or path.name.startswith("rollout-"):
+        return CODEX
+    if path.suffix == ".json" or path.parent.name == "chats":
+        return GEMINI
+    return CLAUDE_CODE
 
 
 def codex_roots(settings: Settings) -> list[Path]:

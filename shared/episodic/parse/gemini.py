@@ -8,7 +8,6 @@ A tool call's result lives inside the call (`toolCalls[].result[].functionRespon
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Sequence
 from pathlib import Path
@@ -18,7 +17,7 @@ from episodic import bounded
 from episodic.models import SessionSource
 from episodic.parse.builder import RawCall, RawEvent
 from episodic.parse.formats import GEMINI, gemini_roots
-from episodic.parse.reader import iter_entries, looks_like_json_document
+from episodic.parse.reader import iter_entries, load_document, looks_like_json_document
 from episodic.parse.single_file import AgentSession, SingleFileSource, exit_code_in, note_time
 from episodic.parse.text import TextScrubber, clean_user_text
 
@@ -29,6 +28,7 @@ READ_TOOLS = frozenset({"read_file", "read_many_files"})
 _SYNTHETIC_PROMPTS = frozenset({"System: Please continue.", "Please continue."})
 # context the CLI or a hook put in a user turn (the CLI's own isIgnoredUserContent skips these too)
 _INJECTED_PREFIXES = ("<session_context>", "<hook_context>")
+_REGISTRY_BYTES = 16 * 1024 * 1024
 _VERSION_RE = re.compile(r"Gemini CLI update available! (\d[\w.-]*) ")
 
 
@@ -88,8 +88,8 @@ class GeminiSource(SingleFileSource):
         if looks_like_json_document(data):
             session.stats.lines = 1
             try:
-                document = json.loads(data)
-            except (json.JSONDecodeError, UnicodeDecodeError, RecursionError):
+                document = load_document(data)
+            except (ValueError, RecursionError):  # bad syntax, 100,000 "[", a 5,000-digit number
                 session.stats.malformed_lines = 1
                 return "malformed"
             if not isinstance(document, dict):
@@ -147,8 +147,11 @@ class GeminiSource(SingleFileSource):
 
     def _registry(self, path: Path) -> dict[str, str]:
         if path not in self._registries:
-            try:
-                projects = json.loads(bounded.read_regular(path, 16 * 1024 * 1024)).get("projects")
+            try:  # a hostile registry (nested 100,000 deep, huge) reads as absent: sessions still index
+                registry = bounded.loads(
+                    bounded.read_regular(path, _REGISTRY_BYTES), max_bytes=_REGISTRY_BYTES
+                )
+                projects = bounded.clean_obj(registry).get("projects")
             except (OSError, ValueError, AttributeError):
                 projects = None
             self._registries[path] = (

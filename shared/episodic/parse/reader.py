@@ -72,6 +72,12 @@ def _loads(line: bytes | memoryview) -> Any:
     return _stdlib_loads(bytes(line))
 
 
+def load_document(data: bytes) -> Any:
+    """A whole JSON document (a Gemini session file) read as a line is: ValueError (or RecursionError) for
+    bad syntax or a number too long for `int()`, lone surrogates replaced."""
+    return _loads(data)
+
+
 def _stdlib_loads(line: bytes) -> Any:
     value = json.loads(line.decode("utf-8", errors="replace").strip())
     # `\ud800` alone decodes to a str no store can encode (orjson refuses such a line: only the stdlib sees it)

@@ -78,7 +78,7 @@ class SingleFileSource(TranscriptSource):
 
     def discover(self, paths: Sequence[str] | None = None) -> Iterator[SessionSource]:
         bases = [Path(p).expanduser() for p in paths] if paths else self.default_roots()
-        yield from self.sources(by_format(candidate_files(bases))[self.agent])
+        yield from self.sources(by_format(candidate_files(bases), unreadable_to=self.agent)[self.agent])
 
     def sources(self, files: Sequence[Path]) -> list[SessionSource]:
         out = []
@@ -86,7 +86,10 @@ class SingleFileSource(TranscriptSource):
             try:
                 stat = path.stat()
             except OSError:
-                continue
+                try:  # a symlink loop: kept, so that `load` reports it skipped rather than lost
+                    stat = path.lstat()
+                except OSError:
+                    continue
             out.append(
                 SessionSource(
                     session_key=self.session_key(path),

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from episodic.marker import strip_injected
+from episodic.scrub.companions import NEAR_KEY_ID_ENTROPY, redact_aws_secrets
 
 # How far a cut edge may move to land on whitespace, so a cut never splits a token (a key, a path) in two.
 _EDGE_SLACK = 200
@@ -46,7 +47,7 @@ def cut_middle(text: str, limit: int) -> str:
     return f"{text[:head_end]}\n[… {removed} chars cut …]\n{text[tail_start:]}"
 
 
-_ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\Z")
+_ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\s*\Z")
 _LEADING_TOKEN = re.compile(r"[A-Za-z0-9/+=_.~-]{4,}")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
 
@@ -75,8 +76,12 @@ class ScrubCounter:
         carried, self._carry = self._carry, None
         if carried:
             clean = self._redact_rest(clean, carried)
+        if "aws-access-key" in self.counts:  # an access key id earlier in the session: its secret may follow
+            clean, paired = redact_aws_secrets(clean, NEAR_KEY_ID_ENTROPY)
+            if paired:
+                self.counts["aws-secret-key"] = self.counts.get("aws-secret-key", 0) + paired
         # only a text ending in "]" can end on a placeholder: the others skip the scan (almost all)
-        ending = _ENDS_REDACTED.search(clean) if clean.endswith("]") else None
+        ending = _ENDS_REDACTED.search(clean) if clean.endswith(("]", "]\n", "] ", "]\n\n")) else None
         self._carry = ending.group(1) if ending else None
         return clean
 

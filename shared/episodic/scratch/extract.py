@@ -150,8 +150,14 @@ def _summary(what: str, verb: str, target: str, signature: str, context: str) ->
 
 
 def _when(call: ToolCall, trajectory: Trajectory, now: datetime) -> datetime:
+    """When the tool ran, as the transcript says; a time in the future (a transcript dated 2099 would
+    never expire) is clamped to when the file was last written, at the latest to `now`, when it is read."""
     stamp = call.timestamp or trajectory.ended_at or trajectory.started_at or now
-    return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    stamp = stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
+    if stamp <= now:
+        return stamp
+    written = trajectory.source.mtime
+    return min(now, datetime.fromtimestamp(written, UTC)) if written > 0 else now
 
 
 def _candidates(trajectory: Trajectory) -> list[tuple[ToolCall, str, ToolOutcome, str]]:

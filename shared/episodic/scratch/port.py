@@ -69,8 +69,9 @@ class ScratchStore(ABC):
     def known_ids(self, tenant_id: str, record_ids: Sequence[str]) -> set[str]: ...
 
     @abstractmethod
-    def sweep(self, before: datetime) -> int:
-        """Delete every record (of every tenant) created before `before`; how many went."""
+    def sweep(self, before: datetime, after: datetime | None = None) -> int:
+        """Delete every record (of every tenant) created before `before`, or after `after` (dated in the
+        future: stored before such times were clamped); how many went."""
 
     @abstractmethod
     def delete_session(self, tenant_id: str, session_id: str) -> int: ...

@@ -26,7 +26,7 @@ from typing import Literal
 from episodic.errors import InvalidArgumentError
 from episodic.models import check_tenant
 from episodic.scratch.records import K_MAX, K_MIN, ScratchHit, ToolOutcome
-from episodic.scratch.service import ScratchMemory
+from episodic.scratch.service import CLOCK_SKEW, ScratchMemory
 from episodic.settings import DeployedSettings
 
 log = logging.getLogger(__name__)
@@ -138,5 +138,8 @@ def recall_similar(
         _count_degraded(scratch, reason, tenant)
         return Recall(task=task, degraded=reason)
     threshold = scratch.min_similarity
-    kept = [h for h in hits if h.similarity >= threshold and h.record.created_at >= not_before]
+    not_after = (
+        now + CLOCK_SKEW
+    )  # dated in the future by an older version: never handed out (the sweep deletes it)
+    kept = [h for h in hits if h.similarity >= threshold and not_before <= h.record.created_at <= not_after]
     return Recall(hits=rank(kept, task, k), task=task)

@@ -26,6 +26,7 @@ class ExtractionReport:
     dropped: list[tuple[str, list[str]]] = field(default_factory=list)
     by_tool: Counter[str] = field(default_factory=Counter)
     check_failures: int = 0  # stored records that fail the check again (must be 0)
+    skipped: Counter[str] = field(default_factory=Counter)  # files that are no episode, by reason
 
     @property
     def fail_share(self) -> float:
@@ -42,6 +43,7 @@ class ExtractionReport:
             "by_tool": dict(self.by_tool.most_common()),
             "dropped_by_check": len(self.dropped),
             "stored_records_failing_check": self.check_failures,
+            "skipped": dict(self.skipped.most_common()),
             "samples": [f"[{r.outcome.value}][{r.tool_name}] {r.summary}" for r in picked],
         }
 
@@ -57,6 +59,7 @@ def extraction_report(
     for found in source.discover(paths):
         loaded = source.load(found)
         if isinstance(loaded, NotEpisode):
+            report.skipped[loaded.reason] += 1
             continue
         report.sessions += 1
         extraction = extract_outcomes(loaded, tenant_id, scrubber, max_records=max_per_session)

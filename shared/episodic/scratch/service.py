@@ -13,6 +13,9 @@ from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scrub import Scrubber
 from episodic.settings import Settings
 
+# a record a little ahead of this clock may come from a machine whose clock runs fast: not swept
+CLOCK_SKEW = timedelta(days=1)
+
 
 def _utcnow() -> datetime:
     return datetime.now(UTC)
@@ -60,8 +63,10 @@ def remember_outcomes(scratch: ScratchMemory, tenant_id: str, trajectory: Trajec
 
 
 def sweep(scratch: ScratchMemory) -> int:
-    """Delete every expired record; how many went (run by `index`, the cron and `episodic scratch sweep`)."""
-    return scratch.store.sweep(scratch.horizon())
+    """Delete every expired record, and any dated in the future (stored before such times were clamped);
+    how many went (run by `index`, the cron and `episodic scratch sweep`)."""
+    now = scratch.clock()
+    return scratch.store.sweep(scratch.horizon(now), after=now + CLOCK_SKEW)
 
 
 def forget_session(scratch: ScratchMemory, tenant_id: str, session_id: str) -> int:

@@ -129,10 +129,11 @@ class SQLiteScratchStore(ScratchStore):
             ).fetchall()
         return {row[0] for row in rows}
 
-    def sweep(self, before: datetime) -> int:
+    def sweep(self, before: datetime, after: datetime | None = None) -> int:
+        latest = _epoch(after) if after is not None else float("inf")
         with self._lock:
             return self._conn.execute(
-                "DELETE FROM scratch_records WHERE created_at < ?", (_epoch(before),)
+                "DELETE FROM scratch_records WHERE created_at < ? OR created_at > ?", (_epoch(before), latest)
             ).rowcount
 
     def delete_session(self, tenant_id: str, session_id: str) -> int:

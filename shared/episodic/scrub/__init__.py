@@ -24,9 +24,11 @@ from collections.abc import Sequence
 from typing import Any
 
 from episodic.errors import ConfigError
+from episodic.scrub.catalogue import catalogue_kinds, catalogue_rules
 from episodic.scrub.companions import (
     QUERY_LITERALS,
     aws_secret_near,
+    bare_aws_secrets,
     base64_literals,
     base64_run,
     decode_around,
@@ -57,6 +59,7 @@ KINDS: tuple[str, ...] = (
     "openai-key", "anthropic-key", "google-api-key", "npm-token", "pypi-token", "huggingface-token",
     "sendgrid-key", "jwt", "private-key", "password", "bearer-token", "basic-auth", "secret", "custom",
 )  # fmt: skip
+KINDS += tuple(kind for kind in catalogue_kinds() if kind not in KINDS)
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _KEYWORD = -1  # handler slot marker: keyword rules need the trigger length and a name cursor
 
@@ -66,6 +69,9 @@ def _BASE64(text: str, start: int) -> Span | None:
 
 
 COMPANION_MIN_CHARS = 21
+BARE_SECRET_MIN_CHARS = 40
+DANGLING_REACH = 300  # a token's head at a text's end is looked for this far back
+AUTOMATON_MAX_LITERALS = 64  # ahocorasick_rs's SIMD prefilter (Teddy) takes at most 64 literals
 MAX_BASE64_DEPTH = 2  # base64 of base64 of a secret; deeper nesting is not looked into
 
 
@@ -95,13 +101,18 @@ def _build_triggers() -> tuple[list[str], list[Handler | None]]:
 
 
 def _build_companion_triggers() -> tuple[list[str], list[Handler | None]]:
-    """Unlabelled-secret triggers, searched by a second automaton: one with more than 64 literals
-    loses ahocorasick_rs's SIMD prefilter (measured: 339 -> 125 MB/s), two of 64 and 54 do not."""
+    """Triggers of texts of COMPANION_MIN_CHARS or more: unlabelled secrets and the catalogue's provider
+    formats, searched by further automata of at most 64 literals each: one with more loses ahocorasick_rs's
+    SIMD prefilter (measured: 339 -> 125 MB/s), several of 64 or fewer do not."""
     literals: list[str] = [*QUERY_LITERALS]
     handlers: list[Handler | None] = [url_query_secret] * len(QUERY_LITERALS)
     for literal in base64_literals():
         literals.append(literal)
         handlers.append(_BASE64)
+    for trigger_literals, rule in catalogue_rules():
+        for literal in trigger_literals:
+            literals.append(literal)
+            handlers.append(rule)
     return literals, handlers
 
 
@@ -131,10 +142,14 @@ class Scrubber:
         self.internal_errors = 0  # texts dropped whole because a rule failed (tests keep this at 0)
         self._base64_depth = 0
         self._finder = LiteralFinder(literals, force_fallback=not accelerated)
-        self._companion_finder = LiteralFinder(companions, force_fallback=not accelerated)
-        self._companion_offset = len(literals)
         self._scan = self._finder.utf8_scanner()
-        self._scan_companions = self._companion_finder.utf8_scanner()
+        # (finder, its UTF-8 scan, the offset of its literals in the handler list) per further automaton
+        self._companions = []
+        for at in range(0, len(companions), AUTOMATON_MAX_LITERALS):
+            finder = LiteralFinder(
+                companions[at : at + AUTOMATON_MAX_LITERALS], force_fallback=not accelerated
+            )
+            self._companions.append((finder, finder.utf8_scanner(), len(literals) + at))
 
     @classmethod
     def from_settings(cls, settings: Any) -> Scrubber:
@@ -174,6 +189,17 @@ class Scrubber:
             return placeholder("secret"), {"secret": 1}
         return text, counts
 
+    def scrub_field(self, text: str, limit: int) -> str:
+        """A free-text field a person or tool writes (a review reason, a link's cwd): stripped, scrubbed,
+        then cut to `limit` characters, never inside a placeholder (a cut before scrubbing could halve a
+        token so that no rule finds it)."""
+        clean = self.scrub((text or "").strip()[: 4 * limit])
+        if len(clean) <= limit:
+            return clean
+        opened = clean.rfind("[REDACTED:", 0, limit)
+        cut = opened if opened >= 0 and clean.find("]", opened) >= limit else limit
+        return clean[:cut].rstrip()
+
     def scrub_obj(self, obj: Any) -> Any:
         return self.scrub_obj_counted(obj)[0]
 
@@ -211,27 +237,43 @@ class Scrubber:
     def _spans(self, text: str) -> list[Span]:
         # the trigger automata called directly, here: three Python frames less on each of ~40,000 texts a parse;
         # both read one UTF-8 copy of the text, their offsets mapped back to characters only when not ASCII
+        long_text = len(text) >= COMPANION_MIN_CHARS  # `?key=` + 16 characters, a provider token, base64
         try:
             data = text.encode()
             hits = self._scan(data)
-            # `?key=` + a 16-character value, or base64 of a secret, needs more characters than this
-            more = self._scan_companions(data) if len(text) >= COMPANION_MIN_CHARS else []
+            more = (
+                [(scan(data), finder, offset) for finder, scan, offset in self._companions]
+                if long_text
+                else []
+            )
         except (UnicodeError, ValueError, TypeError):  # e.g. lone surrogates: the finders' slow path
+            data = text.encode("utf-8", "surrogatepass")
             hits = self._finder.find(text)
-            more = self._companion_finder.find(text) if len(text) >= COMPANION_MIN_CHARS else []
+            more = (
+                [(finder.find(text), finder, offset) for finder, _, offset in self._companions]
+                if long_text
+                else []
+            )
         else:
             if len(data) != len(text):
                 hits = self._finder.char_offsets(data, hits) if hits else hits
-                more = self._companion_finder.char_offsets(data, more) if more else more
-        if more:
-            offset = self._companion_offset
-            hits = hits + [(index + offset, start, end) for index, start, end in more]
+                more = [
+                    (finder.char_offsets(data, found), finder, offset)
+                    for found, finder, offset in more
+                    if found
+                ]
+        spans: list[Span] = []
+        if len(text) >= BARE_SECRET_MIN_CHARS:
+            spans.extend(bare_aws_secrets(text, data))
+        if any(found for found, _, _ in more):
+            hits = hits + [
+                (index + offset, start, end) for found, _, offset in more for index, start, end in found
+            ]
             hits.sort(key=lambda hit: (hit[1], hit[0]))
         if not hits:
-            return []
+            return spans
         handlers = self._handlers
         keyword_rejects = self._keyword_rejects
-        spans: list[Span] = []
         keyword_done = token_done = -1  # triggers inside a value or token already read are skipped
         for index, start, _end in hits:
             handler = handlers[index]
@@ -248,6 +290,8 @@ class Scrubber:
                     token_done = span[1]
                     if span[2] == "aws-access-key":  # its secret often sits beside it with no name
                         spans.extend(aws_secret_near(text, span[0], span[1]))
+                elif len(text) - start <= DANGLING_REACH:  # the text may end on a token's head
+                    span = handler.dangling(text, start, _end - start)
             elif handler is _BASE64:
                 if start < token_done:
                     continue

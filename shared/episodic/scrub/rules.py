@@ -49,21 +49,84 @@ class TokenRule:
         if at < 0 or not starts_word(text, at):
             return None
         match = self.pattern.match(text, at)
+        group = "secret" if "secret" in self.pattern.groupindex else 0
+        if match is not None and self.check is not None and not self.check(match.group(group)):
+            match = None
         if match is None:
+            return self._across_break(text, at, _TOKEN_RUN.match(text, at).end(), whole=False)  # type: ignore[union-attr]
+        if _LINE_BREAK.match(text, match.end()) is not None:  # rare: the token may go on on the next line
+            joined = self._across_break(text, at, match.end(), whole=True)
+            if joined is not None:
+                return joined
+        return match.start(group), match.end(group), self.kind, RANK_TOKEN
+
+    def dangling(self, text: str, start: int, literal_len: int) -> Span | None:
+        """The start of a token that the text ends on (`…AKIAIOSFOD`, the rest in the next message):
+        a run of 6+ characters after the literal that some completion would make a token of this rule."""
+        at = start - self.back
+        if at < 0 or not starts_word(text, at):
+            return None
+        head_end = _TOKEN_RUN.match(text, at).end()  # type: ignore[union-attr]
+        if head_end - start < literal_len + 6 or text[head_end:].strip():
+            return None
+        rest = text[start + literal_len : head_end]
+        if _LOWER_WORDS.fullmatch(rest) and not rest.isupper():
+            return None  # `sk-learn-extra`, `hf_hub_download`: words, not a token's random start
+        head = text[at:head_end]
+        for filler in _FILLERS:
+            for n in range(1, _MAX_COMPLETION + 1):
+                match = self.pattern.fullmatch(head + (filler * n)[:n])
+                if match is not None and (self.check is None or self.check(match.group())):
+                    return at, head_end, self.kind, RANK_TOKEN
+        return None
+
+    def _across_break(self, text: str, at: int, head_end: int, *, whole: bool) -> Span | None:
+        """A token cut by one line break (`ghp_KfCP…\\nDR6T…`, a terminal's wrap): the span covers both parts.
+        `whole`: the head alone is a token already, so only a tail that is not a plain word joins it."""
+        brk = _LINE_BREAK.match(text, head_end)
+        if brk is None or head_end - at < 8:
+            return None
+        tail = _TOKEN_RUN.match(text, brk.end()).group()  # type: ignore[union-attr]
+        if not tail or (whole and _PLAIN_WORD.fullmatch(tail)):
+            return None
+        head = text[at:head_end]
+        match = self.pattern.match(head + tail)
+        if match is None or match.end() <= len(head):
             return None
         group = "secret" if "secret" in self.pattern.groupindex else 0
         if self.check is not None and not self.check(match.group(group)):
             return None
-        return match.start(group), match.end(group), self.kind, RANK_TOKEN
+        end = brk.end() + match.end() - len(head)
+        return at + match.start(group), end, self.kind, RANK_TOKEN
+
+
+_TOKEN_RUN = re.compile(r"[A-Za-z0-9_.+/=~-]{0,1024}")
+_LINE_BREAK = re.compile(
+    r"(?:\\{1,3}[nr]){1,2}|\r?\n"
+)  # a real break or an escaped one (JSON, twice-escaped)
+_PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
+_LOWER_WORDS = re.compile(r"[A-Za-z]+(?:[_.-][A-Za-z]+)*")
+_FILLERS = ("0", "Aa0", "a0", "A0", "Q")  # completions tried for a dangling token head: hex, mixed, bech32
+_MAX_COMPLETION = 128
 
 
 def _has_digit_and_letter(token: str) -> bool:
     return any(c.isdigit() for c in token) and any(c.isalpha() for c in token)
 
 
+_OPENAI_KEY_PREFIXES = ("sk-proj-", "sk-svcacct-", "sk-admin-", "sk-None-")
+
+
 def _openai_body(token: str) -> bool:
+    if not (_has_digit_and_letter(token) and any(c.isupper() for c in token)):
+        return False
+    if "T3BlbkFJ" in token:  # base64 of "OpenAI", in every key since 2023
+        return True
+    if token.startswith(_OPENAI_KEY_PREFIXES):
+        # a project key's body may hold `-` anywhere, also within its last characters (issue 31)
+        return len(token.split("-", 2)[2]) >= 32
     body = token.rsplit("-", 1)[-1] if token.count("-") > 1 else token[3:]
-    return _has_digit_and_letter(token) and any(c.isupper() for c in token) and len(body) >= 8
+    return len(body) >= 8
 
 
 _ALNUM_END = r"(?![A-Za-z0-9])"

@@ -19,7 +19,7 @@ from episodic.errors import InvalidArgumentError, ParityError
 from episodic.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
-    OPTIONAL_RENDERINGS,
+    UNEMBEDDED_WHEN_UNUSED,
     CardRecord,
     IndexManifest,
     SearchFilters,
@@ -153,7 +153,7 @@ class RuleEnforcingStore(VectorStore):
         index = self.ensure_manifest(manifest)
         rows: list[tuple[str, np.ndarray]] = []
         for stored in vectors:
-            if stored.rendering in OPTIONAL_RENDERINGS and stored.rendering not in index.renderings:
+            if stored.rendering in UNEMBEDDED_WHEN_UNUSED and stored.rendering not in index.renderings:
                 continue  # an index that could not gain it ranks the card on its card renderings alone
             if stored.rendering not in manifest.renderings:
                 raise ParityError(
@@ -216,6 +216,7 @@ class RuleEnforcingStore(VectorStore):
                     similarity=f.similarity,
                     rendering=f.rendering,
                     keyword_rank=f.keyword_rank,
+                    pool_size=len(found.keys),
                 )
             )
         return hits

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from episodic.errors import ParityError
-from episodic.models import OPTIONAL_RENDERINGS, IndexManifest, check_tenant
+from episodic.models import UNEMBEDDED_WHEN_UNUSED, IndexManifest, check_tenant
 
 
 def describe(manifest: IndexManifest) -> str:
@@ -29,7 +29,7 @@ def settings_for(manifest: IndexManifest) -> str:
 
 
 def _required(manifest: IndexManifest) -> set[str]:
-    return set(manifest.renderings) - OPTIONAL_RENDERINGS
+    return set(manifest.renderings) - UNEMBEDDED_WHEN_UNUSED
 
 
 def same_index(stored: IndexManifest, requested: IndexManifest) -> bool:
@@ -43,7 +43,7 @@ def same_index(stored: IndexManifest, requested: IndexManifest) -> bool:
 
 def extended(stored: IndexManifest, requested: IndexManifest) -> IndexManifest | None:
     """The stored manifest with the optional renderings `requested` adds, or None when it adds none."""
-    added = [r for r in requested.renderings if r in OPTIONAL_RENDERINGS and r not in stored.renderings]
+    added = [r for r in requested.renderings if r in UNEMBEDDED_WHEN_UNUSED and r not in stored.renderings]
     if not added:
         return None
     return stored.model_copy(update={"renderings": [*stored.renderings, *added]})

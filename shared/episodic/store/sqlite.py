@@ -224,6 +224,17 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
             ).fetchone()
         return CardRecord.model_validate_json(row[0]) if row else None
 
+    def session_ids_starting(self, tenant_id: str, prefix: str, limit: int = 10) -> list[str]:
+        tenant = require_tenant(tenant_id)
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT session_id FROM cards WHERE tenant_id = ? AND session_id LIKE ? ESCAPE '\\' "
+                "ORDER BY session_id LIMIT ?",
+                (tenant, escaped + "%", limit),
+            ).fetchall()
+        return [str(row[0]) for row in rows]
+
     def iter_records(self, tenant_id: str | None = None) -> Iterator[CardRecord]:
         last = 0
         while True:  # paged by rowid, so a caller may write between pages without a held cursor

@@ -52,14 +52,14 @@ def serve_ui(
     on_ready: Callable[[str], None] | None = None,
     **options: object,
 ) -> None:
-    """Serve until Ctrl-C; prints (via on_ready) and opens the URL holding this run's secret."""
+    """Serve until Ctrl-C; prints (via on_ready) a one-time opening URL, and opens the browser on another:
+    the browser's command line is readable by every local user, but its key works once, and is used."""
     viewer = build_viewer(settings, **options)  # type: ignore[arg-type]
     httpd, guard = make_ui_server(viewer, "127.0.0.1", port)
-    url = guard.opening_url()
     if on_ready:
-        on_ready(url)
+        on_ready(guard.opening_url())
     if open_browser:
-        webbrowser.open(url)
+        webbrowser.open(guard.opening_url())
     try:
         httpd.serve_forever()
     except KeyboardInterrupt:

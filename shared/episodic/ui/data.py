@@ -139,10 +139,10 @@ class LocalSource(ViewerSource):
         return self.memory.store.get(tenant_id, session_id)
 
     def survey(self, record: CardRecord) -> SurveyView:
-        from episodic.record import find_trajectory
+        from episodic.record import owned_trajectory
         from episodic.survey import render_survey
 
-        trajectory = find_trajectory(self.memory, record.session_id)
+        _, trajectory = owned_trajectory(self.memory, record.tenant_id, record.session_id, record)
         if trajectory is None:
             return SurveyView(missing="the session's transcript was not found on this machine")
         edit, evidence = evidence_view(trajectory)

@@ -2,8 +2,10 @@
 
 - loopback only: the server binds 127.0.0.1 (or ::1) and answers only Host headers naming it (a DNS
   rebinding page's Host is its own name);
-- a per-run secret (random, 256 bits) in the opening URL becomes an HttpOnly, SameSite=Strict cookie; every
-  request without it (another local user's browser, a script guessing the port) gets 403;
+- a per-run secret (random, 256 bits) lives only in an HttpOnly, SameSite=Strict cookie; every request
+  without it (another local user's browser, a script guessing the port) gets 403. An opening URL holds a
+  one-time key instead, exchanged for the cookie on first use and invalid from then on: the browser's
+  command line (readable by every local user in /proc) holds nothing that still opens the viewer;
 - every POST also needs the CSRF token (derived from the secret) in the form, and an Origin (or, without
   one, a Referer) of this server: a web page elsewhere can neither read the token nor send the cookie;
 - responses forbid framing and any network asset (Content-Security-Policy: 'self' only).
@@ -14,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import secrets
+import threading
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
 from typing import Protocol
@@ -52,7 +55,9 @@ class Guard:
     """This run's secret and the origins it answers to (set once the port is known)."""
 
     port: int = 0
-    secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+    secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))  # the cookie's: never in a URL
+    _opening_keys: set[str] = field(default_factory=set)  # one-time keys of opening URLs not yet used
+    _lock: threading.Lock = field(default_factory=threading.Lock)
 
     @property
     def csrf_token(self) -> str:
@@ -62,7 +67,20 @@ class Guard:
         return {f"http://{host}:{self.port}" for host in ("127.0.0.1", "localhost", "[::1]")}
 
     def opening_url(self, host: str = "127.0.0.1") -> str:
-        return f"http://{host}:{self.port}/?{KEY_PARAM}={self.secret}"
+        """A URL that opens the viewer once: its fresh key is exchanged for the cookie, then invalid."""
+        key = secrets.token_urlsafe(32)
+        with self._lock:
+            self._opening_keys.add(key)
+        return f"http://{host}:{self.port}/?{KEY_PARAM}={key}"
+
+    def redeem(self, key: str) -> bool:
+        """True once for the key of an opening URL; that key is invalid from then on."""
+        with self._lock:
+            for known in self._opening_keys:
+                if hmac.compare_digest(known.encode(), key.encode()):
+                    self._opening_keys.discard(known)
+                    return True
+        return False
 
     def cookie_header(self) -> str:
         return f"{COOKIE}={self.secret}; HttpOnly; SameSite=Strict; Path=/"
@@ -72,10 +90,8 @@ class Guard:
         if host not in LOOPBACK:
             raise Refused(421, f"this viewer answers only on loopback, not for host {host_header!r}")
 
-    def has_secret(self, headers: Headers, query_key: str | None) -> bool:
-        """The cookie, or the opening URL's `key` parameter, holds this run's secret."""
-        if query_key is not None and hmac.compare_digest(query_key.encode(), self.secret.encode()):
-            return True
+    def has_secret(self, headers: Headers) -> bool:
+        """The request's cookie holds this run's secret."""
         raw = headers.get("Cookie") or ""
         try:
             jar = SimpleCookie(raw)

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import logging
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlsplit
 
+from episodic.http_clients import BoundedHandler, BoundedServer, ClientLimits
 from episodic.ui.security import KEY_PARAM, SECURITY_HEADERS, Guard, Refused
 from episodic.ui.views import Response, Viewer
 
@@ -15,11 +15,22 @@ log = logging.getLogger(__name__)
 MAX_FORM_BYTES = 256 * 1024  # a whole edited card is a few KB
 
 
+def _content_length(header: str | None) -> int:
+    """The form's length: 400 for anything but digits, 413 over the cap."""
+    text = "0" if header is None else header.strip()  # absent: no body; present but blank: bad
+    if not text.isascii() or not text.isdigit():
+        raise Refused(400, f"bad Content-Length {header!r}")
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(MAX_FORM_BYTES)) or int(digits) > MAX_FORM_BYTES:  # never int() of 5,000 digits
+        raise Refused(413, "form too large")
+    return int(digits)
+
+
 def _first(values: dict[str, list[str]]) -> dict[str, str]:
     return {name: items[0] for name, items in values.items() if items}
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(BoundedHandler):
     server_version = "episodic-ui"
     sys_version = ""
     protocol_version = "HTTP/1.1"
@@ -39,22 +50,30 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _handle(self) -> None:
         parts = urlsplit(self.path)
+        if self.command != "POST" and self.read_body(0) is None:  # its deadline passed: answer nothing
+            return
         query = _first(parse_qs(parts.query, keep_blank_values=True))
         try:
             self.guard.check_host(self.headers.get("Host"))
             key = query.pop(KEY_PARAM, None)
-            if not self.guard.has_secret(self.headers, key):
-                raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
-            if key is not None:  # the opening URL: keep the secret in a cookie, out of the address bar
+            signed_in = self.guard.has_secret(self.headers)
+            if key is not None:  # an opening URL: its one-time key becomes the cookie, out of the address bar
+                if not self.guard.redeem(key) and not signed_in:
+                    raise Refused(
+                        403, "this opening link was already used (it works once): run `episodic ui` again"
+                    )
                 local = "/" + parts.path.lstrip("/")  # never `//host`: a redirect stays on this server
                 self._send(Response.redirect(local, {"Set-Cookie": self.guard.cookie_header()}))
                 return
+            if not signed_in:
+                raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
             form: dict[str, str] = {}
             if self.command == "POST":
-                length = int(self.headers.get("Content-Length") or 0)
-                if not 0 <= length <= MAX_FORM_BYTES:
-                    raise Refused(413, "form too large")
-                body = self.rfile.read(length).decode("utf-8", "replace")
+                length = _content_length(self.headers.get("Content-Length"))
+                raw = self.read_body(length)
+                if raw is None:  # the whole-request deadline passed: the connection is already closed
+                    return
+                body = raw.decode("utf-8", "replace")
                 form = _first(parse_qs(body, keep_blank_values=True))
                 self.guard.check_post(self.headers, form.pop("csrf", ""))
             response = self.viewer.route(self.command, parts.path, query, form)
@@ -71,18 +90,19 @@ class _Handler(BaseHTTPRequestHandler):
         log.debug("%s %s", self.address_string(), format % args)
 
 
-class UiServer(ThreadingHTTPServer):
-    daemon_threads = True
-    allow_reuse_address = True
+class UiServer(BoundedServer):
+    """Clients bounded like `episodic serve`'s (`episodic.http_clients`)."""
 
 
-def make_ui_server(viewer: Viewer, host: str = "127.0.0.1", port: int = 0) -> tuple[UiServer, Guard]:
+def make_ui_server(
+    viewer: Viewer, host: str = "127.0.0.1", port: int = 0, limits: ClientLimits | None = None
+) -> tuple[UiServer, Guard]:
     """Bind on loopback (port 0: any free port); the guard knows its port and this run's secret."""
     if host not in ("127.0.0.1", "::1", "localhost"):
         raise Refused(400, f"the viewer binds loopback only, not {host!r}")
     guard = Guard()
     handler = type("UiHandler", (_Handler,), {"viewer": viewer, "guard": guard})
-    httpd = UiServer((host, port), handler)
+    httpd = UiServer((host, port), handler, limits=limits)
     guard.port = int(httpd.server_address[1])
     viewer.csrf_token = guard.csrf_token
     return httpd, guard
@@ -91,8 +111,8 @@ def make_ui_server(viewer: Viewer, host: str = "127.0.0.1", port: int = 0) -> tu
 class BackgroundUi:
     """Serve in a thread (tests): `with BackgroundUi(viewer) as ui: ui.url`."""
 
-    def __init__(self, viewer: Viewer) -> None:
-        self.httpd, self.guard = make_ui_server(viewer)
+    def __init__(self, viewer: Viewer, limits: ClientLimits | None = None) -> None:
+        self.httpd, self.guard = make_ui_server(viewer, limits=limits)
         self._thread = threading.Thread(target=self.httpd.serve_forever, name="episodic-ui", daemon=True)
 
     @property

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -111,7 +111,7 @@ class Viewer:
         if path == "/dream":
             return self.page("dream.html", dream=pages.dream_records(self.dream_dir))
         if path.startswith("/episode/"):
-            session_id = path.removeprefix("/episode/").strip("/")
+            session_id = unquote(path.removeprefix("/episode/").strip("/"))  # links quote the id
             if method == "POST":
                 return self.review(session_id, form)
             return self.episode(session_id, query.get("done", ""))

@@ -64,7 +64,7 @@ class ReflectSystem(RenderingSystem):
     description = "card rendering `reflect` alone (problem + dead ends + misleading intuitions + checks)"
 
 
-def _default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
+def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
     """The production read path on a scratch SQLite index of every card (the settings' renderings).
 
     It ranks every session: k is the corpus size and the similarity floor is off (-1), so the
@@ -120,7 +120,7 @@ class DefaultSystem(RetrievalSystem):
     verified_only = False
 
     def build(self, corpus: EvalCorpus) -> None:
-        self.memory = _default_memory(self.context, corpus)
+        self.memory = default_memory(self.context, corpus)
         production = self.context.settings.model_copy(update={"max_k": max(self.context.k, 1)})
         self.production = replace(self.memory, settings=production)
         self.threshold = self.production.min_similarity

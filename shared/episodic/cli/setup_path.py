@@ -1,0 +1,36 @@
+"""`episodic setup path`: call the command as `episodic` (a link in ~/.local/bin), with consent (--write)."""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from episodic.errors import EpisodicError
+
+
+@click.command("path")
+@click.option("--write", is_flag=True, help="Create the link (replacing an older episodic link).")
+def setup_path(write: bool) -> None:
+    """Link ~/.local/bin/episodic to this install, so `episodic …` works without `.venv/bin/`."""
+    from episodic import envsource
+    from episodic.cli.mcp_cmds import _executable, _settings
+    from episodic.setup_clients import link_executable, path_link, user_home
+
+    executable = _executable()
+    link = path_link(user_home(_settings().user_home))
+    if not write:
+        click.echo(f"# Link {link} -> {executable}:\nln -sf {executable} {link}")
+        click.echo("# Run again with --write to create the link.")
+        return
+    try:
+        result = link_executable(executable, link)
+    except EpisodicError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(f"{'linked' if result.changed else 'unchanged'} {link} -> {executable}")
+    folders = [os.path.realpath(p) for p in envsource.environ().get("PATH", "").split(os.pathsep) if p]
+    if os.path.realpath(link.parent) not in folders:
+        click.echo(
+            f'{link.parent} is not on PATH: add `export PATH="{link.parent}:$PATH"` to your shell profile',
+            err=True,
+        )

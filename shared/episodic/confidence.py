@@ -1,0 +1,62 @@
+"""How sure a hit is: the decision rule between a full card, a one-line pointer and silence.
+
+Two measures must agree (README "Injection", chosen on the dev set's fold A, reported on fold B):
+- the fused score (store.hybrid): the blended cosine standardised over the tenant's own cards plus the
+  keyword half, i.e. how far a session stands above the rest of *this* index for the query. Inside one
+  codebase every card clears a fixed cosine floor (the dev set's negatives have a median top similarity
+  of 0.45, as high as found positives), so the cosine alone cannot tell them apart;
+- the cosine similarity itself, in the embedder's own scale (multiples of its calibrated floor): a session
+  that stands out of a crowd of unrelated cards is still not the same problem when it is far in absolute
+  terms (on the dev set, a strong cosine bar of 0.50 instead of 0.55 gives 5 of 40 negatives a full card).
+
+- strong: score >= strong_score and similarity >= STRONG_FACTOR x floor; a full card, described as close;
+- weak: score >= weak_score and similarity >= WEAK_FACTOR x floor; at most a pointer, marked as weak;
+- below: dropped: no confident or weak match is the real answer.
+
+A z-score over a handful of cards cannot reach the bar (the largest z of n values is (n-1)/sqrt(n)) and
+measures nothing there: below MIN_POOL cards only the cosine bars apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from episodic.models import Confidence, SearchHit
+
+MIN_POOL = 20  # the pool a z-score needs before it says anything (max z of 20 values is 4.25)
+STRONG_FACTOR = 2.2  # MiniLM: floor 0.25 -> a full card needs cosine >= 0.55
+WEAK_FACTOR = 1.4  # MiniLM: floor 0.25 -> a pointer needs cosine >= 0.35
+
+
+@dataclass(frozen=True)
+class ConfidenceRule:
+    strong_score: float
+    weak_score: float
+    min_similarity: float  # the embedder's floor (a hit below it never reaches this rule)
+
+    @property
+    def strong_similarity(self) -> float:
+        return self.min_similarity * STRONG_FACTOR
+
+    @property
+    def weak_similarity(self) -> float:
+        return self.min_similarity * WEAK_FACTOR
+
+    def tier(self, hit: SearchHit) -> Confidence | None:
+        small = 0 < hit.pool_size < MIN_POOL
+        if hit.similarity >= self.strong_similarity and (small or hit.score >= self.strong_score):
+            return Confidence.STRONG
+        if hit.similarity >= self.weak_similarity and (small or hit.score >= self.weak_score):
+            return Confidence.WEAK
+        return None
+
+    def label(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
+        """The hits, best first, each with its confidence (None: below the weak bar)."""
+        return [hit.model_copy(update={"confidence": self.tier(hit)}) for hit in hits]
+
+
+def shown(hits: Sequence[SearchHit], include_weak: bool) -> list[SearchHit]:
+    """What an agent is given: the strong hits, and the weak ones only when asked; never those below."""
+    wanted = {Confidence.STRONG, Confidence.WEAK} if include_weak else {Confidence.STRONG}
+    return [hit for hit in hits if hit.confidence in wanted]

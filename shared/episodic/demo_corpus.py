@@ -1,0 +1,38 @@
+"""The bundled demo corpus lives apart from a user's memory: its own tenant, and a way to remove it.
+
+`quickstart` indexes the demo only when there is no history of the user's own, into DEMO_TENANT, which no
+hook token reads; the first real sessions, or `episodic demo remove`, take it out again (also the demo
+cards an earlier version indexed into the user's own tenant, found by their session ids).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from episodic.service import Memory
+
+DEMO_TENANT = "demo"
+DEMO_DIR = Path(__file__).resolve().parent / "demo"
+
+
+@lru_cache(maxsize=1)
+def demo_session_ids() -> frozenset[str]:
+    """The demo sessions' ids (each transcript is named by its session id)."""
+    return frozenset(path.stem for path in DEMO_DIR.rglob("*.jsonl"))
+
+
+def remove_demo(memory: Memory, tenant: str) -> int:
+    """Delete every demo card (the demo tenant's, and demo sessions in `tenant`); how many were deleted."""
+    removed = 0
+    for owner, ids in (
+        (DEMO_TENANT, {record.session_id for record in memory.store.iter_records(DEMO_TENANT)}),
+        (tenant, set(demo_session_ids())),
+    ):
+        for session_id in sorted(ids | (demo_session_ids() if owner == DEMO_TENANT else set())):
+            removed += bool(memory.store.delete(owner, session_id))
+            if memory.history is not None:
+                memory.history.forget(owner, session_id)
+    return removed

@@ -1,0 +1,77 @@
+"""Which distiller `setup claude-code` configures: the user's choice, else the saved one, else Claude Code
+when it is on PATH and logged in (the user's own Claude writes the cards), else the offline heuristic.
+
+Heuristic cards are still written at once; with Claude Code, each ended session's card is replaced in the
+background (episodic.session_distill, within `distill_daily_cap`) and `index` re-distils the rest.
+"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import dataclass
+
+from episodic import envsource
+from episodic.errors import EpisodicError
+from episodic.settings import Settings
+
+CLAUDE_CODE, HEURISTIC = "claude-code", "heuristic"
+
+
+@dataclass(frozen=True)
+class DistillerChoice:
+    distiller: str
+    source: str  # option | saved | default
+    reason: str
+
+
+def saved_distiller(settings: Settings) -> bool:
+    """True when the user set `distiller` (environment or config file): setup keeps it."""
+    if envsource.environ().get(f"{envsource.ENV_PREFIX}DISTILLER"):
+        return True
+    try:
+        return "distiller" in envsource.read_config_file(envsource.config_path())
+    except ValueError:
+        return True  # an unreadable config file is load_settings' to report; change nothing
+
+
+def choose_distiller(settings: Settings, asked: str | None) -> DistillerChoice:
+    if asked:
+        return DistillerChoice(asked, "option", "--distiller")
+    if saved_distiller(settings):
+        return DistillerChoice(settings.distiller, "saved", "saved in the configuration")
+    if shutil.which(settings.claude_binary) is None:
+        return DistillerChoice(HEURISTIC, "default", f"{settings.claude_binary!r} is not on PATH")
+    from episodic.distill.claude_code import ClaudeCodeDistiller
+
+    logged_in, how = ClaudeCodeDistiller.from_settings(settings).login()
+    if logged_in:
+        return DistillerChoice(CLAUDE_CODE, "default", f"Claude Code is on PATH and {how}")
+    return DistillerChoice(HEURISTIC, "default", how)
+
+
+def heuristic_cards(settings: Settings) -> int:
+    """Cards the offline heuristic wrote so far (an LLM distiller would re-distil them); 0 without an index."""
+    from episodic.backends import build_store
+
+    if settings.store == "sqlite" and not settings.db_path.exists():  # asking must not create an index
+        return 0
+    try:
+        records = build_store(settings).iter_records(settings.tenant)
+        return sum(1 for r in records if r.distiller.id.startswith(HEURISTIC))
+    except EpisodicError:
+        return 0
+
+
+def claude_code_cost(settings: Settings) -> str:
+    """What distilling with Claude Code takes: `inspect`'s planning figure for the indexed sessions, and
+    the daily cap of background distils."""
+    from episodic.distill.claude_code import estimate_claude_code_time
+
+    cards = heuristic_cards(settings)
+    minutes = estimate_claude_code_time(cards, settings.distill_concurrency) / 60
+    return (
+        f"about {minutes:.0f} min at concurrency {settings.distill_concurrency} for the {cards} heuristic "
+        "cards indexed so far (`episodic index` re-distils them; `episodic inspect` estimates your whole "
+        f"history); each ended session gets a heuristic card at once, replaced in the background, at most "
+        f"{settings.distill_daily_cap} a day (`distill_daily_cap`)"
+    )

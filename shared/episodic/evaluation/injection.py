@@ -1,0 +1,217 @@
+"""The injection view: what the prompt hook would actually give the agent, for positives and negatives.
+
+Every figure comes from the hook's own path: the `search_traces` MCP tool called with the hook's arguments
+(`hook.search_arguments`), the hook's selection of its results (`hook.select_hits`) and its text
+(`hook.build_context`). Positives count the target injected as a full card, and as a card or a pointer;
+negatives (problems no session covers, `dev-negatives.jsonl`) count anything injected and its characters.
+The curves move one confidence bar at a time over the recorded hits (same labelling code) to show the
+frontier between targets injected and negatives injected.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from episodic import hook
+from episodic.auth import Principal
+from episodic.confidence import ConfidenceRule
+from episodic.errors import InvalidArgumentError
+from episodic.evaluation.cardsets import fold_of
+from episodic.evaluation.queries import EvalQuery
+from episodic.models import LOCAL_TENANT, SearchFilters, SearchHit
+
+CURVE_STEPS = [round(1.0 + 0.25 * i, 2) for i in range(21)]  # 1.0 .. 6.0 in z units
+
+
+class Negative(BaseModel):
+    """One prompt no session covers: the right answer is silence."""
+
+    model_config = ConfigDict(extra="ignore", frozen=True)
+
+    query: str = Field(min_length=1)
+    id: str = ""
+    kind: str | None = None
+
+
+def read_negatives(path: Path | str) -> list[Negative]:
+    path = Path(path)
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError as exc:
+        raise InvalidArgumentError(f"negatives file not found: {path}") from exc
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidArgumentError(f"cannot read negatives file {path}: {exc}") from exc
+    out: list[Negative] = []
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+            negative = Negative(**obj) if isinstance(obj, dict) else None
+        except (ValueError, TypeError) as exc:
+            raise InvalidArgumentError(f"{path} line {number}: not a negative ({exc})") from exc
+        if negative is None:
+            raise InvalidArgumentError(f"{path} line {number}: expected a JSON object")
+        out.append(negative if negative.id else negative.model_copy(update={"id": f"line{number}"}))
+    if not out:
+        raise InvalidArgumentError(f"negatives file {path} holds no prompts")
+    return out
+
+
+class InjectionFigures(BaseModel):
+    """One group's figures (all, a fold) for one card set and one rule."""
+
+    positives: int = 0
+    negatives: int = 0
+    target_as_card: float = 0.0  # share of positives whose target is injected as a full card
+    target_surfaced: float = 0.0  # ... as a card or a pointer
+    cards_per_positive: float = 0.0
+    pointers_per_positive: float = 0.0
+    cards_that_are_target: float | None = None  # of the full cards injected for positives (None: none)
+    negatives_with_card: float = 0.0
+    negatives_with_anything: float = 0.0
+    cards_per_negative: float = 0.0
+    pointers_per_negative: float = 0.0
+    chars_per_negative: float = 0.0
+
+
+@dataclass(frozen=True)
+class Injected:
+    """What the hook injected for one prompt."""
+
+    prompt_id: str
+    fold: str
+    target: str | None  # None: a negative
+    cards: tuple[str, ...]
+    pointers: tuple[str, ...]
+    chars: int
+
+
+def summarize(rows: Sequence[Injected]) -> InjectionFigures:
+    pos = [r for r in rows if r.target]
+    neg = [r for r in rows if not r.target]
+    cards = sum(len(r.cards) for r in pos)
+    right = sum(r.cards.count(r.target or "") for r in pos)
+    n, m = max(len(pos), 1), max(len(neg), 1)
+    return InjectionFigures(
+        positives=len(pos),
+        negatives=len(neg),
+        target_as_card=round(sum(r.target in r.cards for r in pos) / n, 4),
+        target_surfaced=round(sum(r.target in r.cards + r.pointers for r in pos) / n, 4),
+        cards_per_positive=round(cards / n, 3),
+        pointers_per_positive=round(sum(len(r.pointers) for r in pos) / n, 3),
+        cards_that_are_target=round(right / cards, 4) if cards else None,
+        negatives_with_card=round(sum(bool(r.cards) for r in neg) / m, 4),
+        negatives_with_anything=round(sum(bool(r.cards or r.pointers) for r in neg) / m, 4),
+        cards_per_negative=round(sum(len(r.cards) for r in neg) / m, 3),
+        pointers_per_negative=round(sum(len(r.pointers) for r in neg) / m, 3),
+        chars_per_negative=round(sum(r.chars for r in neg) / m, 1),
+    )
+
+
+def injected_for(
+    prompt_id: str, fold: str, target: str | None, results: list[Any], max_chars: int
+) -> Injected:
+    """The hook's selection and text over search_traces' structured results."""
+    hits = hook.select_hits(results, approved_only=False)
+    cards = tuple(str(h.get("session_id")) for h in hits if hook.is_strong(h))
+    pointers = tuple(str(h.get("session_id")) for h in hits if not hook.is_strong(h))
+    chars = len(hook.build_context(hits, max_chars)) if hits else 0
+    return Injected(prompt_id, fold, target, cards, pointers, chars)
+
+
+class InjectionView(BaseModel):
+    """The injection figures of one card set: the configured rule, per fold, and the two curves."""
+
+    card_set: str
+    strong_score: float
+    weak_score: float
+    overall: InjectionFigures
+    by_fold: dict[str, InjectionFigures]
+    # each point: the bar moved, the rest as configured: {"bar", "target_as_card" | "target_surfaced", ...}
+    card_curve: list[dict[str, float]]
+    pointer_curve: list[dict[str, float]]
+    prompts: list[dict[str, Any]] = Field(default_factory=list)
+
+
+def _prompts(
+    positives: Sequence[EvalQuery], negatives: Sequence[Negative]
+) -> list[tuple[str, str, str | None, str]]:
+    rows: list[tuple[str, str, str | None, str]] = [
+        (q.id, fold_of(q.session_id), q.session_id, q.query) for q in positives
+    ]
+    rows += [(n.id, fold_of(n.id), None, n.query) for n in negatives]
+    return rows
+
+
+def injection_view(
+    memory: Any, label: str, positives: Sequence[EvalQuery], negatives: Sequence[Negative]
+) -> InjectionView:
+    """Ask every prompt as the hook does (the MCP tool, production settings) and score what it injects."""
+    from episodic.mcp.tools import hit_json, read_tools
+    from episodic.search import confidence_rule, search_traces
+
+    tool = next(t for t in read_tools(memory) if t.name == "search_traces")
+    principal = Principal(LOCAL_TENANT)
+    max_chars = int(memory.settings.hook_max_chars)
+    rows: list[Injected] = []
+    recorded: list[tuple[str, str, str | None, list[SearchHit]]] = []
+    filters = SearchFilters(include_unverified=False)
+    for prompt_id, fold, target, text in _prompts(positives, negatives):
+        query = text[: hook.MAX_QUERY_CHARS]
+        arguments = hook.search_arguments(query, approved_only=False)
+        results = (tool.handler(principal, arguments).structured or {}).get("results", [])
+        rows.append(injected_for(prompt_id, fold, target, results, max_chars))
+        raw = search_traces(memory, LOCAL_TENANT, query, k=arguments["k"], filters=filters)
+        recorded.append((prompt_id, fold, target, raw))
+    rule = confidence_rule(memory)
+
+    def curve(bar: str) -> list[dict[str, float]]:
+        points = []
+        for value in CURVE_STEPS:
+            moved = replace(rule, **{bar: value})
+            if moved.weak_score > moved.strong_score:
+                moved = replace(moved, **{"weak_score" if bar == "strong_score" else "strong_score": value})
+            figures = summarize(
+                [
+                    injected_for(pid, fold, target, [hit_json(h) for h in _shown(moved, raw)], max_chars)
+                    for pid, fold, target, raw in recorded
+                ]
+            )
+            points.append({"bar": value, **figures.model_dump(exclude_none=True)})
+        return points
+
+    folds = sorted({r.fold for r in rows})
+    return InjectionView(
+        card_set=label,
+        strong_score=rule.strong_score,
+        weak_score=rule.weak_score,
+        overall=summarize(rows),
+        by_fold={f: summarize([r for r in rows if r.fold == f]) for f in folds},
+        card_curve=curve("strong_score"),
+        pointer_curve=curve("weak_score"),
+        prompts=[
+            {
+                "id": r.prompt_id,
+                "fold": r.fold,
+                "target": r.target,
+                "cards": list(r.cards),
+                "pointers": list(r.pointers),
+                "chars": r.chars,
+                "hits": [[h.record.session_id, round(h.score, 4), round(h.similarity, 4)] for h in raw],
+            }
+            for r, (_, _, _, raw) in zip(rows, recorded, strict=True)
+        ],
+    )
+
+
+def _shown(rule: ConfidenceRule, hits: list[SearchHit]) -> list[SearchHit]:
+    from episodic.confidence import shown
+
+    return shown(rule.label(hits), include_weak=True)

@@ -1,0 +1,21 @@
+"""The stand-in `claude` (tests/fixtures/fake_claude) as a launcher on a PATH folder, for any test."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+FAKE = Path(__file__).resolve().parent / "fixtures" / "fake_claude" / "fake_claude.py"
+
+
+def install_fake(bin_dir: Path) -> Path:
+    """A `claude` launcher that runs the fake with this test's Python."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    launcher = bin_dir / "claude"
+    launcher.write_text(
+        f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = 'claude'\n"
+        f"runpy.run_path({str(FAKE)!r}, run_name='__main__')\n",
+        encoding="utf-8",
+    )
+    launcher.chmod(0o755)
+    return launcher

@@ -1,0 +1,116 @@
+"""Holes left where an identifier, path or code span was removed (distill/holes.py): real examples both ways.
+
+The broken ones come from heuristic cards and dream records of the shared transcripts before `heuristic:v4`
+(issue 29's and 34's examples among them); the sound ones are statements of the same cards that must pass.
+"""
+
+from __future__ import annotations
+
+import pytest
+from episodic.distill.checks import hole_violations
+from episodic.distill.evidence import check_segment, is_formatter
+from episodic.distill.holes import hole_breaks, without_holes
+from episodic.models import Card, Outcome
+
+BROKEN = [
+    "The lint error in is a pre-existing bug (it prints err instead of initErr).",
+    "The crash happens in parse (line ) when the file is empty.",
+    "Fails with exit status) after the build.",
+    "The issue was that the handler was using an undefined message variable with.",
+    'Instead of "Another sessions..." Print something like.',
+    "In at line 84, when a single line exceeds the limit, the line is added without validation.",
+    'There are registry name constants = "gemini") in.',
+    "The fix moved the check into the.",
+    "Renamed () to make the intent clear.",
+]
+SOUND = [
+    "Tests pass locally but fail in CI because of the lint step.",
+    "Renamed the helper and logged in.",
+    "The function returns more than expected, so the check fails.",
+    "The root cause was that CI lints the merge with main, because main had new lint errors.",
+    "Handle single lines exceeding MaxChunkSize (error or split) in chunking.go.",
+    "Rebase the branch instead of merging main, rather than disabling the rule.",
+    "Fixtures in a conftest are only visible to tests below its directory.",
+    "The staged diff shows just changes to the multi-line string.",
+]
+
+
+@pytest.mark.parametrize("text", BROKEN)
+def test_a_gap_left_by_a_removed_identifier_is_found(text: str) -> None:
+    assert hole_breaks(text), text
+
+
+@pytest.mark.parametrize("text", SOUND)
+def test_a_sound_statement_is_left_alone(text: str) -> None:
+    assert hole_breaks(text) == ()
+    assert without_holes(text) == text
+
+
+@pytest.mark.parametrize("text", BROKEN)
+def test_mending_drops_the_clause_or_the_sentence_never_leaves_a_hole(text: str) -> None:
+    mended = without_holes(text)
+    assert hole_breaks(mended) == ()
+    assert mended == "" or len(mended.split()) >= 4
+
+
+def test_mending_keeps_the_sound_sentences_of_a_longer_text() -> None:
+    text = (
+        "A single JSONL line larger than the limit passes through without validation. "
+        "In at line 84, the oversized line is simply added. Fix failing CI tests for transcript behavior."
+    )
+    mended = without_holes(text)
+    assert mended.startswith("A single JSONL line larger than the limit passes through without validation.")
+    assert mended.endswith("Fix failing CI tests for transcript behavior.") and "In at" not in mended
+
+
+@pytest.mark.parametrize(
+    ("command", "formatter"),
+    [
+        ("mise run fmt", True),
+        ("gofmt -w .", True),
+        ("npx prettier --write src", True),
+        ("ruff format .", True),
+        ("mise run lint", False),
+        ("go test ./...", False),
+        ("prettier --check src", False),
+    ],
+)
+def test_a_formatter_run_is_told_from_a_check(command: str, formatter: bool) -> None:
+    assert is_formatter(command) is formatter
+
+
+def test_a_compound_command_is_named_by_its_check_not_its_formatter() -> None:
+    assert check_segment("mise run fmt && mise run lint") == "mise run lint"
+    assert check_segment("mise run fmt") == ""
+
+
+def test_the_card_check_names_holes_and_formatter_checks() -> None:
+    card = Card(
+        problem="The lint error in is a pre-existing bug.",
+        steps=["Ran go test: passed"],
+        insight="",
+        critical_checks=["Final check: mise run fmt passed", "Final check: mise run lint passed"],
+        outcome=Outcome.VERIFIED,
+    )
+    found = hole_violations(card)
+    assert any(v.startswith("problem: hole") for v in found)
+    assert any("formatter run is not a check" in v and "fmt" in v for v in found)
+    assert not any("mise run lint" in v for v in found)
+
+
+def test_no_card_of_the_shipped_demo_corpus_has_a_hole() -> None:
+    """The demo is what a new user reads first (quickstart): its cards hold to the same check."""
+    from episodic.demo_corpus import DEMO_DIR
+    from episodic.distill.heuristic import HeuristicDistiller
+    from episodic.models import Trajectory
+    from episodic.parse.claude_code import ClaudeCodeSource
+    from episodic.scrub import default_scrubber
+
+    source = ClaudeCodeSource(default_scrubber(), roots=[])
+    cards = {}
+    for found in source.discover([str(DEMO_DIR)]):
+        loaded = source.load(found)
+        if isinstance(loaded, Trajectory):
+            cards[loaded.session_id] = HeuristicDistiller().distill(loaded, survey="").card
+    assert len(cards) == 6
+    assert {sid: hole_violations(card) for sid, card in cards.items() if hole_violations(card)} == {}
