@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,8 +20,25 @@ TITAN_DIMENSIONS = (256, 512, 1024)
 # cross-region inference profiles start with a geography; the rest of the id is the foundation model
 PROFILE_GEOGRAPHIES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
 LOG_RETENTION_DAYS = (1, 3, 7, 14, 30, 60, 90, 180, 365)
+_TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # mirrors episodic.models.check_tenant
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{1,24}$")
 _SCHEDULE_RE = re.compile(r"^(?:cron|rate)\([^()]+\)$")
+# a Bedrock model id is `<provider>.<model>` (anthropic.claude-sonnet-4-6, amazon.titan-embed-text-v2:0)
+_MODEL_RE = re.compile(r"^[a-z][a-z0-9-]*\.[a-zA-Z0-9][a-zA-Z0-9._:-]*$")
+_EMAIL_RE = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+# which regions an inference profile's geography routes from (`global` from any commercial region)
+_GEOGRAPHY_REGIONS: dict[str, Callable[[str], bool]] = {
+    "us": lambda r: r.startswith("us-") and not r.startswith("us-gov-"),
+    "us-gov": lambda r: r.startswith("us-gov-"),
+    "eu": lambda r: r.startswith("eu-"),
+    "apac": lambda r: r.startswith("ap-"),
+    "jp": lambda r: r in ("ap-northeast-1", "ap-northeast-3"),
+    "au": lambda r: r in ("ap-southeast-2", "ap-southeast-4"),
+    "ca": lambda r: r.startswith("ca-"),
+    "global": lambda r: not r.startswith(("us-gov-", "cn-")),
+}
+# the geography to suggest for a region's prefix
+_REGION_GEOGRAPHY = (("us-gov-", "us-gov"), ("us-", "us"), ("eu-", "eu"), ("ap-", "apac"), ("ca-", "ca"))
 
 
 class ContextError(ValueError):
@@ -51,6 +69,9 @@ class StackConfig:
     dreams_prefix: str = "dreams/"
     scratch_memory: str = "off"  # "opensearch": scratch memory on an OpenSearch Serverless collection
     card_store: str = "s3vectors"  # "opensearch": the Lambdas' cards on that collection too
+    alarm_email: str | None = None  # subscribed to the alarm topic (confirm the e-mail AWS sends)
+    read_only: bool = False  # serve the read tools only; the MCP role gets no write permission
+    harvester_tenants: tuple[str, ...] = ()  # one upload policy per tenant, scoped to its prefix
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.name_prefix):
@@ -91,10 +112,48 @@ class StackConfig:
             raise ContextError(f"cardStore must be 's3vectors' or 'opensearch', got {self.card_store!r}")
         if self.card_store == "opensearch" and self.scratch_memory != "opensearch":
             raise ContextError("cardStore=opensearch needs the collection: add -c scratchMemory=opensearch")
+        for key, model in (("bedrockModelId", self.bedrock_model_id), ("titanModelId", self.titan_model_id)):
+            self._check_model_id(key, model)
+        if self.alarm_email is not None and not _EMAIL_RE.match(self.alarm_email):
+            raise ContextError(f"alarmEmail {self.alarm_email!r} is not an e-mail address")
+        for tenant in self.harvester_tenants:
+            if not _TENANT_RE.match(tenant):
+                raise ContextError(
+                    f"harvesterTenants: {tenant!r} is not a tenant name (letters, digits, '.', '_', '-')"
+                )
         for name in ("transcripts_prefix", "cards_prefix", "failures_prefix"):
             value = getattr(self, name)
             if not value.endswith("/") or value.startswith("/"):
                 raise ContextError(f"{name} must look like 'name/', got {value!r}")
+
+    @staticmethod
+    def _check_model_id(key: str, model_id: str) -> None:
+        head, _, rest = model_id.partition(".")
+        foundation = rest if head in PROFILE_GEOGRAPHIES and rest else model_id
+        if not _MODEL_RE.match(foundation):
+            raise ContextError(
+                f"{key} {model_id!r} is not a Bedrock model id (`<provider>.<model>`, or an inference profile "
+                f"`<geography>.<provider>.<model>`): e.g. -c {key}="
+                + (
+                    "us.anthropic.claude-sonnet-4-6"
+                    if key == "bedrockModelId"
+                    else "amazon.titan-embed-text-v2:0"
+                )
+            )
+
+    def check_region(self, region: str | None) -> None:
+        """The inference profile's geography must route from the deployment region (checked when known)."""
+        if not region or not self.uses_inference_profile:
+            return
+        geography = self.bedrock_model_id.partition(".")[0]
+        if _GEOGRAPHY_REGIONS.get(geography, lambda _r: True)(region):
+            return
+        suggested = next((g for prefix, g in _REGION_GEOGRAPHY if region.startswith(prefix)), "global")
+        raise ContextError(
+            f"bedrockModelId {self.bedrock_model_id!r} is a {geography!r} inference profile, which does not "
+            f"route from {region}: deploy with -c bedrockModelId={suggested}.{self.foundation_model_id} "
+            "(check that the model is offered there: `aws bedrock list-inference-profiles`)"
+        )
 
     @property
     def foundation_model_id(self) -> str:
@@ -107,10 +166,6 @@ class StackConfig:
         return self.foundation_model_id != self.bedrock_model_id
 
     @property
-    def vector_bucket_name(self) -> str:
-        return f"{self.name_prefix}-vectors"
-
-    @property
     def vector_index_name(self) -> str:
         # the dimension is in the name: a new dimension is a new index (CloudFormation replaces it)
         return f"episodes-{self.titan_dimension}d"
@@ -118,14 +173,6 @@ class StackConfig:
     @property
     def scratch_collection_name(self) -> str:
         return f"{self.name_prefix}-scratch"[:32]
-
-    @property
-    def idempotency_table_name(self) -> str:
-        return f"{self.name_prefix}-idempotency"
-
-    @property
-    def tokens_secret_name(self) -> str:
-        return f"{self.name_prefix}/tokens"
 
     @classmethod
     def from_context(cls, node: Node) -> StackConfig:
@@ -163,6 +210,9 @@ _CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("dreamsPrefix", "dreams_prefix", "str"),
     ("scratchMemory", "scratch_memory", "str"),
     ("cardStore", "card_store", "str"),
+    ("alarmEmail", "alarm_email", "str"),
+    ("readOnly", "read_only", "bool"),
+    ("harvesterTenants", "harvester_tenants", "list"),
 )
 
 

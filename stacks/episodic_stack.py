@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from aws_cdk import CfnOutput, Stack
+from aws_cdk import CfnOutput, Stack, Token
 from constructs import Construct
 
 from stacks.config import StackConfig
 from stacks.constructs.dreaming import Dreaming, grant_records_read
+from stacks.constructs.harvesters import HARVESTER_OUTPUT, Harvesters
 from stacks.constructs.history import History
 from stacks.constructs.ingest import Ingest
 from stacks.constructs.monitoring import Monitoring
@@ -35,10 +37,14 @@ class EpisodicStack(Stack):
             if self.node.try_get_context(flag) is None:
                 self.node.set_context(flag, enabled)
         self.config = config or StackConfig.from_context(self.node)
+        # an env-agnostic stack deploys to the CLI's region, which the CLI passes as CDK_DEFAULT_REGION
+        region = None if Token.is_unresolved(self.region) else self.region
+        self.config.check_region(region or os.environ.get("CDK_DEFAULT_REGION"))
 
         self.storage = Storage(self, "Storage", config=self.config)
         self.ingest = Ingest(self, "Ingest", config=self.config, storage=self.storage)
         self.serving = Serving(self, "Serving", config=self.config, storage=self.storage)
+        self.harvesters = Harvesters(self, "Harvesters", config=self.config, storage=self.storage)
         grant_records_read(self.serving.mcp.function, self.config, self.storage, self.serving.mcp.role)
         self.dreaming = (
             Dreaming(self, "Dreaming", config=self.config, storage=self.storage)
@@ -51,6 +57,7 @@ class EpisodicStack(Stack):
             storage=self.storage,
             writer=self.ingest.distill.function,
             reader=self.serving.mcp.function,
+            reader_writes=not self.config.read_only,
         )
         self.monitoring = Monitoring(
             self,
@@ -90,12 +97,17 @@ class EpisodicStack(Stack):
                 "key layout: <prefix><tenant>/<session-id>.jsonl",
             ),
             "TokensSecretArn": (self.serving.tokens.secret_arn, "bearer-token hashes -> tenants"),
-            "VectorBucketName": (self.config.vector_bucket_name, "S3 Vectors bucket"),
+            "VectorBucketName": (self.storage.names.vector_bucket, "S3 Vectors bucket"),
             "VectorIndexName": (self.config.vector_index_name, "S3 Vectors index"),
             "DeadLetterQueueUrl": (self.ingest.dead_letters.queue_url, "transcripts that failed 3 times"),
             "AlarmTopicArn": (self.monitoring.topic.topic_arn, "subscribe to receive alarms"),
             "HistoryTableName": (self.history.table.table_name, "history tools: session metadata and links"),
         }
+        if self.harvesters.policies:  # one JSON object, so `setup aws` reads any tenant name back
+            outputs[HARVESTER_OUTPUT] = (
+                self.to_json_string({t: p.managed_policy_arn for t, p in self.harvesters.policies.items()}),
+                "tenant -> upload policy ARN: attach a tenant's policy to the identity that harvests for it",
+            )
         if self.scratch is not None:
             outputs["ScratchCollectionEndpoint"] = (
                 self.scratch.collection.attr_collection_endpoint,

@@ -1,5 +1,6 @@
 """How a Lambda asset folder is built (no Docker, no network): the core's Lambda dependencies installed from a
-local wheelhouse, the `episodic` package, and the thin handler. Used by CDK local bundling during synth,
+local wheelhouse (boto3/botocore too, pinned: the runtime's copy may predate the S3 Vectors API the store
+uses), the `episodic` package, and the thin handler. Used by CDK local bundling during synth,
 by `scripts/build_lambda_assets.py` and by the asset test, so all three build the same folder.
 
 The wheelhouse is filled once, while the network is there (`scripts/install --deploy` or `--dev`);
@@ -24,6 +25,9 @@ WHEELHOUSE_ROOT = REPO_ROOT / "build" / "wheelhouse"
 DEPENDENCIES_ROOT = REPO_ROOT / "build" / "lambda-dependencies"
 FUNCTIONS = ("distill", "mcp", "authorizer", "dream")
 # the core's runtime dependencies on the Lambda path (pyproject's list minus the local embedder's and the CLI's)
+BOTOCORE_VERSION = "1.44.8"
+BOTO3_PIN = f"boto3=={BOTOCORE_VERSION}"  # boto3 and botocore share their version number
+BOTOCORE_PIN = f"botocore=={BOTOCORE_VERSION}"
 REQUIREMENTS = (
     "pydantic>=2.10",
     "pydantic-settings>=2.6",
@@ -31,17 +35,10 @@ REQUIREMENTS = (
     "jsonschema>=4.23",
     "aws-lambda-powertools[tracer]>=3.37",
     "opensearch-py==3.2.0",  # scratch memory / cards on OpenSearch Serverless (-c scratchMemory=opensearch)
-)
-# the Python runtime ships boto3 and its dependencies; aws-xray-sdk pulls them in again
-PROVIDED_BY_RUNTIME = (
-    "boto3",
-    "botocore",
-    "s3transfer",
-    "jmespath",
-    "urllib3",
-    "dateutil",
-    "python_dateutil",
-    "six",
+    # pinned, not the runtime's: S3 Vectors' queryTexts/returnScores (hybrid search) and GetIndex's indexMode
+    # arrived in botocore 1.44.8; an older runtime copy silently makes the store vector-only
+    BOTO3_PIN,
+    BOTOCORE_PIN,
 )
 NEVER_SHIP = (
     "tokenizers",
@@ -144,7 +141,7 @@ def code_files(name: str) -> Iterator[tuple[str, Path]]:
 
 def _dependencies_hash(platform: Platform) -> str:
     digest = hashlib.sha256()
-    for part in (platform.tag, *platform.pip_args, *REQUIREMENTS, *PROVIDED_BY_RUNTIME, *NEVER_SHIP):
+    for part in (platform.tag, *platform.pip_args, *REQUIREMENTS, *NEVER_SHIP):
         digest.update(part.encode() + b"\0")
     for wheel in _wheels(platform):
         digest.update(wheel.encode() + b"\0")
@@ -162,7 +159,7 @@ def content_hash(name: str, platform: Platform = LAMBDA) -> str:
 def _prune(target: Path) -> None:
     for child in list(target.iterdir()):
         top = child.name.lower().split("-")[0].removesuffix(".py")
-        if top in PROVIDED_BY_RUNTIME or top in NEVER_SHIP:
+        if top in NEVER_SHIP:
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     for tests in target.glob("numpy/**/tests"):
         shutil.rmtree(tests, ignore_errors=True)

@@ -1,7 +1,7 @@
 """HTTP API Lambda authorizer (REQUEST, payload 2.0, simple responses): bearer token -> tenant.
 
 Tokens are checked against the SHA-256 hashes in the Secrets Manager secret; the answer (cached by
-API Gateway for 5 minutes per Authorization header) carries the tenant to the MCP Lambda.
+API Gateway for 1 minute per Authorization header) carries the tenant to the MCP Lambda.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ hash (Powertools, DynamoDB): a redelivered event for unchanged bytes never reach
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote_plus
@@ -26,6 +27,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from episodic.aws.clients import AwsClients
 from episodic.aws.pipeline import DEFAULT_CARDS_PREFIX, TranscriptObject, distill_transcript, fetch_transcript
+from episodic.aws.search_mode import store_search_mode
 from episodic.backends import build_memory
 from episodic.service import Memory
 from episodic.settings import Settings, load_deployed_settings
@@ -68,7 +70,7 @@ class S3Notification(BaseModel):
 
 @dataclass
 class DistillRuntime:
-    """Everything the handler needs, built on first use (never at import), replaceable by tests."""
+    """Everything the handler needs, built at init in Lambda (on first use elsewhere), replaceable by tests."""
 
     settings: Settings
     memory: Memory
@@ -95,9 +97,11 @@ _runtime: DistillRuntime | None = None
 def build_runtime(settings: Settings | None = None, clients: AwsClients | None = None) -> DistillRuntime:
     settings = settings or load_deployed_settings()  # a missing variable fails the cold start, by name
     clients = clients or AwsClients(settings)
+    memory = build_memory(settings, clients=clients)
+    store_search_mode(memory.store, log=logger)  # the cards it writes are searched in this mode
     return DistillRuntime(
         settings=settings,
-        memory=build_memory(settings, clients=clients),
+        memory=memory,
         s3=clients.get("s3"),
         idempotency=DynamoDBPersistenceLayer(table_name=settings.idempotency_table),
         cards_prefix=settings.cards_prefix,
@@ -186,3 +190,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         )
     )
     return response
+
+
+if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):  # in Lambda: build (and log the search mode) at init
+    _runtime = build_runtime()

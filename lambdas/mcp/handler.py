@@ -1,11 +1,14 @@
 """MCP Lambda: an HTTP API (payload 2.0) event -> `McpEndpoint.handle` -> an HTTP API response.
 
 The Lambda authorizer has already checked the bearer token; the tenant comes from its context
-(`requestContext.authorizer.lambda`), never from the request body.
+(`requestContext.authorizer.lambda`), never from the request body. The runtime is built at init (in Lambda),
+so a provisioned instance answers its first request warm; its search mode (hybrid or vector-only) is logged
+there and sent back in the `X-Episodic-Search-Mode` header (`episodic doctor --aws` reads it).
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -14,15 +17,18 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from episodic.auth import SCOPES, Authenticator, Principal, validate_tenant
 from episodic.aws.clients import AwsClients
+from episodic.aws.search_mode import SearchMode, store_search_mode
+from episodic.aws.uploaded_sessions import S3UploadedSessions
 from episodic.backends import build_memory
 from episodic.errors import AuthError, EpisodicError
 from episodic.mcp.protocol import HttpRequest, HttpResponse, McpEndpoint
-from episodic.mcp.tools import default_registry
+from episodic.mcp.tools import default_registry, read_only_registry
 from episodic.service import Memory
 from episodic.settings import Settings, load_deployed_settings
 
 logger = Logger()
 tracer = Tracer()
+SEARCH_MODE_HEADER = "x-episodic-search-mode"
 
 
 def principal_from_authorizer(context: dict[str, Any] | None) -> Principal:
@@ -54,11 +60,13 @@ class McpRuntime:
     settings: Settings
     memory: Memory
     auth: AuthorizerContext = field(default_factory=AuthorizerContext)
+    search_mode: SearchMode | None = None
     endpoint: McpEndpoint = field(init=False)
 
     def __post_init__(self) -> None:
+        registry = read_only_registry if self.settings.read_only else default_registry
         self.endpoint = McpEndpoint(
-            default_registry(self.memory),
+            registry(self.memory),
             authenticator=self.auth,
             allowed_origins=self.settings.allowed_origins,
         )
@@ -67,9 +75,26 @@ class McpRuntime:
 _runtime: McpRuntime | None = None
 
 
+def uploaded_sessions(settings: Settings, s3: Any) -> S3UploadedSessions | None:
+    """record_episode's evidence and archive: the tenant's uploaded transcript (none when read-only)."""
+    if settings.read_only:
+        return None
+    return S3UploadedSessions(
+        s3,
+        str(settings.transcripts_bucket),
+        transcripts_prefix=settings.transcripts_prefix,
+        cards_prefix=settings.cards_prefix,
+        kms_key_id=settings.kms_key_id,
+    )
+
+
 def build_runtime(settings: Settings | None = None, clients: AwsClients | None = None) -> McpRuntime:
     settings = settings or load_deployed_settings()  # a missing variable fails the cold start, by name
-    return McpRuntime(settings=settings, memory=build_memory(settings, clients=clients))
+    clients = clients or AwsClients(settings)
+    memory = build_memory(settings, clients=clients)
+    memory.uploaded = uploaded_sessions(settings, clients.get("s3"))
+    mode = store_search_mode(memory.store, log=logger)
+    return McpRuntime(settings=settings, memory=memory, search_mode=mode)
 
 
 def runtime() -> McpRuntime:
@@ -95,10 +120,13 @@ def to_request(event: APIGatewayProxyEventV2) -> HttpRequest:
     )
 
 
-def to_result(response: HttpResponse) -> dict[str, Any]:
+def to_result(response: HttpResponse, mode: SearchMode | None = None) -> dict[str, Any]:
+    headers = dict(response.headers)
+    if mode is not None:
+        headers[SEARCH_MODE_HEADER] = mode.mode
     return {
         "statusCode": response.status,
-        "headers": dict(response.headers),
+        "headers": headers,
         "body": response.body.decode("utf-8"),
         "isBase64Encoded": False,
     }
@@ -119,4 +147,8 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     finally:
         rt.auth.principal = None  # one request, one principal: nothing leaks into the next invocation
     logger.info("mcp request", extra={"status": response.status, "path": parsed.raw_path})
-    return to_result(response)
+    return to_result(response, rt.search_mode)
+
+
+if os.environ.get("AWS_LAMBDA_FUNCTION_NAME"):  # in Lambda: build at init, not on the first request
+    _runtime = build_runtime()

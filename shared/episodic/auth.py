@@ -124,6 +124,45 @@ class TokenInfo:
     created_at: str
 
 
+def new_token_entry(tenant: str, scope: str = READ) -> tuple[str, dict[str, Any]]:
+    """A fresh token and the entry that stores it (its hash, never the token) in a token document."""
+    validate_tenant(tenant)
+    if scope not in SCOPES:
+        raise InvalidArgumentError(f"unknown scope {scope!r}: use one of {sorted(SCOPES)}")
+    token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+    entry = {
+        "id": secrets.token_hex(4),
+        "tenant": tenant,
+        "scope": scope,
+        "sha256": token_hash(token),
+        "prefix": token[: len(TOKEN_PREFIX) + 4],
+        "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
+    }
+    return token, entry
+
+
+def token_info(entry: dict[str, Any]) -> TokenInfo:
+    return TokenInfo(
+        token_id=str(entry.get("id", "")),
+        tenant_id=str(entry.get("tenant", "")),
+        scope=str(entry.get("scope", READ)),
+        prefix=str(entry.get("prefix", "")),
+        created_at=str(entry.get("created_at", "")),
+    )
+
+
+def without_token(tokens: list[dict[str, Any]], token_id: str) -> tuple[list[dict[str, Any]], TokenInfo]:
+    """The document's entries without `token_id`, and what was removed (NotFoundError when it is absent)."""
+    kept = [t for t in tokens if t.get("id") != token_id]
+    if len(kept) == len(tokens):
+        raise NotFoundError(f"no token with id {token_id!r} (see `episodic token list`)")
+    return kept, token_info(next(t for t in tokens if t.get("id") == token_id))
+
+
+def token_document(tokens: list[dict[str, Any]]) -> str:
+    return json.dumps({"version": 1, "tokens": tokens}, indent=2) + "\n"
+
+
 class LocalTokenStore(Authenticator):
     """Tokens in one JSON file (mode 0600, atomic writes) holding hashes only."""
 
@@ -142,7 +181,7 @@ class LocalTokenStore(Authenticator):
 
     def _write(self, tokens: list[dict[str, Any]]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        payload = json.dumps({"version": 1, "tokens": tokens}, indent=2) + "\n"
+        payload = token_document(tokens)
         fd, tmp = tempfile.mkstemp(prefix=".tokens-", dir=self.path.parent)  # mkstemp creates it 0600
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as handle:
@@ -160,18 +199,7 @@ class LocalTokenStore(Authenticator):
 
     def add(self, tenant: str, scope: str = READ) -> str:
         """Create a token for a tenant and return it; only its hash is stored (show it once)."""
-        validate_tenant(tenant)
-        if scope not in SCOPES:
-            raise InvalidArgumentError(f"unknown scope {scope!r}: use one of {sorted(SCOPES)}")
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
-        entry = {
-            "id": secrets.token_hex(4),
-            "tenant": tenant,
-            "scope": scope,
-            "sha256": token_hash(token),
-            "prefix": token[: len(TOKEN_PREFIX) + 4],
-            "created_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        }
+        token, entry = new_token_entry(tenant, scope)
         with self._lock:
             tokens = self._read()
             tokens.append(entry)
@@ -179,32 +207,13 @@ class LocalTokenStore(Authenticator):
         return token
 
     def list(self) -> list[TokenInfo]:
-        return [
-            TokenInfo(
-                token_id=str(t.get("id", "")),
-                tenant_id=str(t.get("tenant", "")),
-                scope=str(t.get("scope", READ)),
-                prefix=str(t.get("prefix", "")),
-                created_at=str(t.get("created_at", "")),
-            )
-            for t in self._read()
-        ]
+        return [token_info(t) for t in self._read()]
 
     def revoke(self, token_id: str) -> TokenInfo:
         with self._lock:
-            tokens = self._read()
-            kept = [t for t in tokens if t.get("id") != token_id]
-            if len(kept) == len(tokens):
-                raise NotFoundError(f"no token with id {token_id!r} (see `episodic token list`)")
-            gone = next(t for t in tokens if t.get("id") == token_id)
+            kept, gone = without_token(self._read(), token_id)
             self._write(kept)
-        return TokenInfo(
-            token_id=token_id,
-            tenant_id=str(gone.get("tenant", "")),
-            scope=str(gone.get("scope", READ)),
-            prefix=str(gone.get("prefix", "")),
-            created_at=str(gone.get("created_at", "")),
-        )
+        return gone
 
     def authenticate(self, token: str | None) -> Principal:
         return match_token(token, token_principals(self._read()))

@@ -13,6 +13,7 @@ import shutil
 import socket
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -307,6 +308,38 @@ def check_experiment(settings: Settings) -> Check:
     )
 
 
+HARVEST_STALE_DAYS = 3  # Claude Code deletes transcripts after 30 days; a week of silence is already late
+
+
+def check_harvest(settings: Settings, now: datetime | None = None) -> Check | None:
+    """The last harvest's mark (`<log_dir>/last-harvest.json`): a failed or stale run is shown here, not only
+    in a log; None when this machine never harvested and has no stack outputs (no AWS deployment)."""
+    from episodic.harvest.state import read_last_run, read_stack_outputs
+
+    last = read_last_run(settings.log_dir)
+    if last is None:
+        try:
+            deployed = bool(read_stack_outputs(settings.home))
+        except EpisodicError:
+            deployed = True
+        fix = "`episodic harvest`, then `episodic cron install`"
+        return Check("harvest", WARN, "no harvest has run on this machine", fix) if deployed else None
+    finished = str(last.get("finished_at") or "")
+    failed = last.get("failed") or []
+    if last.get("aborted") or failed:
+        reason = last.get("aborted") or f"{len(failed)} sessions failed, first: {failed[0].get('reason')}"
+        fix = "fix the cause (expired credentials: `aws sso login`), then `episodic harvest`"
+        return Check("harvest", FAIL, f"the last harvest ({finished}) failed: {reason}", fix)
+    try:
+        age = (now or datetime.now(UTC)) - datetime.fromisoformat(finished.replace("Z", "+00:00"))
+    except ValueError:
+        age = None
+    if age is not None and age.days >= HARVEST_STALE_DAYS:
+        detail = f"the last harvest ran {age.days} days ago ({finished})"
+        return Check("harvest", WARN, detail, "`episodic cron status` (is the schedule installed?)")
+    return Check("harvest", OK, f"last run {finished}: uploaded {last.get('uploaded', 0)}")
+
+
 def run_checks(settings: Settings) -> list[Check]:
     from episodic.backends import build_store
 
@@ -323,6 +356,8 @@ def run_checks(settings: Settings) -> list[Check]:
         check_scope(settings, os.getcwd()),
         check_experiment(settings),
     ]
+    harvest = check_harvest(settings)
+    checks += [harvest] if harvest else []
     server, up = check_server(settings)
     checks.append(server)
     if settings.store == "sqlite" and not settings.db_path.exists():

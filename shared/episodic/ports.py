@@ -153,3 +153,16 @@ class ReviewableStore(ABC):
     def rewrite_record(self, record: CardRecord) -> None:
         """Replace the stored record of `record`'s session (e.g. its review), keeping its vectors; a vetoed
         record stays stored (so `index` does not re-create it) but leaves every query pool."""
+
+
+class UploadedSessions(ABC):
+    """A tenant's uploaded session transcripts, by session id (the deployed memory's bucket): what an
+    agent-written card's outcome is judged against, and where the card is archived beside them."""
+
+    @abstractmethod
+    def find(self, tenant_id: str, session_id: str, parse: TranscriptSource) -> Trajectory | None:
+        """The session's scrubbed trajectory, parsed with `parse`'s rules; None when it was not uploaded."""
+
+    @abstractmethod
+    def archive(self, record: CardRecord) -> str:
+        """Keep the card beside the transcripts; returns where."""

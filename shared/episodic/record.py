@@ -1,8 +1,8 @@
 """Agent-card recording: the agent that lived a session writes its own card (distiller `self`).
 
 The card is validated like any LLM card (schema, no code/paths/stack traces) and scrubbed. Its `verified`
-must be backed by evidence in the session's own transcript, found on this machine by session id; when the
-transcript cannot be found (e.g. a remote server), or the caller is not the tenant whose transcripts are on
+must be backed by evidence in the session's own transcript, found on this machine by session id (deployed:
+the tenant's upload, `Memory.uploaded`, which also archives the card); when the transcript cannot be found, or the caller is not the tenant whose transcripts are on
 this machine (the settings' `tenant`), `verified` becomes `unverified` and the notes say so.
 It replaces whatever card the session had (a heuristic or LLM card), which later `episodic index` runs
 keep. The MCP tool `record_episode` (`mcp.record_tool`) is a thin face over `record_agent_card`.
@@ -64,6 +64,15 @@ def find_trajectory(memory: Memory, session_id: str) -> Trajectory | None:
     return None
 
 
+def _uploaded_trajectory(memory: Memory, tenant_id: str, session_id: str) -> Trajectory | None:
+    assert memory.uploaded is not None
+    try:
+        return memory.uploaded.find(tenant_id, session_id, memory.source)
+    except Exception:  # as on a laptop: no transcript downgrades the claim, it does not refuse the card
+        log.exception("reading the uploaded transcript of session %s failed", session_id)
+        return None
+
+
 def is_server_tenant(memory: Memory, tenant_id: str) -> bool:
     """The tenant whose transcripts are on this machine (settings.tenant)."""
     return tenant_id == memory.settings.tenant
@@ -100,7 +109,10 @@ def record_agent_card(
     scrubbed, redacted = Scrubber.from_settings(memory.settings).scrub_obj_counted(payload)
     card = parse_card_payload(scrubbed)
     existing = memory.store.get(tenant_id, session_id)
-    own_transcript, trajectory = owned_trajectory(memory, tenant_id, session_id, existing)
+    if memory.uploaded is not None:  # deployed: the tenant's own upload (the key prefix is the tenant)
+        own_transcript, trajectory = True, _uploaded_trajectory(memory, tenant_id, session_id)
+    else:
+        own_transcript, trajectory = owned_trajectory(memory, tenant_id, session_id, existing)
     # only for the tenant the scope rules are about: to another, a refusal would reveal the session exists
     excluded = getattr(memory.source, "excluded_sessions", {}).get(session_id) if own_transcript else None
     if excluded:  # the scope rules keep this session out of memory: an agent's own card included
@@ -135,6 +147,8 @@ def record_agent_card(
         trajectory=trajectory,
         source_sha256=None if trajectory else (existing.source_sha256 if existing else ""),
     )
+    if memory.uploaded is not None:  # beside the distilled cards, for review and re-indexing
+        notes.append(f"card archived at {memory.uploaded.archive(record)}")
     return RecordOutcome(
         record=record,
         replaced=existing.distiller.id if existing else None,

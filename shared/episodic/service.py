@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from episodic.models import IndexManifest
-from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
+from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, UploadedSessions, VectorStore
 from episodic.settings import Settings
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ class Memory:
     ledger: IngestLedger | None = None
     scratch: ScratchMemory | None = None  # tool-outcome memory (episodic.scratch); None: off
     history: HistoryStore | None = None  # per-session history records (episodic.history); None: not kept
+    uploaded: UploadedSessions | None = None  # on AWS: record_episode judges against the uploaded transcript
 
     @property
     def manifest(self) -> IndexManifest:

@@ -103,6 +103,7 @@ class Settings(BaseSettings):
     failures_prefix: str = "failures/"
     auth_secret_id: str = "episodic/tokens"  # Secrets Manager secret mapping token hashes to tenants
     idempotency_table: str = "episodic-idempotency"
+    read_only: bool = False  # serve the read tools only (the stack's -c readOnly=true)
 
     # Claude Code as distiller
     claude_binary: str = "claude"

@@ -22,7 +22,7 @@ class Dreaming(Construct):
         super().__init__(scope, construct_id)
         environment = core_environment(
             config,
-            vector_bucket=config.vector_bucket_name,
+            vector_bucket=storage.names.vector_bucket,
             vector_index=config.vector_index_name,
             transcripts_bucket=storage.transcripts.bucket_name,
         )

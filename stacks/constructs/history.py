@@ -14,7 +14,8 @@ from stacks.constructs.storage import Storage
 from stacks.nag import acknowledge
 
 HISTORY_PREFIX = "history/"
-TABLE_ACTIONS = ["dynamodb:GetItem", "dynamodb:PutItem", "dynamodb:Query"]
+TABLE_READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query"]
+TABLE_ACTIONS = [*TABLE_READ_ACTIONS, "dynamodb:PutItem"]
 
 
 class History(Construct):
@@ -26,6 +27,7 @@ class History(Construct):
         storage: Storage,
         writer: lambda_.Function,
         reader: lambda_.Function,
+        reader_writes: bool = True,  # False for a read-only deployment: no link items from the MCP Lambda
     ) -> None:
         super().__init__(scope, construct_id)
         self.table = dynamodb.Table(
@@ -43,7 +45,11 @@ class History(Construct):
         )
         records = storage.transcripts.arn_for_objects(f"{HISTORY_PREFIX}*")
         bucket_id = Stack.of(self).get_logical_id(storage.transcripts.node.default_child)  # type: ignore[arg-type]
-        for fn, object_actions in ((writer, ["s3:GetObject", "s3:PutObject"]), (reader, ["s3:GetObject"])):
+        grants = (
+            (writer, ["s3:GetObject", "s3:PutObject"], TABLE_ACTIONS),
+            (reader, ["s3:GetObject"], TABLE_ACTIONS if reader_writes else TABLE_READ_ACTIONS),
+        )
+        for fn, object_actions, table_actions in grants:
             if fn.role is not None:
                 acknowledge(
                     fn.role,
@@ -55,9 +61,11 @@ class History(Construct):
             fn.add_environment("EPISODIC_HISTORY_TABLE", self.table.table_name)
             fn.add_environment("EPISODIC_HISTORY_PREFIX", HISTORY_PREFIX)
             fn.add_to_role_policy(
-                iam.PolicyStatement(actions=TABLE_ACTIONS, resources=[self.table.table_arn])
+                iam.PolicyStatement(actions=table_actions, resources=[self.table.table_arn])
             )
             fn.add_to_role_policy(iam.PolicyStatement(actions=object_actions, resources=[records]))
+        if not reader_writes:
+            return
         # the MCP Lambda writes link items into the CMK-encrypted table
         reader.add_to_role_policy(
             iam.PolicyStatement(

@@ -18,6 +18,7 @@ from stacks.constructs.permissions import (
     VECTOR_WRITE_ACTIONS,
     distiller_statements,
     titan_statement,
+    transcript_read_statements,
     vector_statement,
 )
 from stacks.constructs.storage import Storage
@@ -69,7 +70,7 @@ class Ingest(Construct):
         self.idempotency = dynamodb.Table(
             self,
             "Idempotency",
-            table_name=config.idempotency_table_name,
+            table_name=storage.names.idempotency_table,
             partition_key=dynamodb.Attribute(name="id", type=dynamodb.AttributeType.STRING),
             billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
             time_to_live_attribute="expiration",
@@ -83,7 +84,7 @@ class Ingest(Construct):
 
         environment = core_environment(
             config,
-            vector_bucket=config.vector_bucket_name,
+            vector_bucket=storage.names.vector_bucket,
             vector_index=config.vector_index_name,
             transcripts_bucket=storage.transcripts.bucket_name,
         )
@@ -110,19 +111,8 @@ class Ingest(Construct):
 
         transcripts = storage.transcripts
         # exact object actions on exact prefixes (the grant_* helpers would add GetObject*, List*, Abort*)
-        fn.add_to_role_policy(
-            iam.PolicyStatement(
-                actions=["s3:GetObject"],
-                resources=[transcripts.arn_for_objects(f"{config.transcripts_prefix}*")],
-            )
-        )
-        fn.add_to_role_policy(  # a session's subagent files are found by listing under its own prefix
-            iam.PolicyStatement(
-                actions=["s3:ListBucket"],
-                resources=[transcripts.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{config.transcripts_prefix}*"]}},
-            )
-        )
+        for statement in transcript_read_statements(config, transcripts):
+            fn.add_to_role_policy(statement)
         fn.add_to_role_policy(  # a failure record is cleared once the session is distilled
             iam.PolicyStatement(
                 actions=["s3:DeleteObject"],

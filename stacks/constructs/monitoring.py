@@ -1,4 +1,5 @@
-"""Monitoring: an alarm topic, and alarms on dead letters, Lambda errors and throttles."""
+"""Monitoring: an alarm topic (`-c alarmEmail=...` subscribes an address), and alarms on dead letters, Lambda
+errors and throttles."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from aws_cdk import aws_cloudwatch_actions as actions
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_sns as sns
+from aws_cdk import aws_sns_subscriptions as subscriptions
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -31,6 +33,8 @@ class Monitoring(Construct):
         self.topic = sns.Topic(
             self, "Alarms", display_name=f"{config.name_prefix} alarms", master_key=key, enforce_ssl=True
         )
+        if config.alarm_email:  # without a subscriber the alarms publish to no one
+            self.topic.add_subscription(subscriptions.EmailSubscription(config.alarm_email))
         self.alarms: list[cloudwatch.Alarm] = []
 
         # anything in the DLQ is a transcript that could not be distilled: look at it

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from aws_cdk import Aws
 from aws_cdk import aws_iam as iam
+from aws_cdk import aws_s3 as s3
 
 from stacks.config import StackConfig
 
@@ -30,6 +31,20 @@ VECTOR_REVIEW_ACTIONS = ("s3vectors:PutVectors",)
 
 def vector_statement(index_arn: str, actions: tuple[str, ...]) -> iam.PolicyStatement:
     return iam.PolicyStatement(actions=list(actions), resources=[index_arn])
+
+
+def transcript_read_statements(config: StackConfig, bucket: s3.IBucket) -> list[iam.PolicyStatement]:
+    """Read a session's uploaded transcript: its objects, and a listing of its own prefix (subagent files)."""
+    return [
+        iam.PolicyStatement(
+            actions=["s3:GetObject"], resources=[bucket.arn_for_objects(f"{config.transcripts_prefix}*")]
+        ),
+        iam.PolicyStatement(
+            actions=["s3:ListBucket"],
+            resources=[bucket.bucket_arn],
+            conditions={"StringLike": {"s3:prefix": [f"{config.transcripts_prefix}*"]}},
+        ),
+    ]
 
 
 def titan_statement(config: StackConfig) -> iam.PolicyStatement:

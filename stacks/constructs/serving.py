@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 
 import jsii
-from aws_cdk import Duration, RemovalPolicy, SecretValue
+from aws_cdk import Duration, RemovalPolicy, SecretValue, Stack
 from aws_cdk import aws_apigateway as apigw_v1
 from aws_cdk import aws_apigatewayv2 as apigw
 from aws_cdk import aws_apigatewayv2_authorizers as authorizers
 from aws_cdk import aws_apigatewayv2_integrations as integrations
+from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_secretsmanager as secretsmanager
@@ -22,6 +23,7 @@ from stacks.constructs.permissions import (
     VECTOR_READ_ACTIONS,
     VECTOR_REVIEW_ACTIONS,
     titan_statement,
+    transcript_read_statements,
     vector_statement,
 )
 from stacks.constructs.storage import Storage
@@ -29,7 +31,7 @@ from stacks.nag import acknowledge
 
 MCP_PATH = "/mcp"
 INTEGRATION_TIMEOUT = Duration.seconds(29)  # HTTP API's hard limit is 30 s
-AUTHORIZER_CACHE_TTL = Duration.minutes(5)  # a revoked token keeps working until its cached answer expires
+AUTHORIZER_CACHE_TTL = Duration.minutes(1)  # a revoked token passes until this and the secret cache expire
 
 
 @jsii.implements(apigw.IAccessLogSettings)
@@ -70,7 +72,7 @@ class Serving(Construct):
         self.tokens = secretsmanager.Secret(
             self,
             "Tokens",
-            secret_name=config.tokens_secret_name,
+            secret_name=storage.names.tokens_secret,
             description="episodic bearer tokens (SHA-256 hashes) mapped to tenants",
             encryption_key=key,
             secret_string_value=SecretValue.unsafe_plain_text(json.dumps({"version": 1, "tokens": []})),
@@ -98,10 +100,13 @@ class Serving(Construct):
 
         environment = core_environment(
             config,
-            vector_bucket=config.vector_bucket_name,
+            vector_bucket=storage.names.vector_bucket,
             vector_index=config.vector_index_name,
             transcripts_bucket=storage.transcripts.bucket_name,
         )
+        if config.read_only:
+            environment["EPISODIC_READ_ONLY"] = "true"
+        environment["EPISODIC_CARDS_PREFIX"] = config.cards_prefix
         self.mcp = PythonFunction(
             self,
             "Mcp",
@@ -116,7 +121,9 @@ class Serving(Construct):
         mcp_fn = self.mcp.function
         mcp_fn.node.add_dependency(storage.index)
         mcp_fn.add_to_role_policy(vector_statement(storage.index_arn, VECTOR_READ_ACTIONS))
-        mcp_fn.add_to_role_policy(vector_statement(storage.index_arn, VECTOR_REVIEW_ACTIONS))
+        if not config.read_only:  # the write-scope tools (record/review) rewrite a session's vectors
+            mcp_fn.add_to_role_policy(vector_statement(storage.index_arn, VECTOR_REVIEW_ACTIONS))
+            self._grant_record_evidence(config, storage, mcp_fn)
         mcp_fn.add_to_role_policy(titan_statement(config))
         key.grant_decrypt(mcp_fn)
 
@@ -169,6 +176,33 @@ class Serving(Construct):
         )
         # anything else (e.g. /.well-known/oauth-protected-resource) -> authenticated 404 from the handler
         self.api.add_routes(path="/{proxy+}", methods=[apigw.HttpMethod.ANY], integration=integration)
+
+    @staticmethod
+    def _grant_record_evidence(config: StackConfig, storage: Storage, fn: lambda_.Function) -> None:
+        """record_episode reads the caller's uploaded transcript (evidence) and archives the card."""
+        transcripts = storage.transcripts
+        for statement in transcript_read_statements(config, transcripts):
+            fn.add_to_role_policy(statement)
+        fn.add_to_role_policy(
+            iam.PolicyStatement(
+                actions=["s3:PutObject"], resources=[transcripts.arn_for_objects(f"{config.cards_prefix}*")]
+            )
+        )
+        fn.add_to_role_policy(  # SSE-KMS objects with a bucket key
+            iam.PolicyStatement(actions=["kms:GenerateDataKey"], resources=[storage.key.key_arn])
+        )
+        bucket_id = Stack.of(fn).get_logical_id(transcripts.node.default_child)  # type: ignore[arg-type]
+        if fn.role is not None:
+            acknowledge(
+                fn.role,
+                "AwsSolutions-IAM5",
+                "record_episode reads the caller's uploaded transcript and archives its card: one prefix each "
+                "of one bucket (the tenant is only known per request, from the authorizer).",
+                findings=[
+                    f"Resource::<{bucket_id}.Arn>/{config.transcripts_prefix}*",
+                    f"Resource::<{bucket_id}.Arn>/{config.cards_prefix}*",
+                ],
+            )
 
     @property
     def endpoint_url(self) -> str:

@@ -11,6 +11,7 @@ from constructs import Construct
 
 from stacks.config import StackConfig
 from stacks.nag import acknowledge
+from stacks.names import StackNames
 
 # the S3 Vectors store keeps the card JSON and its rendering text beside each vector, unfiltered
 NON_FILTERABLE_KEYS = ["record", "text"]
@@ -23,6 +24,7 @@ class Storage(Construct):
     def __init__(self, scope: Construct, construct_id: str, *, config: StackConfig) -> None:
         super().__init__(scope, construct_id)
         self.config = config
+        self.names = StackNames.of(config)  # retained resources' names: new for every stack created
 
         self.key = kms.Key(
             self,
@@ -76,7 +78,7 @@ class Storage(Construct):
         self.vector_bucket = s3vectors.CfnVectorBucket(
             self,
             "VectorBucket",
-            vector_bucket_name=config.vector_bucket_name,
+            vector_bucket_name=self.names.vector_bucket,
             encryption_configuration=s3vectors.CfnVectorBucket.EncryptionConfigurationProperty(
                 sse_type="aws:kms", kms_key_arn=self.key.key_arn
             ),
@@ -124,9 +126,7 @@ class Storage(Construct):
         """Key-policy grants for services that use the key on our behalf, each pinned to this account."""
         account, region, partition = Aws.ACCOUNT_ID, Aws.REGION, Aws.PARTITION
         # built from the name, not the resource attribute, so the key does not depend on the bucket
-        vector_bucket_arn = (
-            f"arn:{partition}:s3vectors:{region}:{account}:bucket/{self.config.vector_bucket_name}"
-        )
+        vector_bucket_arn = f"arn:{partition}:s3vectors:{region}:{account}:bucket/{self.names.vector_bucket}"
         self.key.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowS3VectorsAsyncIndexing",

@@ -337,7 +337,9 @@ def local_cloud(tmp_home: Path) -> Iterator[LocalCloud]:
                 idempotency=DynamoDBPersistenceLayer(table_name=TABLE, boto3_client=dynamodb),
             )
         )
-        mcp_handler.set_runtime(mcp_handler.McpRuntime(settings=settings, memory=memory()))
+        mcp_memory = memory()
+        mcp_memory.uploaded = mcp_handler.uploaded_sessions(settings, s3)  # as build_runtime wires it
+        mcp_handler.set_runtime(mcp_handler.McpRuntime(settings=settings, memory=mcp_memory))
         from episodic.aws.secrets_auth import SecretsManagerAuthenticator
 
         authorizer_handler.set_runtime(

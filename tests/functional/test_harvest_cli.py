@@ -126,6 +126,7 @@ def test_backfill_harvests_then_reports_cards_not_indexed(env: dict[str, Any]) -
 def test_cron_install_status_remove(env: dict[str, Any], monkeypatch: pytest.MonkeyPatch) -> None:
     system = FakeSystem("MAILTO=me\n")
     monkeypatch.setattr(cron, "subprocess_runner", system)
+    monkeypatch.setattr(cron, "available", lambda tool: tool == "crontab")  # a Linux box without systemd
     monkeypatch.setattr(sys, "platform", "linux")
     monkeypatch.setenv("EPISODIC_TRANSCRIPTS_BUCKET", BUCKET)
     installed = _run("cron", "install", "--at", "02:30")
@@ -178,3 +179,106 @@ def test_setup_aws_records_the_stack_outputs_for_harvest(episodic_home: Path, tm
     outputs.write_text(json.dumps({"Other": {"X": 1}}))
     bad = CliRunner().invoke(build_cli(), ["setup", "aws", "--outputs", str(outputs)])
     assert bad.exit_code != 0 and "TranscriptsBucketName" in bad.output
+
+
+def test_setup_aws_names_the_tenants_harvester_policy(
+    episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    arn = "arn:aws:iam::123456789012:policy/EpisodicStack-HarvestersAcme-X"
+    outputs = tmp_path / "cdk-outputs.json"
+    outputs.write_text(
+        json.dumps(
+            {
+                "EpisodicStack": {
+                    "TranscriptsBucketName": "b-123",
+                    "HarvesterPolicyArns": json.dumps({"acme": arn}),
+                }
+            }
+        )
+    )
+    monkeypatch.setenv("EPISODIC_TENANT", "acme")
+    result = CliRunner().invoke(build_cli(), ["setup", "aws", "--outputs", str(outputs)])
+    assert result.exit_code == 0, result.output
+    assert f"aws iam attach-user-policy --user-name NAME --policy-arn {arn}" in result.output
+    monkeypatch.setenv("EPISODIC_TENANT", "globex")
+    other = CliRunner().invoke(build_cli(), ["setup", "aws", "--outputs", str(outputs)])
+    assert other.exit_code == 0 and "-c harvesterTenants=globex" in other.output
+
+
+def test_token_add_list_revoke_aws_manage_the_deployed_secret(episodic_home: Path, tmp_path: Path) -> None:
+    from episodic.aws.secrets_auth import SecretsManagerAuthenticator
+    from fakes.secret_edit import hand_edit
+
+    with mock_aws():
+        sm = boto3.client("secretsmanager", region_name="us-east-1")
+        arn = sm.create_secret(Name="episodic/tokens-1a2b3c4d", SecretString='{"version": 1, "tokens": []}')[
+            "ARN"
+        ]
+        outputs = tmp_path / "cdk-outputs.json"
+        outputs.write_text(
+            json.dumps({"EpisodicStack": {"TranscriptsBucketName": "b", "TokensSecretArn": arn}})
+        )
+        assert _run("setup", "aws", "--outputs", str(outputs)).exit_code == 0
+        added = CliRunner().invoke(
+            build_cli(), ["token", "add", "--aws", "--tenant", "acme", "--scope", "write"]
+        )
+        assert added.exit_code == 0, added.output
+        token = added.stdout.strip()
+        assert SecretsManagerAuthenticator(sm, arn).authenticate(token).tenant_id == "acme"
+        assert not (episodic_home / "tokens.json").exists()  # the local token file is untouched
+        listed = _run("token", "list", "--aws")
+        token_id = listed.output.splitlines()[1].split()[0]
+        assert "acme" in listed.output and "write" in listed.output and token not in listed.output
+        revoked = CliRunner().invoke(build_cli(), ["token", "revoke", "--aws", token_id])
+        assert revoked.exit_code == 0 and "within about 2 minutes" in revoked.output
+        assert "no tokens" in _run("token", "list", "--aws").output
+        hand_edit(sm, arn, "{broken")
+        refused = CliRunner().invoke(build_cli(), ["token", "add", "--aws", "--tenant", "acme"])
+        assert refused.exit_code != 0 and "not valid JSON" in refused.output
+
+
+def test_cron_without_any_scheduler_reports_it_and_exits_0(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(cron, "available", lambda tool: False)
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.setenv("EPISODIC_TRANSCRIPTS_BUCKET", BUCKET)
+    installed = CliRunner().invoke(build_cli(), ["cron", "install"])
+    assert installed.exit_code == 0 and "no scheduler on this machine" in installed.output
+    status = CliRunner().invoke(build_cli(), ["cron", "status"])
+    assert status.exit_code == 0 and "schedule: not installed" in status.output
+
+
+def test_cron_status_where_crontab_is_missing_exits_0(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.errors import ConfigError
+
+    def no_crontab(args: Any, input_text: str | None = None) -> Any:
+        raise ConfigError(f"`{args[0]}` is not installed on this machine")
+
+    monkeypatch.setattr(cron, "subprocess_runner", no_crontab)
+    monkeypatch.setattr(cron, "available", lambda tool: tool == "crontab")
+    monkeypatch.setattr(sys, "platform", "linux")
+    status = CliRunner().invoke(build_cli(), ["cron", "status"])
+    assert status.exit_code == 0, status.output
+    assert "not installed on this machine" in status.output and "schedule: not installed" in status.output
+
+
+def test_a_harvest_that_cannot_start_leaves_a_visible_mark(
+    env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.doctor import FAIL, check_harvest
+    from episodic.settings import load_settings
+
+    monkeypatch.setenv("EPISODIC_TRANSCRIPTS_BUCKET", BUCKET)
+    failed = CliRunner().invoke(build_cli(), ["harvest", "--profile", "expired-sso-profile"])
+    assert failed.exit_code != 0
+    status = _run("cron", "status")
+    assert "FAILED, stopped early" in status.stdout and "expired-sso-profile" in status.stdout
+    check = check_harvest(load_settings())
+    assert check is not None and check.status == FAIL and "expired-sso-profile" in check.detail
+
+    assert _run("harvest").exit_code == 0  # the next good run clears it
+    check = check_harvest(load_settings())
+    assert check is not None and check.status == "ok"

@@ -97,6 +97,75 @@ def test_initialize_and_tools_list(cloud: LocalCloud) -> None:
     assert {t["name"] for t in listed["result"]["tools"]} >= {"search_traces", "get_episode"}
 
 
+def _tool_names(context: dict[str, Any]) -> set[str]:
+    listed = _body(
+        mcp.handler(
+            http_event("POST", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, authorizer=context),
+            LambdaContext(),
+        )
+    )
+    return {t["name"] for t in listed["result"]["tools"]}
+
+
+def test_a_read_only_deployment_lists_no_write_tool_even_to_a_write_token(cloud: LocalCloud) -> None:
+    writer = {"tenant": "acme", "scopes": "read write"}
+    assert {"record_episode", "review_episode", "link_work_item"} <= _tool_names(writer)
+    current = mcp.runtime()
+    mcp.set_runtime(
+        mcp.McpRuntime(
+            settings=current.settings.model_copy(update={"read_only": True}), memory=current.memory
+        )
+    )
+    names = _tool_names(writer)
+    assert {"search_traces", "get_episode"} <= names
+    assert not names & {"record_episode", "review_episode", "link_work_item"}
+    refused = _body(call_tool("record_episode", {"session_id": "s-acme-1", "card": {}}, writer))
+    assert "error" in refused or refused["result"]["isError"] is True
+
+
+def test_every_answer_says_which_search_mode_the_function_runs(cloud: LocalCloud) -> None:
+    from episodic.aws.search_mode import store_search_mode
+
+    current = mcp.runtime()
+    mcp.set_runtime(
+        mcp.McpRuntime(
+            settings=current.settings,
+            memory=current.memory,
+            search_mode=store_search_mode(current.memory.store),
+        )
+    )
+    result = call_tool("search_traces", {"query": PROBLEM}, {"tenant": "acme", "scopes": "read"})
+    assert result["headers"][mcp.SEARCH_MODE_HEADER] == "hybrid"  # the fake index is ENHANCED, text on `text`
+
+
+def test_in_lambda_the_runtime_is_built_at_init_and_a_missing_variable_fails_it_by_name(
+    tmp_path: Path,
+) -> None:
+    import os
+    import subprocess
+    import sys
+
+    from lambda_env import REPO_ROOT
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_") and not k.startswith("AWS_")}
+    env.update(
+        AWS_LAMBDA_FUNCTION_NAME="episodic-mcp",
+        EPISODIC_HOME=str(tmp_path),
+        PYTHONPATH=os.pathsep.join([str(REPO_ROOT / "shared"), str(REPO_ROOT)]),
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", "import lambdas.mcp.handler"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        check=False,
+        timeout=120,
+    )
+    assert result.returncode != 0
+    assert "vector_bucket" in result.stderr.lower()  # the import (Lambda init) failed on the setting's name
+
+
 def test_get_and_delete_are_405_and_other_paths_404(cloud: LocalCloud) -> None:
     context = {"tenant": "acme", "scopes": "read"}
     for method in ("GET", "DELETE"):
@@ -170,3 +239,41 @@ def test_the_deployed_memory_is_built_by_the_one_composition_root(
     assert isinstance(memory.ledger, S3FailureLedger) and memory.ledger.bucket == "transcripts"
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")  # the settings choose, not the deployment's wiring
     assert mcp.build_runtime(clients=clients).memory.embedder.id.startswith("hashing")
+
+
+def test_a_malformed_token_secret_leaves_valid_tokens_working_in_the_authorizer(cloud: LocalCloud) -> None:
+    from fakes.secret_edit import hand_edit
+    from lambda_env import SECRET
+
+    token = cloud.add_token("acme")
+    assert authorize(token)["isAuthorized"] is True
+    hand_edit(cloud.secrets, SECRET, '{"tokens": [{"sha256": "half an edit"')  # someone's console edit
+    answer = authorize(token)  # the authorizer rereads the secret on every call here (cache 0)
+    assert answer["isAuthorized"] is True and answer["context"]["tenant"] == "acme"
+    assert authorize("epi_someone_else")["isAuthorized"] is False
+
+
+def test_record_episode_is_judged_against_the_tenants_uploaded_transcript_and_archived(
+    cloud: LocalCloud,
+) -> None:
+    from lambda_env import BUCKET, FIXTURE_SESSION, card
+
+    cloud.upload_session("acme")
+    arguments = {"session_id": FIXTURE_SESSION, **card(outcome="verified")}
+    answer = _body(call_tool("record_episode", arguments, {"tenant": "acme", "scopes": "read write"}))[
+        "result"
+    ]
+    assert answer["isError"] is False, answer
+    recorded = answer["structuredContent"]
+    assert recorded["transcript_found"] is True and recorded["distiller"] == "self"
+    key = f"cards/acme/{FIXTURE_SESSION}.json"
+    archived = json.loads(cloud.s3.get_object(Bucket=BUCKET, Key=key)["Body"].read())
+    assert archived["tenant_id"] == "acme" and archived["card"]["outcome"] == recorded["outcome"]
+    assert any(key in note for note in recorded["notes"])
+
+    # the same session id under another tenant: no upload of its own, so nothing backs the claim
+    other = _body(call_tool("record_episode", arguments, {"tenant": "globex", "scopes": "read write"}))[
+        "result"
+    ]
+    assert other["structuredContent"]["transcript_found"] is False
+    assert other["structuredContent"]["outcome"] == "unverified"

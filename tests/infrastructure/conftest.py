@@ -32,6 +32,23 @@ class Synth:
     def resources(self, kind: str) -> dict[str, dict[str, Any]]:
         return {k: v for k, v in self.template["Resources"].items() if v["Type"] == kind}
 
+    def nag_violations(self) -> list[Any]:
+        report = json.loads((self.outdir / "validation-report.json").read_text())
+        return [v for plugin in report["pluginReports"] for v in plugin.get("violations", [])]
+
+    def cfn_lint_findings(self) -> list[str]:
+        """cfn-lint's findings but CDK's redundant DependsOn (W3005) and the schema's lag on the index's
+        documented TextSearchConfigurations (E3002)."""
+        from cfnlint.api import ManualArgs, lint_file
+
+        template = self.outdir / f"{self.stack.artifact_id}.template.json"
+        matches = lint_file(Path(template), ManualArgs(regions=["us-east-1"]))
+        return [
+            f"{m.rule.id} {m.message}"
+            for m in matches
+            if m.rule.id != "W3005" and not (m.rule.id == "E3002" and "TextSearchConfigurations" in m.message)
+        ]
+
 
 def synth(outdir: Path, *, nag: bool = True, **context: Any) -> Synth:
     import aws_cdk as cdk

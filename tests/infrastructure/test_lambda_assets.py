@@ -1,16 +1,22 @@
 """The Lambda assets as synth bundles them: built offline from the wheelhouse, every handler importable from
-its own folder alone (plus the boto3 the Lambda runtime provides), unchanged trees never rebuilt."""
+its own folder alone (with the pinned boto3/botocore it ships, ahead of the runtime's), unchanged trees never
+rebuilt, and the pinned botocore able to send S3 Vectors' hybrid query."""
 
 from __future__ import annotations
 
+import gzip
 import json
+import re
 import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import synth
+from episodic.aws.search_mode import TEXT_QUERY_PARAMETERS
 
 from stacks import lambda_assets
 from stacks.constructs import functions
@@ -45,11 +51,52 @@ def _runtime_folder(tmp_path: Path) -> Path:
     return folder
 
 
+def _installed_version(folder: Path, package: str) -> str:
+    (dist,) = folder.glob(f"{package}-*.dist-info")
+    match = re.search(r"^Version: (\S+)$", (dist / "METADATA").read_text(), re.MULTILINE)
+    assert match, dist
+    return match.group(1)
+
+
+def _service_model(wheel: Path, service: str) -> dict[str, Any]:
+    with zipfile.ZipFile(wheel) as archive:
+        (name,) = [
+            n
+            for n in archive.namelist()
+            if re.fullmatch(rf"botocore/data/{service}/[^/]+/service-2\.json(\.gz)?", n)
+        ]
+        raw = archive.read(name)
+    return dict(json.loads(gzip.decompress(raw) if name.endswith(".gz") else raw))
+
+
+def _members(model: dict[str, Any], shape: str) -> set[str]:
+    return set(model["shapes"][shape]["members"])
+
+
+@pytest.mark.parametrize(
+    "platform", [lambda_assets.LAMBDA, lambda_assets.this_interpreter()], ids=lambda p: p.tag
+)
+def test_the_pinned_botocore_can_send_the_s3_vectors_hybrid_query(platform: lambda_assets.Platform) -> None:
+    # the wheel the asset is built from, read without importing it: its S3 Vectors model must know
+    # QueryVectors' queryTexts/returnScores and GetIndex's indexMode (absent before botocore 1.44.8)
+    assert lambda_assets.BOTOCORE_PIN in lambda_assets.REQUIREMENTS
+    assert lambda_assets.BOTO3_PIN in lambda_assets.REQUIREMENTS
+    (wheel,) = platform.wheelhouse.glob(f"botocore-{lambda_assets.BOTOCORE_VERSION}-*.whl")
+    model = _service_model(wheel, "s3vectors")
+    query_input = model["operations"]["QueryVectors"]["input"]["shape"]
+    assert set(TEXT_QUERY_PARAMETERS) <= _members(model, query_input)
+    index_output = model["operations"]["GetIndex"]["output"]["shape"]
+    index_shape = model["shapes"][index_output]["members"]["index"]["shape"]
+    assert "indexMode" in _members(model, index_shape)
+
+
 @pytest.mark.parametrize("name", lambda_assets.FUNCTIONS)
 def test_every_handler_imports_from_its_built_asset_alone(name: str, tmp_path: Path) -> None:
     # the same build the synth bundler runs, for this interpreter's wheels so that it can be imported here
     asset = lambda_assets.build_asset(name, tmp_path / name, lambda_assets.this_interpreter())
-    assert not (asset / "boto3").exists()  # the runtime's own copy is used
+    # the asset's own boto3/botocore, at the pin: the runtime's copy may predate S3 Vectors' hybrid query
+    assert (asset / "boto3").is_dir() and (asset / "botocore").is_dir()
+    assert _installed_version(asset, "botocore") == lambda_assets.BOTOCORE_VERSION
     result = subprocess.run(
         [
             sys.executable,
@@ -93,7 +140,9 @@ def test_synth_bundles_every_asset_for_the_lambda_runtime_and_reuses_unchanged_o
     for folder in folders:
         assert (folder / "episodic" / "ingest.py").is_file()
         assert list((folder / "numpy").rglob("*cpython-313-aarch64-linux-gnu.so"))  # arm64 / 3.13 wheels
-        assert not (folder / "boto3").exists() and not (folder / "tokenizers").exists()
+        assert _installed_version(folder, "botocore") == lambda_assets.BOTOCORE_VERSION
+        assert _installed_version(folder, "boto3") == lambda_assets.BOTOCORE_VERSION
+        assert not (folder / "tokenizers").exists()
 
     second = synth(tmp_path, nag=False, bundle=True, dreaming=True)
     assert sorted(calls) == sorted(lambda_assets.FUNCTIONS)  # nothing rebuilt

@@ -34,8 +34,11 @@ def test_off_by_default(default_synth: Synth) -> None:
     assert default_synth.resources("AWS::Scheduler::Schedule") == {}
     handlers = {f["Properties"]["Handler"] for f in default_synth.resources("AWS::Lambda::Function").values()}
     assert "lambdas.dream.handler.handler" not in handlers
-    mcp = json.dumps(_role_statements(default_synth, "lambdas.mcp.handler.handler"))
-    assert "/dreams/*" in mcp and "s3:PutObject" not in mcp  # the MCP Lambda reads records, never writes
+    statements = _role_statements(default_synth, "lambdas.mcp.handler.handler")
+    mcp = json.dumps(statements)
+    # the MCP Lambda reads dream records, never writes them (its only object write is record_episode's card)
+    writes = [json.dumps(st["Resource"]) for st in statements if "s3:PutObject" in json.dumps(st["Action"])]
+    assert "/dreams/*" in mcp and writes and all("/cards/*" in w and "/dreams/" not in w for w in writes)
 
 
 def test_a_weekly_schedule_invokes_the_dream_lambda(dreaming: Synth) -> None:

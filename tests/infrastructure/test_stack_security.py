@@ -155,7 +155,7 @@ def test_every_route_is_behind_the_lambda_authorizer(default_synth: Synth) -> No
             "AuthorizerPayloadFormatVersion": "2.0",
             "EnableSimpleResponses": True,
             "IdentitySource": ["$request.header.Authorization"],
-            "AuthorizerResultTtlInSeconds": 300,
+            "AuthorizerResultTtlInSeconds": 60,
         },
     )
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import plistlib
 import shlex
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
@@ -180,7 +180,12 @@ def test_systemd_escapes_percent_and_dollar(tmp_path: Path) -> None:
     assert "b$$x%%y" in service
 
 
-def test_scheduler_choice() -> None:
-    assert scheduler_kind("linux", False) == "crontab"
-    assert scheduler_kind("darwin", False) == "launchd"
-    assert scheduler_kind("linux", True) == "systemd"
+def test_scheduler_choice_prefers_the_ones_that_catch_up() -> None:
+    def has(*tools: str) -> Callable[[str], bool]:
+        return lambda tool: tool in tools
+
+    assert scheduler_kind("linux", False, has("systemd", "crontab")) == "systemd"  # Persistent=true
+    assert scheduler_kind("linux", False, has("crontab")) == "crontab"  # the fallback
+    assert scheduler_kind("linux", False, has()) is None  # reported by the CLI, not an error
+    assert scheduler_kind("darwin", False, has("crontab")) == "launchd"
+    assert scheduler_kind("linux", True, has()) == "systemd"

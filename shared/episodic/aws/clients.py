@@ -27,8 +27,31 @@ def aws_session(settings: Settings, profile: str | None = None) -> Any:
         raise ConfigError(f"cannot open AWS profile {name!r}: {exc}") from exc
 
 
+# One retry budget: botocore makes a single attempt per call, and the adapters' own backoff (`_calls`,
+# five attempts on throttling) is the only retry loop, so the two never multiply (botocore's default would
+# retry each of those five attempts again). Bedrock calls are bounded: a Converse answer of ~2K output tokens
+# takes well under a minute; 120 s cuts a stuck connection long before the distill Lambda's timeout.
+CLIENT_CONFIG: dict[str, dict[str, Any]] = {
+    "bedrock-runtime": {
+        "connect_timeout": 5,
+        "read_timeout": 120,
+        "retries": {"mode": "standard", "total_max_attempts": 1},
+    },
+}
+
+
+def client_config(service: str) -> Any:
+    """The botocore Config for `service` (None: botocore's defaults)."""
+    options = CLIENT_CONFIG.get(service)
+    if options is None:
+        return None
+    from botocore.config import Config
+
+    return Config(**options)
+
+
 def aws_client(settings: Settings, service: str, profile: str | None = None) -> Any:
-    return aws_session(settings, profile).client(service)
+    return aws_session(settings, profile).client(service, config=client_config(service))
 
 
 @dataclass

@@ -19,7 +19,7 @@ from episodic.auth import validate_tenant
 from episodic.aws._calls import error_code
 from episodic.errors import EpisodicError, InvalidArgumentError
 from episodic.models import CardRecord, NotEpisode, Trajectory
-from episodic.ports import IngestFailure, IngestLedger
+from episodic.ports import IngestFailure, IngestLedger, TranscriptSource
 from episodic.service import Memory
 
 MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024  # a Lambda has 512 MB-10 GB of /tmp; refuse absurd objects early
@@ -150,7 +150,7 @@ def fetch_transcript(s3_client: Any, bucket: str, key: str, *, prefix: str) -> T
     return TranscriptObject(bucket=bucket, where=where, files=files)
 
 
-def load_transcript(transcript: TranscriptObject, memory: Memory) -> Trajectory | NotEpisode | None:
+def load_transcript(transcript: TranscriptObject, source: TranscriptSource) -> Trajectory | NotEpisode | None:
     """Parse an S3 session with the core's own discovery and loader; None when it holds no session file.
 
     The bytes go through a temporary folder because discovery (subagent grouping, internal-agent files)
@@ -163,24 +163,24 @@ def load_transcript(transcript: TranscriptObject, memory: Memory) -> Trajectory 
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(data)
         main_path = root / f"{where.session_key}.jsonl"
-        sources = [s for s in memory.source.discover([str(root)]) if Path(s.main_path) == main_path]
+        sources = [s for s in source.discover([str(root)]) if Path(s.main_path) == main_path]
         if not sources:
             return None
-        loaded = memory.source.load(sources[0])
+        loaded = source.load(sources[0])
 
     def s3_uri(path: str) -> str:
         return f"s3://{transcript.bucket}/{where.main_key[: -len(where.session_key + '.jsonl')]}" + (
             Path(path).relative_to(root).as_posix()
         )
 
-    source = loaded.source.model_copy(
+    located = loaded.source.model_copy(
         update={
             "main_path": s3_uri(loaded.source.main_path),
             "subagent_paths": [s3_uri(p) for p in loaded.source.subagent_paths],
             "skipped_agent_paths": [s3_uri(p) for p in loaded.source.skipped_agent_paths],
         }
     )
-    return loaded.model_copy(update={"source": source})
+    return loaded.model_copy(update={"source": located})
 
 
 def distill_transcript(
@@ -193,7 +193,7 @@ def distill_transcript(
     from episodic.ingest import ingest_one
 
     tenant, key = transcript.tenant_id, transcript.where.main_key
-    loaded = load_transcript(transcript, memory)
+    loaded = load_transcript(transcript, memory.source)
     if loaded is None:
         return DistillOutcome("skipped", tenant, key, reason="not a session transcript")
     outcome = ingest_one(memory, tenant, loaded)

@@ -3,7 +3,8 @@
 Data access only: the contract's rules (tenant, renderings, vectors, parity, fusion, threshold and
 keyword rescue) are `store.base.RuleEnforcingStore`'s, the same as the SQLite store's. Hybrid search
 (queryVector + queryTexts on the `text` key) is used when the index is ENHANCED with full-text search on
-`text` (read once from GetIndex) or when the constructor says so; otherwise vector-only. The service's
+`text` (read once from GetIndex) and the SDK can send it (`search_mode`), or when the constructor says so;
+otherwise vector-only. The service's
 answer is taken apart into one vector ranking per rendering and the BM25 ranking, which the core fuses
 (the service's own RRF score is not used, so both stores rank by one rule); a keyword-only hit's
 similarity is computed from its stored vector.
@@ -28,6 +29,7 @@ from episodic.aws.s3vectors_metadata import (
     vector_key,
     vector_metadata,
 )
+from episodic.aws.search_mode import HYBRID, VECTOR_ONLY, SearchMode, search_mode
 from episodic.errors import ConfigError, ParityError, RetryableDistillError
 from episodic.models import (
     DEFAULT_KEYWORD_WEIGHT,
@@ -71,6 +73,9 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
         self.vector_bucket = vector_bucket
         self._index_name = index_name
         self._hybrid = hybrid
+        self._mode: SearchMode | None = (
+            None if hybrid is None else SearchMode(HYBRID if hybrid else VECTOR_ONLY, "set by the caller", "")
+        )
         self._index_dimension: int | None = None
         self._manifest: IndexManifest | None = None
         self.max_attempts = max_attempts
@@ -112,17 +117,21 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
         index = self._call("get_index").get("index", {})
         self._index_dimension = int(index.get("dimension", 0)) or None
         if self._hybrid is None:
-            text_keys = {
-                c.get("metadataKey")
-                for c in (index.get("metadataConfiguration") or {}).get("textSearchConfigurations", []) or []
-            }
-            self._hybrid = index.get("indexMode") == "ENHANCED" and TEXT_KEY in text_keys
+            self._mode = search_mode(self.client, index, TEXT_KEY)
+            self._hybrid = self._mode.hybrid
 
     @property
     def hybrid(self) -> bool:
         if self._hybrid is None:
             self._describe_index()
         return bool(self._hybrid)
+
+    def search_mode(self) -> SearchMode:
+        """Hybrid or vector-only, and why (read once from GetIndex and the SDK's model)."""
+        if self._mode is None:
+            self._describe_index()
+        assert self._mode is not None
+        return self._mode
 
     def _get(self, keys: Sequence[str], *, data: bool = False, metadata: bool = True) -> list[dict[str, Any]]:
         found: list[dict[str, Any]] = []

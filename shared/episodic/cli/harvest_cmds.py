@@ -13,6 +13,8 @@ from typing import Any
 
 import click
 
+from episodic.errors import EpisodicError
+
 _DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
 
 
@@ -98,10 +100,16 @@ def harvest_cmd(
 ) -> None:
     """Upload new and grown Claude Code sessions, scrubbed, to the transcripts bucket."""
     from episodic.harvest.runner import drain_spool, make_harvester, prepare_harvest, record_last_run
+    from episodic.harvest.state import record_aborted_run
 
     settings = _settings()
-    s3 = None if dry_run else _client(settings, profile)
-    harvester = make_harvester(settings, s3_client=s3, bucket=bucket, tenant=tenant, dry_run=dry_run)
+    try:
+        s3 = None if dry_run else _client(settings, profile)
+        harvester = make_harvester(settings, s3_client=s3, bucket=bucket, tenant=tenant, dry_run=dry_run)
+    except EpisodicError as exc:  # no profile, no bucket: leave the mark `cron status` and doctor show
+        if not dry_run:
+            record_aborted_run(settings.log_dir, "harvest", str(exc))
+        raise
     if from_spool:
         report = drain_spool(settings, harvester)
         mode = "spool"
@@ -213,11 +221,20 @@ def cron_group() -> None:
     """A nightly `episodic harvest` (crontab on Linux, launchd on macOS, systemd user timer on request)."""
 
 
+NO_SCHEDULER = (
+    "no scheduler on this machine (no systemd user manager, launchd or crontab): nothing installed; "
+    "run `episodic harvest` from your own scheduler at least weekly"
+)
+
+
 def _scheduler(systemd: bool, settings: Any) -> Any:
+    """The scheduler for this machine, or None when it has none (reported, not an error)."""
     from episodic.harvest import cron
 
     home = Path(settings.user_home) if settings.user_home else Path.home()
     kind = cron.scheduler_kind(sys.platform, systemd)
+    if kind is None:
+        return None
     uid = os.getuid() if hasattr(os, "getuid") else 0
     return cron.Scheduler(kind, user_home=home, runner=cron.subprocess_runner, uid=uid)
 
@@ -247,7 +264,11 @@ def cron_install(
         profile=profile or settings.aws_profile,
         extra_env=env,
     )
-    for line in _scheduler(systemd, settings).install(schedule, job):
+    scheduler = _scheduler(systemd, settings)
+    if scheduler is None:
+        click.echo(f"warning: {NO_SCHEDULER}", err=True)
+        return
+    for line in scheduler.install(schedule, job):
         click.echo(line)
     click.echo(f"log: {job.log_path}")
 
@@ -256,7 +277,10 @@ def cron_install(
 @click.option("--systemd", is_flag=True)
 def cron_remove(systemd: bool) -> None:
     """Remove the nightly harvest (other crontab lines are left alone)."""
-    for line in _scheduler(systemd, _settings()).remove():
+    scheduler = _scheduler(systemd, _settings())
+    for line in (
+        scheduler.remove() if scheduler is not None else ["no scheduler on this machine: nothing to remove"]
+    ):
         click.echo(line)
 
 
@@ -265,10 +289,16 @@ def cron_remove(systemd: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def cron_status(systemd: bool, as_json: bool) -> None:
     """The installed schedule and the last run's summary."""
+    from episodic.errors import ConfigError
     from episodic.harvest.state import read_last_run
 
     settings = _settings()
-    installed = _scheduler(systemd, settings).installed()
+    scheduler = _scheduler(systemd, settings)
+    try:
+        installed = scheduler.installed() if scheduler is not None else None
+    except ConfigError as exc:  # e.g. crontab itself is missing: report it, status is not a failure
+        installed, scheduler = None, None
+        click.echo(f"warning: {exc}", err=True)
     last = read_last_run(settings.log_dir)
     if as_json:
         _echo_json({"installed": installed, "last_run": last})
@@ -282,6 +312,8 @@ def cron_status(systemd: bool, as_json: bool) -> None:
         f"uploaded {last.get('uploaded')}, unchanged {last.get('unchanged')}, "
         f"skipped {sum((last.get('skipped') or {}).values())}, failed {len(last.get('failed') or [])}"
     )
+    if last.get("aborted"):
+        click.echo(f"  FAILED, stopped early: {last['aborted']}")
     for failure in last.get("failed") or []:
         click.echo(f"  failed {failure.get('session')}: {failure.get('reason')}")
 
@@ -304,11 +336,26 @@ def hook_session_end() -> None:
 )
 def setup_aws(outputs_file: Path) -> None:
     """Record the deployed stack's outputs so harvest, backfill and cron find the bucket and endpoint."""
-    from episodic.harvest.state import OUTPUTS_FILE, record_stack_outputs
+    from episodic.harvest.state import OUTPUTS_FILE, harvester_policy, record_stack_outputs
 
     settings = _settings()
-    outputs = record_stack_outputs(settings.home, outputs_file)
+    try:
+        outputs = record_stack_outputs(settings.home, outputs_file)
+        policy = harvester_policy(outputs, settings.tenant)
+    except EpisodicError as exc:
+        raise click.ClickException(str(exc)) from exc
     click.echo(f"recorded {settings.home / OUTPUTS_FILE}: bucket {outputs['TranscriptsBucket']}")
+    if policy is None:
+        click.echo(
+            f"warning: the stack has no harvester policy for tenant {settings.tenant!r}: deploy with "
+            f"-c harvesterTenants={settings.tenant} so this machine can upload its transcripts and nothing else",
+            err=True,
+        )
+    else:
+        click.echo(
+            f"harvest uploads as tenant {settings.tenant!r}: attach {policy} to the identity that harvests, "
+            f"e.g. aws iam attach-user-policy --user-name NAME --policy-arn {policy}"
+        )
     if "McpEndpoint" in outputs:
         click.echo(f"next: episodic setup claude-code --url {outputs['McpEndpoint']} --token <token>")
 

@@ -85,15 +85,55 @@ def _tenant_cards(settings, tenant: str) -> int | None:  # type: ignore[no-untyp
         return None
 
 
+def _aws_options(command):  # type: ignore[no-untyped-def]
+    command = click.option(
+        "--secret", default=None, help="Secret id or ARN (default: the stack's TokensSecretArn output)."
+    )(command)
+    command = click.option("--profile", default=None, help="AWS profile.")(command)
+    return click.option(
+        "--aws", "on_aws", is_flag=True, help="The deployed stack's token secret, not the local file."
+    )(command)
+
+
+def _secret_store(secret: str | None, profile: str | None):  # type: ignore[no-untyped-def]
+    from episodic.aws.clients import aws_client
+    from episodic.aws.secrets_auth import SecretTokenStore
+    from episodic.harvest.state import read_stack_outputs
+
+    settings = _settings()
+    secret_id = secret or read_stack_outputs(settings.home).get("TokensSecretArn") or settings.auth_secret_id
+    return SecretTokenStore(aws_client(settings, "secretsmanager", profile), str(secret_id))
+
+
+# a revoked token passes until API Gateway's cached answer (60 s) and the authorizer's secret cache (60 s) expire
+REVOCATION_DELAY = (
+    "within about 2 minutes (API Gateway caches an answer 60 s, the authorizer the secret 60 s)"
+)
+
+
 @token_group.command("add")
 @click.option(
     "--tenant", default=None, help="The tenant whose cards this token may read (default: `tenant`)."
 )
 @click.option("--scope", type=click.Choice(["read", "write"]), default="read", show_default=True)
-def token_add(tenant: str | None, scope: str) -> None:
+@_aws_options
+def token_add(tenant: str | None, scope: str, on_aws: bool, secret: str | None, profile: str | None) -> None:
     """Create a token and print it once (only its hash is stored)."""
     settings = _settings()
     tenant = tenant or settings.tenant  # the tenant `index` writes, so the token finds its cards
+    if on_aws:
+        try:
+            store = _secret_store(secret, profile)
+            token, added = store.add(tenant, scope)
+        except EpisodicError as exc:
+            raise click.ClickException(str(exc)) from exc
+        click.echo(token)
+        click.echo(
+            f"token {added.token_id} for tenant {tenant!r} ({scope}); shown once, store it now. "
+            f"Its hash is in {store.secret_id}",
+            err=True,
+        )
+        return
     store = _token_store()
     try:
         token = store.add(tenant, scope)
@@ -115,10 +155,11 @@ def token_add(tenant: str | None, scope: str) -> None:
 
 
 @token_group.command("list")
-def token_list() -> None:
+@_aws_options
+def token_list(on_aws: bool, secret: str | None, profile: str | None) -> None:
     """Tokens by id, tenant, scope and first characters (never the token)."""
     try:
-        tokens = _token_store().list()
+        tokens = _secret_store(secret, profile).list() if on_aws else _token_store().list()
     except EpisodicError as exc:
         raise click.ClickException(str(exc)) from exc
     if not tokens:
@@ -131,13 +172,16 @@ def token_list() -> None:
 
 @token_group.command("revoke")
 @click.argument("token_id")
-def token_revoke(token_id: str) -> None:
+@_aws_options
+def token_revoke(token_id: str, on_aws: bool, secret: str | None, profile: str | None) -> None:
     """Revoke a token by its id (see `episodic token list`)."""
     try:
-        info = _token_store().revoke(token_id)
+        info = _secret_store(secret, profile).revoke(token_id) if on_aws else _token_store().revoke(token_id)
     except EpisodicError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(f"revoked token {info.token_id} of tenant {info.tenant_id!r}")
+    if on_aws:
+        click.echo(f"the deployed endpoint refuses it {REVOCATION_DELAY}", err=True)
 
 
 @click.group("setup")

@@ -30,7 +30,7 @@ class BucketWeekSource(WeekSource):
             found = fetch_transcript(self.s3, self.bucket, key, prefix=self.prefix)
         except InvalidArgumentError:  # no transcript under that key: the card alone is surveyed
             return None
-        loaded = load_transcript(found, self.memory) if found is not None else None
+        loaded = load_transcript(found, self.memory.source) if found is not None else None
         return loaded if isinstance(loaded, Trajectory) else None
 
     def sessions(self, tenant_id: str, since: datetime, until: datetime) -> list[SessionDigest]:

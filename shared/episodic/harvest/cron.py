@@ -1,8 +1,11 @@
 """`episodic cron install|remove|status`: a nightly `episodic harvest` on the user's own scheduler.
 
-- Linux: one user crontab line, tagged with a marker comment (install replaces only that line).
+Chosen so that a run missed while the laptop slept still happens (Claude Code deletes transcripts after 30
+days, so a quietly skipped harvest is memory lost):
+- Linux with systemd: a user timer + service in `~/.config/systemd/user/` (`Persistent=true`: catches up).
 - macOS: a launchd agent `~/Library/LaunchAgents/dev.episodic.harvest.plist` (runs after wake if missed).
-- `--systemd`: a user timer + service in `~/.config/systemd/user/` (`Persistent=true`: catches up).
+- Otherwise one user crontab line, tagged with a marker comment (install replaces only that line); cron does
+  not catch up. No scheduler at all is reported, not an error.
 
 Every external command goes through an injectable runner, so tests never touch the real scheduler.
 Output goes to `<home>/logs/harvest.log`; `episodic harvest` writes `<home>/logs/last-harvest.json`.
@@ -13,6 +16,7 @@ from __future__ import annotations
 import plistlib
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -160,10 +164,25 @@ def subprocess_runner(args: Sequence[str], input_text: str | None = None) -> Run
     return RunResult(done.returncode, done.stdout, done.stderr)
 
 
-def scheduler_kind(platform: str, systemd: bool) -> SchedulerKind:
+def available(tool: str) -> bool:
+    """Whether this machine has `tool`: "systemd" (a running systemd and systemctl) or a command on PATH."""
+    if tool == "systemd":
+        return shutil.which("systemctl") is not None and Path("/run/systemd/system").is_dir()
+    return shutil.which(tool) is not None
+
+
+def scheduler_kind(
+    platform: str, systemd: bool, has: Callable[[str], bool] | None = None
+) -> SchedulerKind | None:
+    """The scheduler that catches up on missed runs where there is one; crontab last; None: no scheduler."""
+    has = has or available
     if systemd:
         return "systemd"
-    return "launchd" if platform == "darwin" else "crontab"
+    if platform == "darwin":
+        return "launchd"
+    if has("systemd"):
+        return "systemd"
+    return "crontab" if has("crontab") else None
 
 
 class Scheduler:

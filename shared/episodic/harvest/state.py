@@ -13,6 +13,7 @@ import contextlib
 import json
 import os
 import tempfile
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -143,6 +144,19 @@ def record_stack_outputs(home: Path, cdk_outputs: Path) -> dict[str, Any]:
     return outputs
 
 
+def harvester_policy(outputs: dict[str, Any], tenant: str) -> str | None:
+    """The ARN of the tenant's upload policy from the stack's HarvesterPolicyArns output (None: not deployed)."""
+    raw = outputs.get("HarvesterPolicyArns")
+    if not raw:
+        return None
+    try:
+        policies = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"the stack output HarvesterPolicyArns is not JSON: {exc}") from exc
+    arn = policies.get(tenant) if isinstance(policies, dict) else None
+    return str(arn) if arn else None
+
+
 def resolve_bucket(explicit: str | None, configured: str | None, home: Path) -> str:
     """--bucket, else settings.transcripts_bucket, else the TranscriptsBucket stack output."""
     if explicit:
@@ -162,6 +176,24 @@ def write_last_run(log_dir: Path, summary: dict[str, Any]) -> Path:
     path = log_dir / LAST_RUN_FILE
     atomic_write_text(path, json.dumps(summary, indent=2, default=str))
     return path
+
+
+def record_aborted_run(log_dir: Path, mode: str, reason: str) -> Path:
+    """A run that stopped before harvesting anything (no credentials, no bucket) still leaves its summary."""
+    now = datetime.now(UTC).isoformat(timespec="seconds")
+    return write_last_run(
+        log_dir,
+        {
+            "mode": mode,
+            "aborted": reason,
+            "found": 0,
+            "uploaded": 0,
+            "unchanged": 0,
+            "skipped": {},
+            "failed": [],
+        }
+        | {"started_at": now, "finished_at": now},
+    )
 
 
 def read_last_run(log_dir: Path) -> dict[str, Any] | None:

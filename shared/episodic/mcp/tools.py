@@ -304,6 +304,13 @@ def read_tools(memory: Memory) -> list[Tool]:
     ]
 
 
+def read_only_registry(memory: Memory) -> ToolRegistry:
+    """The tools that never write (readOnlyHint): what a read-only deployment serves."""
+    full = default_registry(memory)
+    tools = (full.get(name) for name in full.names())
+    return ToolRegistry(t for t in tools if t is not None and t.annotations.get("readOnlyHint") is True)
+
+
 def default_registry(memory: Memory) -> ToolRegistry:
     from episodic.dream.mcp_tool import memory_dream_tool
     from episodic.history.mcp_tools import history_tools
@@ -329,5 +336,6 @@ __all__ = [
     "ToolRegistry",
     "UnknownToolError",
     "default_registry",
+    "read_only_registry",
     "read_tools",
 ]
