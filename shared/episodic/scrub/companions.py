@@ -62,25 +62,23 @@ _RUN_40 = b"a" * 40
 def bare_aws_secrets(text: str, data: bytes, entropy: float = BARE_AWS_SECRET_ENTROPY) -> list[Span]:
     """Runs of exactly 40 base64 characters shaped like an AWS secret key, wherever they stand.
 
-    `data` is the text's UTF-8 (or any encoding with one byte per ASCII character): one `translate`
-    and `find` in C instead of a regex stepping through every character."""
+    `data` is the text's UTF-8: one `translate` marks base64 characters and `find` steps from run to
+    run, in C (a regex stepping through every character measured 2.9 s over the shared transcripts,
+    this 0.24 s; a `find` of the exact 42-byte bounded run, whose last byte is common, 0.89 s)."""
     marks = data.translate(_B64_RUN)
     at = marks.find(_RUN_40)
-    if at < 0:
-        return []
     spans: list[Span] = []
     while at >= 0:
         end = marks.find(b" ", at)
         end = len(marks) if end < 0 else end
-        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at  # after `\n`
-        if end - start == 40 and data[end : end + 1] != b"=":
+        escaped = at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr"  # the run starts after `\\n`
+        start = at + 1 if escaped else at
+        if end - start == 40 and data[end : end + 1] != b"=":  # `=`: a longer base64 value's end
             value = data[start:end].decode("ascii")
-            if _aws_secret_shape(value, entropy) and not is_placeholder(value):
-                if len(data) == len(text):
-                    spans.append((start, end, "aws-secret-key", RANK_TOKEN))
-                else:  # map bytes to characters (rare: a non-ASCII text holding a candidate)
-                    char_start = len(data[:start].decode("utf-8", "surrogatepass"))
-                    spans.append((char_start, char_start + 40, "aws-secret-key", RANK_TOKEN))
+            if _aws_secret_shape(value, entropy):
+                if len(data) != len(text):  # map bytes to characters (rare: a non-ASCII text)
+                    start = len(data[:start].decode("utf-8", "surrogatepass"))
+                spans.append((start, start + 40, "aws-secret-key", RANK_TOKEN))
         at = marks.find(_RUN_40, end)
     return spans
 
