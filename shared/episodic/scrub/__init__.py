@@ -13,7 +13,9 @@ value (length, placeholder, identifier, entropy: see `values`). Only the secret 
 name, quotes, scheme, user and host stay. Left untouched by design: git SHAs, sha256/sha512 and
 `h1:` sums, UUIDs, `toolu_`/`msg_`/`req_` ids, base64 data (images, thinking signatures) and any
 other high-entropy string that is not a known token format and not the value of a secret-looking
-name. Scrubbing never raises and is idempotent: a placeholder is never matched again.
+name. Provider formats with a distinctive prefix are rows of data in `catalogue`; their literals and the
+unlabelled rules' are searched by further automata of at most 64 literals each (see AUTOMATON_MAX_LITERALS).
+Scrubbing never raises and is idempotent: a placeholder is never matched again.
 """
 
 from __future__ import annotations
