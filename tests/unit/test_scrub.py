@@ -362,6 +362,7 @@ _FRAGMENTS = [
     "user:", "@host", "Bearer ", "Authorization: ", "-----BEGIN RSA PRIVATE KEY-----", "-----END",
     "[REDACTED:secret]", "[REDACTED:", "Zx81Qw72Er63Ty54", "a8f7d6c5b4a39281", B64, ALNUM36, "curl -u ",
     " ", "\n", "'", '"', "=", ":", "\ud800", "é😀",
+    "SK", "0123456789abcdef" * 2, "dapi", "hvs.", "dop_v1_", "AGE-SECRET-KEY-1", "\\n", "%2B", "?sig=", "ghp_",
 ]  # fmt: skip
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 
 import pytest
 from episodic.scrub import KINDS, Scrubber, default_scrubber
@@ -81,3 +82,17 @@ NOT_TOKENS = [
 @pytest.mark.parametrize("text", NOT_TOKENS)
 def test_near_misses_are_left_alone(scrubber: Scrubber, text: str) -> None:
     assert scrubber.scrub(text) == text
+
+
+def test_the_readme_lists_every_catalogue_row() -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme[readme.index("### Covered formats and how the list is kept current") :]
+    section = " ".join(section[: section.index("\n## ")].split())  # names may wrap across lines
+    missing = [row.provider for row in CATALOGUE if row.provider not in section]
+    missing += [
+        f"{row.provider} {literal}"
+        for row in CATALOGUE
+        for literal in row.literals
+        if literal.strip("._-~") not in section
+    ]
+    assert missing == []

@@ -47,7 +47,7 @@ def cut_middle(text: str, limit: int) -> str:
     return f"{text[:head_end]}\n[… {removed} chars cut …]\n{text[tail_start:]}"
 
 
-_ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\s*\Z")
+_ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\Z")
 _LEADING_TOKEN = re.compile(r"[A-Za-z0-9/+=_.~-]{4,}")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
 
@@ -58,6 +58,7 @@ class ScrubCounter:
 
     Texts come in session order: when one ends right on a redacted secret and the next starts with a
     token glued to it, that token is the secret's rest (a key split across two messages) and goes too.
+    Once the session has shown an AWS access key id, later AWS-secret-shaped runs go on a looser shape.
     """
 
     scrubber: TextScrubber
@@ -81,7 +82,7 @@ class ScrubCounter:
             if paired:
                 self.counts["aws-secret-key"] = self.counts.get("aws-secret-key", 0) + paired
         # only a text ending in "]" can end on a placeholder: the others skip the scan (almost all)
-        ending = _ENDS_REDACTED.search(clean) if clean.endswith(("]", "]\n", "] ", "]\n\n")) else None
+        ending = _ENDS_REDACTED.search(clean) if clean.endswith("]") else None
         self._carry = ending.group(1) if ending else None
         return clean
 

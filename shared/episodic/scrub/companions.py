@@ -1,10 +1,11 @@
-"""Rules for secrets with no name beside them (issue 14): a bare AWS secret key next to its access key
-id, credential-named URL query parameters (`?key=`, `&sig=`, `X-Amz-Signature=`), and base64 blobs that
-decode to a secret (found by the base64 forms of secret prefixes, at each of the three byte alignments).
+"""Rules for secrets with no name beside them (issues 14, 31): a bare AWS secret key, credential-named URL
+query parameters (`?key=`, `&sig=`, `X-Amz-Signature=`), and base64 blobs that decode to a secret (found by
+the base64 forms of secret prefixes, at each of the three byte alignments).
 
-Each stays specific: a 40-character run counts only within reach of an `AKIA…` id and with mixed case and
-digits (never a git SHA); a query value only after `?` or `&` and with entropy; a blob only when its
-decoded text holds a secret the other rules find.
+Each stays specific: a run of exactly 40 base64 characters counts with mixed case and digits (never a git
+SHA) and 3.5 bits/char within reach of an `AKIA…` id (or later in its session), 4.3 anywhere else; a query
+value only after `?` or `&` and with entropy (percent-decoded); a blob only when its decoded text holds a
+secret the other rules find.
 """
 
 from __future__ import annotations
@@ -57,30 +58,33 @@ def aws_secret_near(text: str, key_start: int, key_end: int) -> list[Span]:
 BARE_AWS_SECRET_ENTROPY = 4.3
 _B64_RUN = bytes(0x61 if chr(i) in _AWS_ALPHABET else 0x20 for i in range(256))
 _RUN_40 = b"a" * 40
+_GLUED_AFTER, _GLUED_BEFORE = (b"=", b"-", b"_"), (b"-", b"_")
 
 
 def bare_aws_secrets(text: str, data: bytes, entropy: float = BARE_AWS_SECRET_ENTROPY) -> list[Span]:
     """Runs of exactly 40 base64 characters shaped like an AWS secret key, wherever they stand.
 
-    `data` is the text's UTF-8 (or any encoding with one byte per ASCII character): one `translate`
-    and `find` in C instead of a regex stepping through every character."""
+    `data` is the text's UTF-8: one `translate` marks base64 characters and `find` steps from run to
+    run, in C (a regex stepping through every character measured 2.9 s over the shared transcripts,
+    this 0.24 s; a `find` of the exact 42-byte bounded run, whose last byte is common, 0.89 s)."""
     marks = data.translate(_B64_RUN)
     at = marks.find(_RUN_40)
-    if at < 0:
-        return []
     spans: list[Span] = []
     while at >= 0:
         end = marks.find(b" ", at)
         end = len(marks) if end < 0 else end
-        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at  # after `\n`
-        if end - start == 40 and data[end : end + 1] != b"=":
+        escaped = at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr"  # the run starts after `\\n`
+        start = at + 1 if escaped else at
+        # `=` after it: a longer base64 value's end; `-`/`_` either side: part of a base64url token
+        glued = data[end : end + 1] in _GLUED_AFTER or (
+            start >= 1 and data[start - 1 : start] in _GLUED_BEFORE
+        )
+        if end - start == 40 and not glued:
             value = data[start:end].decode("ascii")
-            if _aws_secret_shape(value, entropy) and not is_placeholder(value):
-                if len(data) == len(text):
-                    spans.append((start, end, "aws-secret-key", RANK_TOKEN))
-                else:  # map bytes to characters (rare: a non-ASCII text holding a candidate)
-                    char_start = len(data[:start].decode("utf-8", "surrogatepass"))
-                    spans.append((char_start, char_start + 40, "aws-secret-key", RANK_TOKEN))
+            if _aws_secret_shape(value, entropy):
+                if len(data) != len(text):  # map bytes to characters (rare: a non-ASCII text)
+                    start = len(data[:start].decode("utf-8", "surrogatepass"))
+                spans.append((start, start + 40, "aws-secret-key", RANK_TOKEN))
         at = marks.find(_RUN_40, end)
     return spans
 
