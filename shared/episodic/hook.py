@@ -469,6 +469,8 @@ def run(stdin: TextIO) -> tuple[str, str]:
         hits = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
     scratch = scratch_block(url, token, prompt[:MAX_QUERY_CHARS])
     if not hits and not scratch:
+        if review_required():  # the real cause: only approved cards may be injected, and none matched
+            raise HookSkip("ok: no approved card matched (review_required: approve cards in `episodic ui`)")
         raise HookSkip("ok: no confident or weak match among verified episodes")
     if held_out(payload, hits, bool(scratch)):
         withheld = " and prior attempts" if scratch else ""
