@@ -18,9 +18,9 @@ from typing import Any, Literal, TypeVar
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.history.service import record_history
 from episodic.models import (
-    DEFAULT_AGENT,
     OPENING,
     Card,
+    CardOrigin,
     CardRecord,
     DistillerInfo,
     DistillUsage,
@@ -123,6 +123,7 @@ def store_card(
     trajectory: Trajectory | None = None,
     usage: DistillUsage | None = None,
     source_sha256: str | None = None,
+    origin: CardOrigin | None = None,
 ) -> CardRecord:
     """Embed the card's renderings and replace the session's card (one session, one card).
 
@@ -131,18 +132,14 @@ def store_card(
     opening = None
     if trajectory is not None and takes_opening(memory.settings, distiller):
         opening = opening_text(trajectory)
+    # without the transcript (an imported card), the origin its export recorded
+    where = CardOrigin.of(trajectory) if trajectory else (origin or CardOrigin())
     record = CardRecord(
         card=card,
         session_id=session_id,
         tenant_id=tenant_id,
-        project=trajectory.project if trajectory else "",
-        agent=trajectory.agent if trajectory else DEFAULT_AGENT,
-        cwd=trajectory.cwd if trajectory else "",
-        git_branch=trajectory.git_branch if trajectory else "",
-        started_at=trajectory.started_at if trajectory else None,
-        ended_at=trajectory.ended_at if trajectory else None,
+        **where.model_dump(),
         source_sha256=source_sha256 or (trajectory.source_sha256 if trajectory else ""),
-        source_bytes=trajectory.source.total_bytes if trajectory else 0,
         distiller=distiller,
         usage=usage or DistillUsage(),
         indexed_at=datetime.now(UTC),
