@@ -49,13 +49,17 @@ def export_cards(memory: Memory, tenant_id: str, folder: Path | str) -> int:
     return write_card_folder(memory.store.iter_records(tenant_id), folder)
 
 
-def _trajectories(memory: Memory, wanted: set[str], paths: Sequence[str] | None) -> dict[str, Trajectory]:
-    """The parsed sessions (default roots, or `paths`) whose id has a card file."""
+def _trajectories(
+    memory: Memory, wanted: set[str], paths: Sequence[str] | None, files: frozenset[str] = frozenset()
+) -> dict[str, Trajectory]:
+    """The parsed sessions (default roots, or `paths`) whose id has a card file (or whose file is one of
+    `files`, the recorded sources: a Codex rollout is not named by its session id)."""
     found: dict[str, Trajectory] = {}
     if not wanted:
         return found
     for source in memory.source.discover(paths):
-        if source.session_key not in wanted and Path(source.main_path).stem not in wanted:
+        named = source.session_key in wanted or Path(source.main_path).stem in wanted
+        if not named and source.main_path not in files:
             continue
         try:
             loaded = memory.source.load(source)
@@ -77,15 +81,14 @@ def import_cards(
     wanted = set(card_file_sessions(folder))
     trajectories = _trajectories(memory, wanted, paths)
     origins = card_origins(folder)
-    recorded = sorted(
-        {
-            str(Path(o.source_path).parent)
-            for sid, o in origins.items()
-            if o.source_path and sid in wanted and sid not in trajectories and Path(o.source_path).is_file()
-        }
+    files = frozenset(
+        o.source_path
+        for sid, o in origins.items()
+        if o.source_path and sid in wanted and sid not in trajectories and Path(o.source_path).is_file()
     )
-    if recorded:  # where the export says each session was indexed from (another folder, another agent)
-        trajectories.update(_trajectories(memory, wanted - set(trajectories), recorded))
+    if files:  # where the export says each session was indexed from (another folder, another agent)
+        folders = sorted({str(Path(f).parent) for f in files})
+        trajectories.update(_trajectories(memory, wanted - set(trajectories), folders, files))
     read = read_card_folder(folder, Scrubber.from_settings(memory.settings), trajectories, only_known=False)
     report = ImportReport(files=len(wanted), invalid=list(read.invalid))
     for session_id, cardfile in read.cards.items():

@@ -78,7 +78,7 @@ def validate_edit(memory: Memory, record: CardRecord, payload: dict[str, Any]) -
         )
     notes: list[str] = []
     if card.outcome is Outcome.VERIFIED and record.card.outcome is not Outcome.VERIFIED:
-        trajectory = find_trajectory(memory, record.session_id)
+        trajectory = find_trajectory(memory, record.session_id, record.source_path, record.agent)
         card, notes = enforce_card(card, trajectory)
     if redacted:
         notes.append(f"{sum(redacted.values())} secret(s) redacted from the card")

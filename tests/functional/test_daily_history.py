@@ -273,3 +273,52 @@ def test_cards_export_then_import_is_lossless(home: Path, tmp_path: Path) -> Non
         assert json.loads(ok(["show", D, "--json"], home))["card"]["outcome"] == "unverified"
     finally:
         (home.parent / "sessions-away").rename(sessions)
+
+
+CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "codex-0.171-offline-rollout.jsonl"
+
+
+def _viewer(home: Path):  # type: ignore[no-untyped-def]
+    from episodic.models import LOCAL_TENANT
+    from episodic.ui.data import LocalSource
+    from episodic.ui.views import Viewer
+
+    return Viewer(LocalSource(_memory(home)), LOCAL_TENANT, eval_dir=home / "eval", dream_dir=home / "dream")
+
+
+def test_the_viewer_reads_transcripts_where_each_session_was_indexed_from(home: Path) -> None:
+    codex_folder = home.parent / "codex-sessions"
+    codex_folder.mkdir(exist_ok=True)
+    (codex_folder / CODEX.name).write_bytes(CODEX.read_bytes())
+    assert json.loads(ok(["index", str(codex_folder), "--json"], home))["agents"] == {"codex": 1}
+    viewer = _viewer(home)
+    codex = next(r for r in viewer.source.records("local") if r.agent == "codex")
+    for record_id in (D, codex.session_id):  # a folder outside ~/.claude/projects; a Codex rollout
+        page = viewer.route("GET", f"/episode/{record_id}", {}, {}).body.decode()
+        assert "transcript was not found" not in page, record_id
+        assert 'class="survey"' in page, record_id
+    assert "npm test passed" in viewer.route("GET", f"/episode/{D}", {}, {}).body.decode()
+    moved = viewer.route("GET", f"/episode/{D[:8]}", {}, {})  # a unique prefix goes to the episode
+    assert moved.status == 303 and moved.headers["Location"] == f"/episode/{D}"
+    ambiguous = viewer.route("GET", "/episode/aaaa1111", {}, {})
+    assert ambiguous.status == 404 and A in ambiguous.body.decode()
+    record = viewer.source.get("local", D)
+    row = str(viewer.env.get_template("_card.html").module.row(record, 0.72))  # type: ignore[attr-defined]
+    assert "similarity 0.72</span> · project shop" in row  # not "similarity 0.72· project"
+
+
+def test_the_refusal_page_is_styled_without_the_secret(home: Path) -> None:
+    import urllib.error
+    import urllib.request
+
+    from episodic.ui.server import BackgroundUi
+
+    with BackgroundUi(_viewer(home)) as ui:
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(ui.base + "/", timeout=10)
+        assert refused.value.code == 403 and "/static/app.css" in refused.value.read().decode()
+        with urllib.request.urlopen(ui.base + "/static/app.css", timeout=10) as css:  # no secret needed
+            assert css.status == 200 and b"overflow-wrap: anywhere" in css.read()
+        with pytest.raises(urllib.error.HTTPError) as data:  # data pages still need it
+            urllib.request.urlopen(ui.base + f"/episode/{D}", timeout=10)
+        assert data.value.code == 403

@@ -151,7 +151,7 @@ class LocalSource(ViewerSource):
         from episodic.record import find_trajectory
         from episodic.survey import render_survey
 
-        trajectory = find_trajectory(self.memory, record.session_id)
+        trajectory = find_trajectory(self.memory, record.session_id, record.source_path, record.agent)
         if trajectory is None:
             return SurveyView(missing="the session's transcript was not found on this machine")
         edit, evidence = evidence_view(trajectory)

@@ -43,7 +43,9 @@ class _Handler(BaseHTTPRequestHandler):
         try:
             self.guard.check_host(self.headers.get("Host"))
             key = query.pop(KEY_PARAM, None)
-            if not self.guard.has_secret(self.headers, key):
+            public = parts.path.startswith("/static/") and self.command in ("GET", "HEAD")
+            # the stylesheet and script hold no data: served without the secret, so a refusal is styled
+            if not public and not self.guard.has_secret(self.headers, key):
                 raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
             if key is not None:  # the opening URL: keep the secret in a cookie, out of the address bar
                 local = "/" + parts.path.lstrip("/")  # never `//host`: a redirect stays on this server
