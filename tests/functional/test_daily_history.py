@@ -125,6 +125,7 @@ def test_prefixes_stay_within_the_tenant(home: Path) -> None:
 def test_resume_by_name_exact_prefix_or_listed(home: Path) -> None:
     assert ok(["resume", "--print", NAME_A], home).strip().endswith(f"claude --resume {A}")
     assert ok(["resume", "--print", "PRE-PUSH hook default"], home).strip().endswith(A)
+    assert ok(["resume", "Pre-push hook default to yes", "--print"], home).strip().endswith(A)  # README
     several = run(["resume", "--print", "pre-push hook"], home)
     assert several.returncode == 1 and A in several.stderr and B in several.stderr
     assert NAME_A in several.stderr and "Pre-push hook flaky on CI" in several.stderr
