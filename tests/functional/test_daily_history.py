@@ -6,13 +6,11 @@ history answer (CLI and the MCP history tools)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from session_builder import SessionWriter
+from test_history_cli import ok, run
 
 A = "aaaa1111-0000-4000-8000-000000000001"
 B = "aaaa1111-0000-4000-8000-000000000002"
@@ -73,23 +71,6 @@ def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
     report = json.loads(ok(["index", str(root / "sessions"), "--json"], home))
     assert report["indexed"] == 4, report
     return home
-
-
-def run(args: list[str], home: Path, **extra: str) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_")}
-    env.update(
-        EPISODIC_HOME=str(home), HOME=str(home.parent / "user-home"), EPISODIC_EMBEDDER="hashing", **extra
-    )
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    return subprocess.run(
-        [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=300
-    )
-
-
-def ok(args: list[str], home: Path, **extra: str) -> str:
-    done = run(args, home, **extra)
-    assert done.returncode == 0, (args, done.stdout, done.stderr)
-    return done.stdout
 
 
 def test_a_unique_prefix_works_everywhere_an_id_is_typed(home: Path) -> None:
