@@ -304,3 +304,33 @@ def test_the_refusal_page_is_styled_without_the_secret(home: Path) -> None:
         with pytest.raises(urllib.error.HTTPError) as data:  # data pages still need it
             urllib.request.urlopen(ui.base + f"/episode/{D}", timeout=10)
         assert data.value.code == 403
+
+
+def test_a_vetoed_card_leaves_the_dream_sources_too(home: Path) -> None:
+    from datetime import UTC, datetime
+
+    from episodic.dream.source import records_in
+
+    memory = _memory(home)
+    if memory.store.get("local", C).review_state.value != "vetoed":  # type: ignore[union-attr]
+        _veto(home, C)  # run alone, not after the veto test
+    chosen = records_in(
+        memory.store, "local", datetime(2026, 1, 1, tzinfo=UTC), datetime(2027, 1, 1, tzinfo=UTC)
+    )
+    ids = {r.session_id for r in chosen}
+    assert C not in ids and {A, B, D} <= ids
+
+
+def test_history_records_written_before_tool_uses_still_load() -> None:
+    from episodic.history.models import HistoryRecord
+
+    old = {
+        "tenant_id": "local",
+        "session_id": "old-1",
+        "source_sha256": "a" * 64,
+        "turns": [{"index": 0, "prompt": "the hook prints twice", "reply": "fixed"}],
+        "tools_used": {"Bash": 2},
+        "schema_version": 1,
+    }
+    record = HistoryRecord.model_validate_json(json.dumps(old))
+    assert record.turns[0].tools == [] and record.tools_used == {"Bash": 2}
