@@ -334,3 +334,17 @@ def test_history_records_written_before_tool_uses_still_load() -> None:
     }
     record = HistoryRecord.model_validate_json(json.dumps(old))
     assert record.turns[0].tools == [] and record.tools_used == {"Bash": 2}
+
+
+def test_a_long_turn_keeps_its_web_searches_and_counts_the_tool_uses_left_out() -> None:
+    from episodic.history.models import ToolUse
+    from episodic.history.views import tool_lines
+
+    uses = [ToolUse(tool="Read", target=f"src/f{i}.py") for i in range(20)]
+    uses.insert(15, ToolUse(tool="WebSearch", target="vite proxy websocket", web=True))
+    lines = tool_lines(uses, most=12)
+    assert lines[:12] == [f"  - Read src/f{i}.py" for i in range(12)]
+    assert lines[12] == "  - web search: vite proxy websocket"
+    assert (
+        lines[13] == "  - … 8 more tool use(s): `episodic history show` lists them all" and len(lines) == 14
+    )

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 DEFAULT_THREAD_CHARS = 12_000
 MAX_THREAD_CHARS = 60_000
 TURN_CHARS = 1200  # one prompt or reply inside a thread
+TOOLS_PER_TURN = 12  # tool-use lines of one prompt inside a thread (web searches are always shown)
 TRUNCATED = "\n[… truncated to {limit} characters: narrow the topic or the dates, or raise max_chars]"
 
 
@@ -107,7 +108,7 @@ def topic_thread(
         for index in hit.match.turns:
             turn = turns[index]
             lines.append(f"> prompt {index + 1}: {_cut(turn.prompt, TURN_CHARS)}")
-            lines += [tool_line(use) for use in turn.tools]
+            lines += tool_lines(turn.tools)
             if turn.reply:
                 lines.append(f"  reply: {_cut(turn.reply, TURN_CHARS)}")
         if hit.summary.record.closing_summary:
@@ -115,6 +116,21 @@ def topic_thread(
         blocks.append("\n".join(lines))
     text, truncated = fit(blocks, max_chars)
     return Document(text, [h.match.session_id for h in hits], truncated or more > 0, max(more, 0))
+
+
+def tool_lines(uses: list[ToolUse], most: int = TOOLS_PER_TURN) -> list[str]:
+    """A turn's tool uses in order, one line each: every web search, the first `most` others, and a line
+    counting those left out (a long turn would otherwise crowd the other sessions out of the thread)."""
+    shown, others, left = [], 0, 0
+    for use in uses:
+        if use.web or others < most:
+            shown.append(tool_line(use))
+            others += not use.web
+        else:
+            left += 1
+    return shown + (
+        [f"  - … {left} more tool use(s): `episodic history show` lists them all"] if left else []
+    )
 
 
 def tool_line(use: ToolUse) -> str:
