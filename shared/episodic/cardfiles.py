@@ -3,11 +3,14 @@
 Read path: every file is scrubbed, then validated exactly as an LLM card is (schema, no code/paths/stack
 traces, evidence may only downgrade `verified`); an invalid file is reported with its reason, never used.
 Write path (`export`): the index's cards in the same format, plus one `episodic-cards.json` beside them
-recording each card's distiller and source hash, so an import keeps a card's rank against existing ones.
+recording each card's distiller, source hash, origin (source path, project, agent, dates) and the card's
+own hash, so an import keeps a card's rank against existing ones, finds its transcript where it was
+indexed from, and keeps an unchanged card's metadata and outcome (episodic.cards_transfer).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable, Mapping
@@ -17,7 +20,7 @@ from typing import Any
 
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.errors import EpisodicError, InvalidArgumentError, InvalidCardError
-from episodic.models import Card, CardRecord, DistillerInfo, Trajectory
+from episodic.models import Card, CardOrigin, CardRecord, DistillerInfo, Outcome, Trajectory
 from episodic.scrub import Scrubber
 
 META_FILE = "episodic-cards.json"
@@ -39,6 +42,9 @@ class CardFile:
     distiller: DistillerInfo = field(default_factory=lambda: IMPORTED)
     source_sha256: str = ""
     review: dict[str, Any] | None = None  # a person's review (episodic.review), as exported
+    origin: CardOrigin | None = None  # where the session was indexed from, as exported
+    unchanged: bool = False  # the file holds the card exactly as exported (its hash matches the index)
+    claimed: Outcome | None = None  # the outcome the file states, before the evidence check
 
 
 @dataclass
@@ -74,14 +80,36 @@ def _read_meta(folder: Path) -> dict[str, dict[str, str]]:
     return {str(k): v for k, v in cards.items() if isinstance(v, dict)}
 
 
+def card_sha256(payload: Any) -> str:
+    """The hash of a card's fields, independent of key order and indentation."""
+    canonical = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def card_origins(folder: Path | str) -> dict[str, CardOrigin]:
+    """The origin the index records for each exported card (none for folders written by hand)."""
+    found = {sid: _origin_of(entry) for sid, entry in _read_meta(Path(folder)).items()}
+    return {sid: origin for sid, origin in found.items() if origin is not None}
+
+
+def _origin_of(entry: Mapping[str, Any]) -> CardOrigin | None:
+    try:
+        return CardOrigin.model_validate(entry["origin"]) if isinstance(entry.get("origin"), dict) else None
+    except ValueError:  # a damaged origin only costs the metadata, never the card
+        return None
+
+
 def _review_of(entry: Mapping[str, Any]) -> dict[str, Any] | None:
     """The exported review of one card (episodic.review), when the index holds one."""
     review = entry.get("review")
     return review if isinstance(review, dict) else None
 
 
-def read_card_file(path: Path, scrubber: Scrubber, trajectory: Trajectory | None) -> tuple[Card, list[str]]:
-    """One file to a valid card, or InvalidCardError with the reason (secrets scrubbed before anything)."""
+def read_card_file(
+    path: Path, scrubber: Scrubber, trajectory: Trajectory | None, exported_sha256: str = ""
+) -> tuple[Card, list[str], Outcome, bool]:
+    """One file to a valid card, or InvalidCardError with the reason (secrets scrubbed before anything);
+    the flag says the file still holds the card as exported (its hash is `exported_sha256`)."""
     try:
         if not path.is_file():
             raise InvalidCardError("not a regular file")
@@ -96,8 +124,10 @@ def read_card_file(path: Path, scrubber: Scrubber, trajectory: Trajectory | None
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise InvalidCardError(f"not valid JSON: {exc.msg} at line {exc.lineno}") from exc
+    unchanged = bool(exported_sha256) and card_sha256(data) == exported_sha256
     card = parse_card_payload(scrubber.scrub_obj(data))
-    return enforce_card(card, trajectory)
+    checked, notes = enforce_card(card, trajectory)
+    return checked, notes, card.outcome, unchanged
 
 
 def card_file_sessions(folder: Path | str) -> list[str]:
@@ -134,7 +164,9 @@ def read_card_folder(
         trajectory = trajectories.get(session_id) if trajectories is not None else None
         entry = meta.get(session_id, {})
         try:
-            card, notes = read_card_file(path, scrubber, trajectory)
+            card, notes, claimed, unchanged = read_card_file(
+                path, scrubber, trajectory, str(entry.get("card_sha256", ""))
+            )
             distiller = distiller_from_id(str(entry["distiller"])) if "distiller" in entry else IMPORTED
         except EpisodicError as exc:
             result.invalid.append((str(path), str(exc)))
@@ -147,6 +179,9 @@ def read_card_folder(
             distiller=distiller,
             source_sha256=str(entry.get("source_sha256", "")),
             review=_review_of(entry),
+            origin=_origin_of(entry),
+            unchanged=unchanged,
+            claimed=claimed,
         )
     return result
 
@@ -161,15 +196,18 @@ def write_card_folder(records: Iterable[CardRecord], folder: Path | str) -> int:
         if not _SESSION_FILE_RE.match(f"{record.session_id}.json"):
             raise InvalidArgumentError(f"session id {record.session_id[:80]!r} cannot be a file name")
         path = folder / f"{record.session_id}.json"
-        body = json.dumps(record.card.model_dump(mode="json"), indent=1, ensure_ascii=False)
+        payload = record.card.model_dump(mode="json")
+        body = json.dumps(payload, indent=1, ensure_ascii=False)
         tmp = path.with_suffix(".json.tmp")
         tmp.write_text(body + "\n", encoding="utf-8")
         tmp.replace(path)
-        meta[record.session_id] = {
+        meta[record.session_id] = entry = {
             "distiller": record.distiller.id,
             "source_sha256": record.source_sha256,
             "tenant": record.tenant_id,
+            "card_sha256": card_sha256(payload),
         }
+        entry["origin"] = record.origin.model_dump(mode="json")  # type: ignore[assignment]
         if record.review is not None:  # the review travels with the card (its original beside an edit)
             reviewed: dict[str, Any] = meta[record.session_id]
             reviewed["review"] = record.review.model_dump(mode="json")

@@ -472,6 +472,10 @@ def run(stdin: TextIO) -> tuple[str, str]:
         started = f"; {started}"
     scratch = scratch_block(url, token, prompt[:MAX_QUERY_CHARS])
     if not hits and not scratch:
+        if review_required():  # the real cause: only approved cards may be injected, and none matched
+            raise HookSkip(
+                f"ok: no approved card matched (review_required: approve cards in `episodic ui`){started}"
+            )
         raise HookSkip(f"ok: no confident or weak match among verified episodes{started}")
     if held_out(payload, hits, bool(scratch)):
         withheld = " and prior attempts" if scratch else ""

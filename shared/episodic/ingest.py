@@ -20,9 +20,9 @@ from episodic.embed.batcher import EmbedBatcher
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.history.service import record_history
 from episodic.models import (
-    DEFAULT_AGENT,
     OPENING,
     Card,
+    CardOrigin,
     CardRecord,
     DistillerInfo,
     DistillUsage,
@@ -156,6 +156,7 @@ def store_card(
     usage: DistillUsage | None = None,
     source_sha256: str | None = None,
     vectors: list[StoredVector] | None = None,
+    origin: CardOrigin | None = None,
 ) -> CardRecord:
     """Embed the card's renderings and replace the session's card (one session, one card).
 
@@ -163,18 +164,14 @@ def store_card(
     agent's card restates the problem in the user's words already and gets none. `vectors`: already
     embedded (`card_texts` of this card, as the index's batches do)."""
     opening = session_opening(memory, trajectory, distiller)
+    # without the transcript (an imported card), the origin its export recorded
+    where = CardOrigin.of(trajectory) if trajectory else (origin or CardOrigin())
     record = CardRecord(
         card=card,
         session_id=session_id,
         tenant_id=tenant_id,
-        project=trajectory.project if trajectory else "",
-        agent=trajectory.agent if trajectory else DEFAULT_AGENT,
-        cwd=trajectory.cwd if trajectory else "",
-        git_branch=trajectory.git_branch if trajectory else "",
-        started_at=trajectory.started_at if trajectory else None,
-        ended_at=trajectory.ended_at if trajectory else None,
+        **where.model_dump(),
         source_sha256=source_sha256 or (trajectory.source_sha256 if trajectory else ""),
-        source_bytes=trajectory.source.total_bytes if trajectory else 0,
         distiller=distiller,
         usage=usage or DistillUsage(),
         indexed_at=datetime.now(UTC),

@@ -166,6 +166,33 @@ class Review(BaseModel):
         return self.original is not None
 
 
+class CardOrigin(BaseModel):
+    """Where a card's session came from: what `cards export` writes beside a card so an import without
+    the transcript keeps the card's project, dates and source (episodic.cardfiles)."""
+
+    project: str = ""
+    agent: str = DEFAULT_AGENT
+    cwd: str = ""
+    git_branch: str = ""
+    started_at: datetime | None = None
+    ended_at: datetime | None = None
+    source_path: str = ""
+    source_bytes: int = 0
+
+    @classmethod
+    def of(cls, trajectory: Trajectory) -> CardOrigin:
+        return cls(
+            project=trajectory.project,
+            agent=trajectory.agent,
+            cwd=trajectory.cwd,
+            git_branch=trajectory.git_branch,
+            started_at=trajectory.started_at,
+            ended_at=trajectory.ended_at,
+            source_path=trajectory.source.main_path,
+            source_bytes=trajectory.source.total_bytes,
+        )
+
+
 class CardRecord(BaseModel):
     """A card with the metadata kept beside it (not embedded)."""
 
@@ -188,6 +215,11 @@ class CardRecord(BaseModel):
     # the scrubbed first exchange an offline card is also embedded by (episodic.opening); None: not taken
     # (an LLM-written card, or a record older than the `opening` rendering). Kept so an edit can re-embed.
     opening: str | None = None
+    source_path: str = ""  # the session's main transcript file when indexed ("" in older records)
+
+    @property
+    def origin(self) -> CardOrigin:
+        return CardOrigin.model_validate(self.model_dump(include=set(CardOrigin.model_fields)))
 
     @property
     def review_state(self) -> ReviewState:

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.errors import InvalidArgumentError
 from episodic.ingest import store_card
-from episodic.models import CardRecord, DistillerInfo, NotEpisode, Trajectory
+from episodic.models import DEFAULT_AGENT, CardRecord, DistillerInfo, NotEpisode, Trajectory
 from episodic.parse.discovery import default_roots
 from episodic.scrub import Scrubber
 
@@ -41,10 +41,17 @@ class RecordOutcome:
     notes: list[str] = field(default_factory=list)
 
 
-def find_trajectory(memory: Memory, session_id: str) -> Trajectory | None:
-    """The session's scrubbed trajectory from this machine's Claude Code transcripts, or None."""
-    source = memory.source
+def find_trajectory(
+    memory: Memory, session_id: str, source_path: str = "", agent: str = DEFAULT_AGENT
+) -> Trajectory | None:
+    """The session's scrubbed trajectory from this machine, or None: first where it was indexed from (its
+    recorded `source_path`: another folder, a Codex or Gemini file), then Claude Code's project folders,
+    then, for another agent's session, that agent's default roots."""
     try:
+        if source_path and Path(source_path).is_file():
+            found = load_session(memory, [str(Path(source_path).parent)], session_id, path=source_path)
+            if found is not None:
+                return found
         # fast path: <root>/projects/<project>/<session_id>.jsonl; discover only that project folder
         folders = sorted(
             {
@@ -53,12 +60,9 @@ def find_trajectory(memory: Memory, session_id: str) -> Trajectory | None:
                 for hit in root.glob(f"projects/*/{session_id}.jsonl")
             }
         )
-        for session in source.discover(folders) if folders else ():
-            if session.session_key != session_id and Path(session.main_path).stem != session_id:
-                continue
-            loaded = source.load(session)
-            if not isinstance(loaded, NotEpisode) and loaded.session_id == session_id:
-                return loaded
+        if folders:
+            return load_session(memory, folders, session_id)
+        return load_session(memory, None, session_id, agent) if agent != DEFAULT_AGENT else None
     except Exception:  # no transcript is a normal answer here: the claim is downgraded, not refused
         log.exception("looking up the transcript of session %s failed", session_id)
     return None
@@ -86,13 +90,31 @@ def owned_trajectory(
     The server's own tenant may; another tenant only for a session it indexed from exactly the transcript
     found here (its stored card's source hash), so it never reads — nor learns the existence or the end
     of — another tenant's session by naming its id."""
+    where = (existing.source_path, existing.agent) if existing is not None else ("", DEFAULT_AGENT)
     if is_server_tenant(memory, tenant_id):
-        return True, find_trajectory(memory, session_id)
+        return True, find_trajectory(memory, session_id, *where)
     indexed = existing.source_sha256 if existing is not None else ""
     if not indexed:
         return False, None
-    trajectory = find_trajectory(memory, session_id)
+    trajectory = find_trajectory(memory, session_id, *where)
     return True, (trajectory if trajectory is not None and trajectory.source_sha256 == indexed else None)
+
+
+def load_session(
+    memory: Memory, folders: list[str] | None, session_id: str, agent: str | None = None, path: str = ""
+) -> Trajectory | None:
+    """The session `session_id` among those discovered under `folders` (None: the default roots); a
+    file named otherwise (a Codex rollout) is found by its `path`."""
+    for session in memory.source.discover(folders):
+        if agent is not None and session.agent != agent:
+            continue
+        named = session.session_key == session_id or Path(session.main_path).stem == session_id
+        if not named and session.main_path != path:
+            continue
+        loaded = memory.source.load(session)
+        if not isinstance(loaded, NotEpisode) and loaded.session_id == session_id:
+            return loaded
+    return None
 
 
 def record_agent_card(

@@ -56,8 +56,9 @@ def _reviewable(memory: Memory) -> ReviewableStore:
 
 
 def _stored(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
-    check_tenant(tenant_id)
-    record = memory.store.get(tenant_id, session_id.strip())
+    from episodic.session_ids import card_session_id
+
+    record = memory.store.get(tenant_id, card_session_id(memory, tenant_id, session_id))
     if record is None:
         raise NotFoundError(f"no episode with session id {session_id!r}")
     return record

@@ -56,18 +56,11 @@ def confidence_rule(memory: Memory) -> ConfidenceRule:
     return ConfidenceRule(settings.strong_score, settings.weak_score, memory.min_similarity)
 
 
-MIN_PREFIX = 6  # a session id is a UUID: 6 hex digits name one of thousands of sessions
-
-
 def resolve_session_id(memory: Memory, tenant_id: str, session_id: str) -> str:
     """The tenant's session id that `session_id` is or uniquely starts (as git takes a short hash)."""
-    if len(session_id) < MIN_PREFIX or memory.store.get(tenant_id, session_id) is not None:
-        return session_id
-    found = memory.store.session_ids_starting(tenant_id, session_id, limit=6)
-    if len(found) > 1:
-        shown = ", ".join(found[:5]) + (", …" if len(found) > 5 else "")
-        raise InvalidArgumentError(f"session id prefix {session_id!r} is ambiguous: {shown}")
-    return found[0] if found else session_id
+    from episodic.session_ids import card_session_id
+
+    return card_session_id(memory, tenant_id, session_id)
 
 
 def get_episode(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:

@@ -150,6 +150,8 @@ class Settings(BaseSettings):
     scratch_min_similarity: float | None = None  # None: the embedder's calibrated default
     scratch_max_per_session: int = Field(default=4, ge=1, le=10)
     scratch_deadline_seconds: float = Field(default=0.4, gt=0, le=5)  # recall gives up (empty) after this
+    # an agent's recall_similar call or the CLI waits longer: it is asked for, and it may load the embedder
+    scratch_agent_deadline_seconds: float = Field(default=3.0, gt=0, le=30)
     hook_scratch: bool = True  # the prompt hook adds "Prior similar attempts" after the episodes
     # OpenSearch Serverless (scratchMemory=opensearch / cards on OpenSearch): the collection endpoint, SigV4 `aoss`
     opensearch_endpoint: str | None = None

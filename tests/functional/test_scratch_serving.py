@@ -5,6 +5,7 @@ setting. Plus the write path: indexing a session stores its outcome records, and
 from __future__ import annotations
 
 import json
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -175,3 +176,57 @@ def test_the_session_end_worker_stores_the_ended_sessions_outcomes(tmp_path: Pat
     assert message.startswith("heuristic card only")
     store = SQLiteScratchStore(home / SQLITE_FILE)
     assert store.count() == 2  # the failing typecheck and its pass after the edit
+
+
+def _stall(monkeypatch, release: threading.Event) -> None:  # type: ignore[no-untyped-def]
+    from episodic.scratch.sqlite_store import SQLiteScratchStore
+
+    def stalled(*args: object, **kwargs: object) -> list[object]:
+        release.wait(10)
+        return []
+
+    monkeypatch.setattr(SQLiteScratchStore, "query", stalled)
+
+
+def test_a_recall_timeout_is_reported_as_a_timeout_over_mcp(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _, memory = scratch_memory(tmp_path)
+    release = threading.Event()
+    _stall(monkeypatch, release)
+    try:
+        args = {
+            "query": "pytest says fixture db not found after I moved the conftest",
+            "deadline_seconds": 0.2,
+        }
+        answer = default_registry(memory).call("recall_similar", args, Principal(ALPHA))
+    finally:
+        release.set()
+    text = answer["content"][0]["text"]
+    assert answer["isError"] is True and "timed out after 0.2 s" in text
+    assert "No sufficiently similar" not in text and "real answer" not in text
+
+
+def test_a_recall_timeout_is_reported_as_a_timeout_by_the_cli(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("EPISODIC_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    monkeypatch.setenv("EPISODIC_SCRATCH_AGENT_DEADLINE_SECONDS", "0.2")
+    release = threading.Event()
+    _stall(monkeypatch, release)
+    try:
+        done = CliRunner().invoke(
+            build_cli(), ["scratch", "recall", "fix the typecheck error in the middleware"]
+        )
+        as_json = CliRunner().invoke(
+            build_cli(), ["scratch", "recall", "fix the typecheck error in the middleware", "--json"]
+        )
+    finally:
+        release.set()
+    assert done.exit_code == 1 and "timed out after 0.2 s" in done.output
+    assert "No similar tool outcome" not in done.output
+    assert as_json.exit_code == 1 and json.loads(as_json.output)["degraded"] == "timeout"
+
+
+def test_the_agents_deadline_is_longer_than_the_hooks() -> None:
+    from episodic.settings import Settings
+
+    fields = Settings.model_fields
+    assert fields["scratch_agent_deadline_seconds"].default > fields["scratch_deadline_seconds"].default

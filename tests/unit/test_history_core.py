@@ -77,11 +77,17 @@ def test_query_gives_surrounding_turns(memory: Memory) -> None:
     assert [(t["turn"], t["matched"]) for t in results[0]["context"]] == [(0, True), (1, False)]  # type: ignore[index]
 
 
-def test_decisions_come_from_cards_first_then_prompts_and_ask_back(memory: Memory) -> None:
+def test_decisions_are_about_the_topic_and_ask_back(memory: Memory) -> None:
     found, message = views.find_decisions(memory, ALPHA, "conftest")
-    assert found[0].source == "card" and found[0].session.record.session_id == "alpha-pytest-fixture"
-    assert any(d.source == "prompt" and "let's go with" in d.text for d in found)
-    assert "Which one do you mean?" in message
+    # the card's key decision names neither conftest nor sits in a turn about it: not a decision about it
+    assert not any("kept the change minimal" in d.text for d in found)
+    assert found[0].source == "prompt" and found[0].session.record.session_id == "alpha-pytest-fixture"
+    assert "let's go with" in found[0].text
+    assert message == "One decision about 'conftest' was found."
+    # the fixture session mentions worktrees in one prompt and decides in another, about conftest
+    worktree, _ = views.find_decisions(memory, ALPHA, "worktree")
+    assert {d.session.record.session_id for d in worktree} == {"alpha-postgres-pool"}
+
     pool, _ = views.find_decisions(memory, ALPHA, "pool")
     assert any("decided to use one shared pool" in d.text for d in pool)
 

@@ -281,3 +281,18 @@ def test_url_and_token_come_from_the_config_file_when_env_is_unset(tmp_path: Pat
     code, stdout, _ = run_hook(home, hook_input(), url=None, token=None)
     context = json.loads(stdout)["hookSpecificOutput"]["additionalContext"]
     assert code == 0 and "found: i" in context and len(context) <= 900
+
+
+def test_review_required_names_the_real_cause_when_nothing_is_approved(tmp_path: Path, fake_server) -> None:
+    unapproved = {
+        **UNVERIFIED_HIT,
+        "card": {**UNVERIFIED_HIT["card"], "outcome": "verified"},
+        "review": "unreviewed",
+    }  # type: ignore[dict-item]
+    url = fake_server(_reply(200, _result([unapproved])))
+    home = tmp_path / "home"
+    code, stdout, _ = run_hook(home, hook_input(), url, EPISODIC_REVIEW_REQUIRED="true")
+    assert (code, stdout) == (0, "")
+    lines = log_lines(home)
+    assert len(lines) == 1 and "no approved card matched" in lines[0], lines
+    assert "no sufficiently similar" not in lines[0]

@@ -33,7 +33,8 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     def import_cmd(folder: str, paths: tuple[str, ...], tenant: str | None, as_json: bool) -> None:
         """Validate and index the cards in FOLDER; outcomes are checked against the transcripts under PATHS
-        (default: the Claude Code roots)."""
+        (default: every agent's roots) and where the export recorded each session. An unchanged card with
+        no transcript keeps its project, dates and, when the index holds its source hash, its outcome."""
         from episodic.backends import build_memory
         from episodic.cards_transfer import import_cards
 
@@ -45,7 +46,8 @@ def register(group: click.Group) -> None:
         click.echo(
             f"{report.files} card files: imported {report.imported} (replaced {report.replaced}), "
             f"kept better card {report.kept_better}, invalid {len(report.invalid)}; "
-            f"outcome downgraded {report.downgraded}, no transcript found {report.without_transcript}"
+            f"outcome downgraded {report.downgraded}, no transcript found {report.without_transcript} "
+            f"(outcome kept for {report.outcome_kept} unchanged)"
         )
         for file, reason in report.invalid:
             click.echo(f"  invalid {file}: {reason}")

@@ -70,11 +70,15 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def recall_cmd(query: str, k: int | None, tenant: str | None, as_json: bool) -> None:
         """Prior similar tool outcomes for QUERY, packed as the prompt hook injects them."""
+        from episodic.scratch.mcp_tool import DEGRADED_TEXT, degraded_reason
         from episodic.scratch.pack import pack_recalls
         from episodic.scratch.recall import recall_similar
 
         memory, scratch = _scratch()
-        found = recall_similar(scratch, tenant or memory.settings.tenant, query, k)
+        wait = memory.settings.scratch_agent_deadline_seconds
+        found = recall_similar(scratch, tenant or memory.settings.tenant, query, k, deadline_seconds=wait)
+        if found.degraded and not as_json:
+            raise click.ClickException(DEGRADED_TEXT.format(reason=degraded_reason(found.degraded, wait)))
         if as_json:
             _echo_json(
                 {
@@ -83,6 +87,8 @@ def register(group: click.Group) -> None:
                     "results": [h.model_dump(mode="json") for h in found.hits],
                 }
             )
+            if found.degraded:
+                raise SystemExit(1)
             return
         click.echo(pack_recalls(found.hits, memory.settings.scratch_ttl_days) or "No similar tool outcome.")
 
@@ -107,6 +113,9 @@ def register(group: click.Group) -> None:
 
         memory, scratch = _scratch()
         tenant = tenant or memory.settings.tenant
+        from episodic.session_ids import card_session_id
+
+        session_id = card_session_id(memory, tenant, session_id)
         card = memory.store.delete(tenant, session_id)
         records = forget_session(scratch, tenant, session_id)
         click.echo(f"deleted {'the card and ' if card else ''}{records} outcome record(s) of {session_id}")

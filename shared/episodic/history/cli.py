@@ -86,6 +86,9 @@ def register(group: click.Group) -> None:
     @click.argument("topic")
     @_range_options
     @click.option("--max-chars", type=int, default=12_000, help="Size of the document (500-60000).")
+    @click.option(
+        "--limit", type=int, default=20, help="At most this many sessions (1-200); more are counted."
+    )
     def thread_cmd(
         topic: str,
         since: str | None,
@@ -94,16 +97,25 @@ def register(group: click.Group) -> None:
         tenant: str | None,
         as_json: bool,
         max_chars: int,
+        limit: int,
     ) -> None:
-        """The thread on TOPIC as one document: matching sessions in time order."""
+        """The thread on TOPIC as one document: matching sessions in time order, with their tool uses and
+        web searches; says how many more sessions matched when cut."""
         from episodic.history.views import topic_thread
 
         settings, memory = _memory()
         doc = topic_thread(
-            memory, tenant or settings.tenant, topic, filters_from(since, until, project), max_chars
+            memory, tenant or settings.tenant, topic, filters_from(since, until, project), max_chars, limit
         )
         if as_json:
-            _echo_json({"text": doc.text, "sessions": doc.sessions, "truncated": doc.truncated})
+            _echo_json(
+                {
+                    "text": doc.text,
+                    "sessions": doc.sessions,
+                    "truncated": doc.truncated,
+                    "more_sessions": doc.more,
+                }
+            )
         else:
             click.echo(doc.text)
 
@@ -196,7 +208,7 @@ def register(group: click.Group) -> None:
     @click.argument("session_id")
     @click.option("--tenant", default=None)
     def show_cmd(session_id: str, tenant: str | None) -> None:
-        """One session's history record as JSON."""
+        """One session's history record as JSON (SESSION_ID: an id, a unique prefix, or the session's name)."""
         from episodic.history.service import get_history
 
         settings, memory = _memory()
@@ -222,16 +234,20 @@ def register(group: click.Group) -> None:
         made = link_session(
             memory, tenant, session_id, item, cwd=os.getcwd(), terminal=_terminal(), tracker=BeadsTracker()
         )
+        name = f" ({made.session_name})" if made.session_name else ""
         click.echo(
-            f"linked {made.session_id} to {made.item} at {made.linked_at.isoformat(timespec='seconds')}"
+            f"linked {made.session_id}{name} to {made.item} at {made.linked_at.isoformat(timespec='seconds')}"
         )
 
     @group.command("resume")
-    @click.argument("session_id")
+    @click.argument("session_id", metavar="SESSION")
     @click.option("--tenant", default=None)
     @click.option("--print", "print_only", is_flag=True, help="Print the command instead of running it.")
     def resume_cmd(session_id: str, tenant: str | None, print_only: bool) -> None:
-        """Reopen SESSION in its agent, in its folder (`cd <cwd> && claude --resume <id>`)."""
+        """Reopen SESSION in its agent, in its folder (`cd <cwd> && claude --resume <id>`).
+
+        SESSION is a session id, a unique prefix of one, or the session's name (its title: exact, or a
+        unique prefix, any case); several matches are listed."""
         from episodic.history.service import get_history, resume_argv, resume_command
 
         settings, memory = _memory()
@@ -260,7 +276,11 @@ def _link_show(memory: Memory, tenant: str, target: str, as_json: bool) -> None:
         click.echo(f"No links for {target!r}.")
     for linked in found:
         ln = linked.link
-        where = ln.item if kind == "session" else ln.session_id
+        where = (
+            ln.item
+            if kind == "session"
+            else ln.session_id + (f" ({ln.session_name})" if ln.session_name else "")
+        )
         click.echo(f"{ln.linked_at.date()} {where} ({ln.origin}{', ' + ln.evidence if ln.evidence else ''})")
         if linked.summary is not None:
             click.echo(

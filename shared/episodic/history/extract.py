@@ -5,16 +5,50 @@ from __future__ import annotations
 from collections import Counter
 from typing import TYPE_CHECKING
 
-from episodic.history.models import HistoryRecord, Turn
+from episodic.distill.heuristic_steps import WEB_TOOLS
+from episodic.history.models import HistoryRecord, ToolOutcome, ToolUse, Turn
 
 if TYPE_CHECKING:
-    from episodic.models import Trajectory
+    from episodic.models import ToolCall, Trajectory
     from episodic.scrub import Scrubber
 
 REPLY_CHARS = 1500  # an assistant reply is kept as context around a prompt, not as the record itself
 SUMMARY_CHARS = 6000  # the closing summary and each compaction summary
 PROMPT_CHARS = 20_000  # a prompt is kept in full up to this (a pasted log beyond it is not a prompt)
 MAX_FILES = 200
+TARGET_CHARS = 160  # a tool use is one line
+MAX_TOOLS_PER_TURN = 300
+# where a tool's target is, first found wins (a command's first line is taken before these)
+TARGET_KEYS = (
+    "file_path",
+    "path",
+    "notebook_path",
+    "query",
+    "url",
+    "pattern",
+    "description",
+    "absolute_path",
+)
+
+
+def tool_use(call: ToolCall) -> ToolUse:
+    """A tool call as one line: never its output, only what it acted on and how it ended."""
+    target = call.command or call.file_path or ""
+    if not target:
+        target = next((str(call.input[k]) for k in TARGET_KEYS if call.input.get(k)), "")
+    target = " ".join(target.strip().splitlines()[:1][0].split()) if target.strip() else ""
+    if len(target) > TARGET_CHARS:
+        target = target[: TARGET_CHARS - 1] + "…"
+    outcome: ToolOutcome = "ok"
+    if call.rejected:
+        outcome = "rejected"
+    elif call.interrupted:
+        outcome = "interrupted"
+    elif call.is_error or (call.exit_code or 0) != 0:
+        outcome = "error"
+    return ToolUse(
+        tool=call.name, target=target, outcome=outcome, web=call.name in WEB_TOOLS, at=call.timestamp
+    )
 
 
 def _turns(trajectory: Trajectory) -> list[Turn]:
@@ -27,6 +61,8 @@ def _turns(trajectory: Trajectory) -> list[Turn]:
             turns.append(Turn(index=len(turns), prompt=event.text[:PROMPT_CHARS], at=event.timestamp))
         elif event.kind == "assistant" and turns and event.text.strip():
             turns[-1].reply = event.text[:REPLY_CHARS]
+        elif event.kind == "tool" and event.tool and turns and len(turns[-1].tools) < MAX_TOOLS_PER_TURN:
+            turns[-1].tools.append(tool_use(event.tool))
     if not turns:  # a format whose events carry no prompts: the trajectory's list is the truth
         turns = [Turn(index=i, prompt=p[:PROMPT_CHARS]) for i, p in enumerate(trajectory.prompts)]
     return turns
@@ -47,7 +83,13 @@ def history_record(trajectory: Trajectory, tenant_id: str, scrubber: Scrubber) -
     history record keeps prompts in full, so it takes no chance on a rule the parse step skipped)."""
     clean = scrubber.scrub
     turns = [
-        turn.model_copy(update={"prompt": clean(turn.prompt), "reply": clean(turn.reply)})
+        turn.model_copy(
+            update={
+                "prompt": clean(turn.prompt),
+                "reply": clean(turn.reply),
+                "tools": [t.model_copy(update={"target": clean(t.target)}) for t in turn.tools],
+            }
+        )
         for turn in _turns(trajectory)
     ]
     touched = list(dict.fromkeys([*trajectory.files_edited, *trajectory.files_read]))[:MAX_FILES]

@@ -106,6 +106,7 @@ def detected_links(record: HistoryRecord, commands: Sequence[str], linked_at: da
             linked_at=linked_at,
             cwd=record.cwd,
             evidence=evidence,
+            session_name=record.titles[-1] if record.titles else "",
             url=item.url,
         )
         for item, evidence in detect_items(record, commands)

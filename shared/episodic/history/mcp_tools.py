@@ -125,7 +125,8 @@ def history_tools(memory: Memory) -> list[Tool]:
     def thread(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         max_chars = min(int(args.get("max_chars", views.DEFAULT_THREAD_CHARS)), TEXT_BUDGET)
         doc = views.topic_thread(memory, principal.tenant_id, args["topic"], _filters(args), max_chars)
-        return budgeted(doc.text, {"sessions": doc.sessions, "truncated": doc.truncated}, "sessions")
+        structured = {"sessions": doc.sessions, "truncated": doc.truncated, "more_sessions": doc.more}
+        return budgeted(doc.text, structured, "sessions")
 
     def query(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         filters = _filters(args, session_id=args.get("session_id"))
@@ -224,8 +225,9 @@ def history_tools(memory: Memory) -> list[Tool]:
             title="The thread on a topic as one document",
             description=(
                 "The complete thread on a topic: matching sessions oldest first, each with its decisions, the "
-                "prompts that mention the topic (with the reply to each) and its closing summary, cut to "
-                "max_chars and saying so when cut."
+                "prompts that mention the topic (with the tool uses and web searches each led to, one line "
+                "each, and the reply) and its closing summary, cut to max_chars and saying so when cut; "
+                "more_sessions counts matching sessions left out."
             ),
             input_schema=_schema(
                 {
@@ -240,7 +242,11 @@ def history_tools(memory: Memory) -> list[Tool]:
                 },
                 ["topic"],
             ),
-            output_schema=_output("sessions", {"type": "array", "items": {"type": "string"}}),
+            output_schema=_output(
+                "sessions",
+                {"type": "array", "items": {"type": "string"}},
+                more_sessions={"type": "integer", "description": "Matching sessions not shown."},
+            ),
             handler=thread,
         ),
         Tool(

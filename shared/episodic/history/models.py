@@ -7,9 +7,22 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-HISTORY_SCHEMA_VERSION = 1
+HISTORY_SCHEMA_VERSION = 2  # 2: turns carry their tool uses
 ItemKind = Literal["github", "jira", "beads"]
 LinkOrigin = Literal["confirmed", "detected"]
+
+
+ToolOutcome = Literal["ok", "error", "rejected", "interrupted"]
+
+
+class ToolUse(BaseModel):
+    """One tool use of a turn, as a line: the tool, what it acted on (scrubbed, cut), how it ended."""
+
+    tool: str
+    target: str = ""  # the file, command's first line, search query or URL
+    outcome: ToolOutcome = "ok"
+    web: bool = False  # a web search or fetch
+    at: datetime | None = None
 
 
 class Turn(BaseModel):
@@ -19,6 +32,7 @@ class Turn(BaseModel):
     prompt: str
     reply: str = ""  # the assistant's closing text for this prompt, cut to REPLY_CHARS
     at: datetime | None = None
+    tools: list[ToolUse] = Field(default_factory=list)  # in order; empty in records before schema 2
 
 
 class HistoryRecord(BaseModel):
@@ -69,6 +83,7 @@ class WorkLink(BaseModel):
     terminal: str = ""
     evidence: str = ""  # where a detected link came from: "branch", "prompt", "command"
     url: str = ""
+    session_name: str = ""  # the session's title when it was linked (empty: not indexed yet, or untitled)
 
 
 class HistoryFilters(BaseModel):

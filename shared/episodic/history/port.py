@@ -33,6 +33,15 @@ class HistoryStore(ABC):
     @abstractmethod
     def count(self, tenant_id: str) -> int: ...
 
+    def session_ids_starting(self, tenant_id: str, prefix: str, limit: int = 20) -> list[str]:
+        """The tenant's session ids starting with `prefix` (at most `limit`, sorted)."""
+        found = sorted(
+            r.session_id
+            for r in self.sessions(tenant_id, HistoryFilters())
+            if r.session_id.startswith(prefix)
+        )
+        return found[:limit]
+
     @abstractmethod
     def forget(self, tenant_id: str, session_id: str) -> bool:
         """Delete the session's record, its full text and its links (a scope rule now excludes it);

@@ -16,8 +16,9 @@ from episodic.history.links import detected_links, parse_item
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
 from episodic.history.tracker import NoTracker, Tracker
-from episodic.models import CardRecord, check_tenant
+from episodic.models import CardRecord, ReviewState, check_tenant
 from episodic.scrub import Scrubber
+from episodic.session_ids import AmbiguousSessionError, history_session_id
 
 if TYPE_CHECKING:
     from episodic.models import Trajectory
@@ -126,8 +127,15 @@ class HistoryHit:
         }
 
 
+def visible_card(card: CardRecord | None) -> CardRecord | None:
+    """The card an agent may read: a vetoed card's problem and decisions leave every history answer."""
+    if card is None or card.review_state is ReviewState.VETOED:
+        return None
+    return card
+
+
 def summarise(memory: Memory, record: HistoryRecord) -> SessionSummary:
-    return SessionSummary(record, memory.store.get(record.tenant_id, record.session_id))
+    return SessionSummary(record, visible_card(memory.store.get(record.tenant_id, record.session_id)))
 
 
 def _clean_query(memory: Memory, query: str) -> str:
@@ -151,25 +159,70 @@ def search_history(
     limit: int = DEFAULT_LIMIT,
 ) -> list[HistoryHit]:
     """Which sessions mentioned a topic, best first: count of mentions, matching turns, a snippet."""
+    return counted_search(memory, tenant_id, query, filters, limit, pool=limit)[0]
+
+
+def counted_search(
+    memory: Memory,
+    tenant_id: str,
+    query: str,
+    filters: HistoryFilters | None = None,
+    limit: int = DEFAULT_LIMIT,
+    pool: int = MAX_LIMIT,
+) -> tuple[list[HistoryHit], int]:
+    """The best `limit` sessions mentioning a topic, and how many of the best `pool` matched (so a cut
+    result can say how many it left out)."""
     check_tenant(tenant_id)
     store = history_of(memory)
-    matches = store.match(
-        tenant_id, _clean_query(memory, query), filters or HistoryFilters(), check_limit(limit)
-    )
+    if filters is not None and filters.session_id:  # `--session` takes a unique prefix too
+        resolved = history_session_id(store, tenant_id, filters.session_id)
+        filters = filters.model_copy(update={"session_id": resolved})
+    check_limit(limit)
+    matches = store.match(tenant_id, _clean_query(memory, query), filters or HistoryFilters(), pool)
     hits = []
-    for match in matches:
+    for match in matches[:limit]:
         record = store.get(tenant_id, match.session_id)
         if record is not None:
             hits.append(HistoryHit(summarise(memory, record), match))
-    return hits
+    return hits, len(matches)
 
 
-def get_history(memory: Memory, tenant_id: str, session_id: str) -> HistoryRecord:
+def get_history(memory: Memory, tenant_id: str, typed: str) -> HistoryRecord:
+    """The session `typed` names: its id, a unique prefix of the id, or its name (a session title, exactly
+    or a unique prefix, case-insensitive). Several matches raise AmbiguousSessionError listing them."""
     check_tenant(tenant_id)
-    record = history_of(memory).get(tenant_id, session_id)
-    if record is None:
-        raise NotFoundError(f"no history for session id {session_id!r} (run `episodic index`)")
-    return record
+    store = history_of(memory)
+    record = store.get(tenant_id, history_session_id(store, tenant_id, typed))
+    if record is not None:
+        return record
+    named = sessions_named(store, tenant_id, typed)
+    if len(named) > 1:
+        labels = {
+            r.session_id: f"{r.started_at.date() if r.started_at else ''} {session_name(r)}" for r in named
+        }
+        raise AmbiguousSessionError(typed.strip(), [r.session_id for r in named], labels)
+    if not named:
+        raise NotFoundError(f"no session with id or name {typed.strip()!r} (run `episodic index`)")
+    return named[0]
+
+
+def session_name(record: HistoryRecord) -> str:
+    """The session's name: its latest title (Claude Code's custom, AI or summary title), else ''."""
+    return record.titles[-1] if record.titles else ""
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
+
+
+def sessions_named(store: HistoryStore, tenant_id: str, typed: str) -> list[HistoryRecord]:
+    """Sessions with a title equal to `typed` (case and spacing aside); else those with one starting so."""
+    wanted = _folded(typed)
+    if not wanted:
+        return []
+    records = store.sessions(tenant_id, HistoryFilters())
+    exact = [r for r in records if any(_folded(t) == wanted for t in r.titles)]
+    return exact or [r for r in records if any(_folded(t).startswith(wanted) for t in r.titles)]
 
 
 def sessions_in_range(
@@ -187,7 +240,7 @@ def sessions_in_range(
     return [
         SessionHistory(
             record=r,
-            card=memory.store.get(tenant_id, r.session_id),
+            card=visible_card(memory.store.get(tenant_id, r.session_id)),
             links=store.links(tenant_id, session_id=r.session_id),
         )
         for r in records
@@ -249,9 +302,10 @@ def link_session(
     transcripts are on this machine — one not indexed yet (the current one usually is not). Another
     tenant's session gets the same error as an unknown id, so the answer reveals nothing about it."""
     check_tenant(tenant_id)
-    session_id = check_session_id(session_id)
     parsed = parse_item(item)
     store = history_of(memory)
+    # the current session is usually not indexed yet: an unknown id is linked as typed
+    session_id = check_session_id(history_session_id(store, tenant_id, session_id))
     record = store.get(tenant_id, session_id)
     if (
         record is None
@@ -278,6 +332,7 @@ def link_session(
         cwd=where,
         terminal=terminal,
         url=parsed.url,
+        session_name=session_name(record) if record else "",
     )
     store.add_links([link])
     return link
@@ -294,6 +349,7 @@ def show_links(memory: Memory, tenant_id: str, target: str) -> tuple[str, list[L
     check_tenant(tenant_id)
     store = history_of(memory)
     target = (target or "").strip()
+    target = history_session_id(store, tenant_id, target)  # a session's unique prefix, or unchanged
     by_session = store.links(tenant_id, session_id=target)
     if by_session or store.get(tenant_id, target) is not None:
         record = store.get(tenant_id, target)

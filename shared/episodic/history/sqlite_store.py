@@ -200,6 +200,15 @@ class SQLiteHistoryStore(HistoryStore):
             args.append(filters.session_id)
         return " AND ".join(clauses), args
 
+    def session_ids_starting(self, tenant_id: str, prefix: str, limit: int = 20) -> list[str]:
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT session_id FROM history_sessions WHERE tenant_id = ? AND substr(session_id, 1, ?) = ? "
+                "ORDER BY session_id LIMIT ?",
+                (require_tenant(tenant_id), len(prefix), prefix, limit),
+            ).fetchall()
+        return [row[0] for row in rows]
+
     def sessions(self, tenant_id: str, filters: HistoryFilters) -> list[HistoryRecord]:
         where, args = self._where(require_tenant(tenant_id), filters)
         with self._lock:

@@ -9,10 +9,12 @@ from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from episodic.errors import InvalidArgumentError
-from episodic.history.models import HistoryFilters
+from episodic.history.models import HistoryFilters, ToolUse
 from episodic.history.service import (
+    MAX_LIMIT,
     HistoryHit,
     SessionSummary,
+    counted_search,
     history_of,
     search_history,
     summarise,
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 DEFAULT_THREAD_CHARS = 12_000
 MAX_THREAD_CHARS = 60_000
 TURN_CHARS = 1200  # one prompt or reply inside a thread
+TOOLS_PER_TURN = 12  # tool-use lines of one prompt inside a thread (web searches are always shown)
 TRUNCATED = "\n[… truncated to {limit} characters: narrow the topic or the dates, or raise max_chars]"
 
 
@@ -52,6 +55,7 @@ class Document:
     text: str
     sessions: list[str] = field(default_factory=list)
     truncated: bool = False
+    more: int = 0  # matching sessions left out of a thread (beyond its session limit)
 
 
 def fit(blocks: list[str], max_chars: int) -> tuple[str, bool]:
@@ -79,13 +83,22 @@ def topic_thread(
     limit: int = 20,
 ) -> Document:
     """The thread on a topic: matching sessions in time order, each with its decisions, the prompts that
-    mention the topic (and the reply to each), and its closing summary; cut to `max_chars`."""
+    mention the topic (the tool uses and web searches each led to, one line each, and the reply), and its
+    closing summary; cut to `max_chars`. When more sessions matched than `limit`, the header says how many
+    more."""
     check_max_chars(max_chars)
-    hits = search_history(memory, tenant_id, topic, filters, limit)
+    hits, total = counted_search(memory, tenant_id, topic, filters, limit)
     hits.sort(
         key=lambda h: (h.summary.record.started_at or datetime.min.replace(tzinfo=UTC), h.match.session_id)
     )
-    blocks = [f"# Thread: {topic} ({len(hits)} session(s), oldest first)"]
+    more = total - len(hits)
+    cut = (
+        f"; {'at least ' if total >= MAX_LIMIT else ''}{more} more session(s) matched and are not shown: "
+        "narrow the topic or the dates"
+        if more > 0
+        else ""
+    )
+    blocks = [f"# Thread: {topic} ({len(hits)} session(s), oldest first{cut})"]
     for hit in hits:
         lines = [_header(hit.summary)]
         card = hit.summary.card
@@ -95,13 +108,37 @@ def topic_thread(
         for index in hit.match.turns:
             turn = turns[index]
             lines.append(f"> prompt {index + 1}: {_cut(turn.prompt, TURN_CHARS)}")
+            lines += tool_lines(turn.tools)
             if turn.reply:
                 lines.append(f"  reply: {_cut(turn.reply, TURN_CHARS)}")
         if hit.summary.record.closing_summary:
             lines.append(f"Closing summary: {_cut(hit.summary.record.closing_summary, TURN_CHARS)}")
         blocks.append("\n".join(lines))
     text, truncated = fit(blocks, max_chars)
-    return Document(text, [h.match.session_id for h in hits], truncated)
+    return Document(text, [h.match.session_id for h in hits], truncated or more > 0, max(more, 0))
+
+
+def tool_lines(uses: list[ToolUse], most: int = TOOLS_PER_TURN) -> list[str]:
+    """A turn's tool uses in order, one line each: every web search, the first `most` others, and a line
+    counting those left out (a long turn would otherwise crowd the other sessions out of the thread)."""
+    shown, others, left = [], 0, 0
+    for use in uses:
+        if use.web or others < most:
+            shown.append(tool_line(use))
+            others += not use.web
+        else:
+            left += 1
+    return shown + (
+        [f"  - … {left} more tool use(s): `episodic history show` lists them all"] if left else []
+    )
+
+
+def tool_line(use: ToolUse) -> str:
+    """`  - web search: "query"` or `  - Edit src/app.py (error)`: one line per tool use."""
+    outcome = "" if use.outcome == "ok" else f" ({use.outcome})"
+    if use.web:
+        return f"  - web {'search' if 'search' in use.tool.lower() else 'fetch'}: {use.target}{outcome}"
+    return f"  - {use.tool} {use.target}".rstrip() + outcome
 
 
 def query_history(
@@ -141,9 +178,16 @@ def query_history(
 
 # ---------------------------------------------------------------- decisions
 
+# a decision says a choice was made; "instead of" / "rather than" count only beside a choosing verb
 DECISION_WORDS = re.compile(
-    r"\b(decided|decide|decision|we(?:'ll| will) (?:go|use|keep)|let'?s (?:go with|use|keep|stick)|"
-    r"going with|go with|settled on|chose|choose|agreed|instead of|rather than|prefer|opted)\b",
+    r"\b(decided|decision was|we(?:'ll| will) (?:go with|use|keep|stick with|switch to)|"
+    r"let'?s (?:go with|use|keep|stick with|switch to)|going with|go with|settled on|chose|chosen|"
+    r"agreed (?:to|on)|opted)\b",
+    re.IGNORECASE,
+)
+CONTRAST_CHOICE = re.compile(
+    r"\b(?:use|using|keep|keeping|switch(?:ed)? to|move[sd]? to|pick(?:ed)?|went with)\b[^.!?]{0,80}?"
+    r"\b(?:instead of|rather than)\b",
     re.IGNORECASE,
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
@@ -152,7 +196,7 @@ _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 @dataclass
 class Decision:
     text: str
-    source: str  # card | prompt | summary
+    source: str  # card | prompt | reply | summary
     session: SessionSummary
     context: str = ""
 
@@ -168,19 +212,29 @@ class Decision:
         }
 
 
-def _decision_sentences(text: str, pattern: re.Pattern[str]) -> list[str]:
+def is_decision(sentence: str) -> bool:
+    return len(sentence.strip()) > 10 and bool(
+        DECISION_WORDS.search(sentence) or CONTRAST_CHOICE.search(sentence)
+    )
+
+
+def _decision_sentences(text: str, pattern: re.Pattern[str] | None) -> list[str]:
+    """Decision sentences of `text`; with `pattern`, only those naming the topic (text not about it)."""
     return [
         _cut(s, 400)
         for s in _SENTENCE.split(text)
-        if DECISION_WORDS.search(s) and pattern.search(s) and len(s.strip()) > 10
+        if is_decision(s) and (pattern is None or pattern.search(s))
     ]
 
 
 def find_decisions(
     memory: Memory, tenant_id: str, topic: str, filters: HistoryFilters | None = None, limit: int = 10
 ) -> tuple[list[Decision], str]:
-    """Decisions about a topic, newest first: the card's key decisions of matching sessions first, then
-    decision language in their prompts and summaries. The message asks back when several fit."""
+    """Decisions about a topic, newest first, each once, with its session and date. A decision counts when
+    its sentence names the topic or sits in a turn about it (a prompt naming the topic, and its reply):
+    decision language (a choice made, not "should" or a bare "instead") in the topic's prompts and replies,
+    and in a closing summary naming the topic. A card's key decision counts when it names the topic or is said in a turn about it.
+    The message asks back when several fit."""
     hits: list[HistoryHit] = search_history(memory, tenant_id, topic, filters, 50)
     pattern = term_pattern(query_terms(topic))
     found: list[Decision] = []
@@ -190,16 +244,23 @@ def find_decisions(
         summary, record = hit.summary, hit.summary.record
         card = summary.card
         if card is not None:
+            on_topic = _folded(
+                " ".join(record.turns[i].prompt + " " + record.turns[i].reply for i in hit.match.turns)
+            )
             found += [
-                Decision(_cut(d, 400), "card", summary, card.card.problem) for d in card.card.key_decisions
+                Decision(_cut(d, 400), "card", summary, card.card.problem)
+                for d in card.card.key_decisions
+                if pattern.search(d) or _folded(d) in on_topic
             ]
         for index in hit.match.turns:
             turn = record.turns[index]
-            for sentence in _decision_sentences(turn.prompt, pattern):
+            for sentence in _decision_sentences(turn.prompt, None):
                 found.append(Decision(sentence, "prompt", summary, _cut(turn.reply, 300)))
+            for sentence in _decision_sentences(turn.reply, None):
+                found.append(Decision(sentence, "reply", summary, _cut(turn.prompt, 300)))
         for sentence in _decision_sentences(record.closing_summary, pattern):
             found.append(Decision(sentence, "summary", summary))
-    found = found[:limit]
+    found = _unique(found)[:limit]
     if not found:
         return [], f"No decision about {topic!r} was found in the history."
     if len({d.session.record.session_id for d in found}) > 1 or len(found) > 1:
@@ -208,6 +269,23 @@ def find_decisions(
             "Name its date or session to see its thread."
         )
     return found, f"One decision about {topic!r} was found."
+
+
+def _folded(text: str) -> str:
+    """Text compared without case, spacing or punctuation."""
+    return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
+
+
+def _unique(decisions: list[Decision]) -> list[Decision]:
+    """The first (newest) of each decision said more than once (case, spacing and punctuation aside)."""
+    seen: set[str] = set()
+    kept = []
+    for d in decisions:
+        key = _folded(d.text)
+        if key not in seen:
+            seen.add(key)
+            kept.append(d)
+    return kept
 
 
 # ---------------------------------------------------------------- timeline

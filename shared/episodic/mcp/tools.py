@@ -249,6 +249,8 @@ def read_tools(memory: Memory) -> list[Tool]:
             ]
         else:
             scope = "" if include_unverified else " (verified episodes only)"
+            if filters.approved_only:
+                scope = " (episodes a person approved only: none of them matched)"
             hint = "" if include_unverified else ", or with include_unverified=true"
             if not weak and any(h.confidence == Confidence.WEAK for h in found):
                 hint += "; include_weak=true lists weak matches"

@@ -18,7 +18,11 @@ def ask_scratch(post: Post, url: str, token: str, query: str, timeout: float, pr
         "jsonrpc": "2.0",
         "id": 2,
         "method": "tools/call",
-        "params": {"name": "recall_similar", "arguments": {"query": query}},
+        # the server gives up when the hook would: the hook's budget, not an agent's longer deadline
+        "params": {
+            "name": "recall_similar",
+            "arguments": {"query": query, "deadline_seconds": round(max(timeout - 0.05, 0.05), 3)},
+        },
     }
     headers = {
         "Content-Type": "application/json",

@@ -16,6 +16,16 @@ NO_RECALL_TEXT = (
     "No sufficiently similar tool outcome in the last {days} days for this query. This is a real answer, "
     "not an error: proceed without it."
 )
+DEGRADED_TEXT = (
+    "Recall did not complete ({reason}): nothing was searched, so this says nothing about earlier "
+    "attempts. Retry once, or proceed without it."
+)
+
+
+def degraded_reason(degraded: str, deadline: float) -> str:
+    """A degraded recall in words: a timeout names the deadline it missed."""
+    return f"timed out after {deadline:g} s" if degraded == "timeout" else degraded
+
 
 RECALL_INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -30,6 +40,12 @@ RECALL_INPUT_SCHEMA: dict[str, Any] = {
             ),
         },
         "k": {"type": "integer", "minimum": K_MIN, "maximum": K_MAX, "default": 3, "description": "3-5."},
+        "deadline_seconds": {
+            "type": "number",
+            "exclusiveMinimum": 0,
+            "maximum": 30,
+            "description": "Give up after this (default: the server's agent deadline; the prompt hook sends its own).",
+        },
     },
     "required": ["query"],
     "additionalProperties": False,
@@ -70,7 +86,14 @@ def scratch_tools(memory: Memory) -> list[Tool]:
 
     def recall(principal: Principal, args: dict[str, Any]) -> ToolOutput:
         k = args.get("k")
-        found = recall_similar(scratch, principal.tenant_id, args["query"], None if k is None else int(k))
+        wait = float(args.get("deadline_seconds") or scratch.settings.scratch_agent_deadline_seconds)
+        found = recall_similar(
+            scratch, principal.tenant_id, args["query"], None if k is None else int(k), deadline_seconds=wait
+        )
+        if found.degraded:  # a timeout or a store failure is never "nothing similar"
+            return ToolOutput(
+                DEGRADED_TEXT.format(reason=degraded_reason(found.degraded, wait)), is_error=True
+            )
         days = scratch.settings.scratch_ttl_days
         text = pack_recalls(found.hits, days)
         if not text:

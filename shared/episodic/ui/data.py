@@ -94,6 +94,10 @@ class ViewerSource(ABC):
     def session_links(self, record: CardRecord) -> SessionLinks:
         return SessionLinks(missing="work items and history are shown for the local index only")
 
+    def resolve(self, tenant_id: str, typed: str) -> str:
+        """The full session id a typed prefix stands for (the id itself where prefixes are not looked up)."""
+        return typed
+
 
 def _https(url: str) -> str:
     return url if url.startswith("https://") else ""
@@ -137,6 +141,11 @@ class LocalSource(ViewerSource):
 
     def get(self, tenant_id: str, session_id: str) -> CardRecord | None:
         return self.memory.store.get(tenant_id, session_id)
+
+    def resolve(self, tenant_id: str, typed: str) -> str:
+        from episodic.session_ids import card_session_id
+
+        return card_session_id(self.memory, tenant_id, typed)
 
     def survey(self, record: CardRecord) -> SurveyView:
         from episodic.record import owned_trajectory

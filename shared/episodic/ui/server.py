@@ -56,6 +56,8 @@ class _Handler(BoundedHandler):
         try:
             self.guard.check_host(self.headers.get("Host"))
             key = query.pop(KEY_PARAM, None)
+            # the stylesheet and script hold no data: served without the secret, so a refusal is styled
+            public = parts.path.startswith("/static/") and self.command in ("GET", "HEAD")
             signed_in = self.guard.has_secret(self.headers)
             if key is not None:  # an opening URL: its one-time key becomes the cookie, out of the address bar
                 if not self.guard.redeem(key) and not signed_in:
@@ -65,7 +67,7 @@ class _Handler(BoundedHandler):
                 local = "/" + parts.path.lstrip("/")  # never `//host`: a redirect stays on this server
                 self._send(Response.redirect(local, {"Set-Cookie": self.guard.cookie_header()}))
                 return
-            if not signed_in:
+            if not signed_in and not public:
                 raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
             form: dict[str, str] = {}
             if self.command == "POST":

@@ -178,6 +178,12 @@ class Viewer:
     def episode(self, session_id: str, done: str = "", error: str = "", form: Any = None) -> Response:
         record = self.source.get(self.tenant_id, session_id)
         if record is None:
+            try:  # /episode/<prefix>: a unique prefix goes to its episode, as `episodic show` takes it
+                full = self.source.resolve(self.tenant_id, session_id)
+            except EpisodicError as exc:
+                return self.refused(404, str(exc))
+            if full != session_id and not error:
+                return Response.redirect(f"/episode/{quote(full, safe='')}")
             return self.refused(404, f"no episode with session id {session_id!r}")
         survey = self.source.survey(record)
         session_links = self.source.session_links(record)

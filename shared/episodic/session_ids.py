@@ -1,0 +1,66 @@
+"""A session id as a person types it: the whole id, or a unique prefix of it (as git takes a commit).
+
+Every face resolves through here before a lookup, always within the caller's tenant: a unique prefix
+becomes the full id, an ambiguous one raises AmbiguousSessionError listing the matches, and an unknown
+one is returned unchanged so the caller says "no episode" in its own words."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
+
+from episodic.errors import InvalidArgumentError
+from episodic.models import check_tenant
+
+if TYPE_CHECKING:
+    from episodic.history.port import HistoryStore
+    from episodic.service import Memory
+
+MIN_PREFIX = 6  # a session id is a UUID: 6 hex digits name one of thousands of sessions
+SHOWN = 10  # matches listed in an ambiguity error
+
+
+class AmbiguousSessionError(InvalidArgumentError):
+    """A typed prefix matches several sessions; the message lists them."""
+
+    def __init__(self, typed: str, matches: Sequence[str], labels: dict[str, str] | None = None) -> None:
+        self.matches = list(matches)
+        more = " (and more)" if len(matches) > SHOWN else ""
+        listed = "\n".join(
+            f"  {m}" + (f"  {labels[m]}" if labels and labels.get(m) else "") for m in matches[:SHOWN]
+        )
+        super().__init__(f"{typed!r} matches several sessions{more}; type more of the id:\n{listed}")
+
+
+def resolve(typed: str, exists: Callable[[str], bool], with_prefix: Callable[[str, int], list[str]]) -> str:
+    """The full id `typed` stands for; `typed` itself when nothing matches (the caller reports it)."""
+    typed = (typed or "").strip()
+    if not typed:
+        raise InvalidArgumentError("a session id (or a unique prefix of one) is required")
+    if len(typed) < MIN_PREFIX or exists(typed):
+        return typed
+    matches = with_prefix(typed, SHOWN + 1)
+    if len(matches) > 1:
+        raise AmbiguousSessionError(typed, matches)
+    return matches[0] if matches else typed
+
+
+def card_session_id(memory: Memory, tenant_id: str, typed: str) -> str:
+    """Resolve against the tenant's cards."""
+    check_tenant(tenant_id)
+    store = memory.store
+    return resolve(
+        typed,
+        lambda sid: store.get(tenant_id, sid) is not None,
+        lambda prefix, limit: store.session_ids_starting(tenant_id, prefix, limit),
+    )
+
+
+def history_session_id(store: HistoryStore, tenant_id: str, typed: str) -> str:
+    """Resolve against the tenant's history records."""
+    check_tenant(tenant_id)
+    return resolve(
+        typed,
+        lambda sid: store.get(tenant_id, sid) is not None,
+        lambda prefix, limit: store.session_ids_starting(tenant_id, prefix, limit),
+    )
