@@ -132,7 +132,8 @@ def _risks(thread: Thread, meaning: Meaning, prompts: Sequence[str] | frozenset[
             later = thread.sessions[n + 1 :]
             risks.append(
                 Claim(
-                    text=f"A change left {digest.record.card.outcome.value} on {_day(digest)} was touched again "
+                    text=f"{thread.label or 'A thread'}: a change left {digest.record.card.outcome.value} on "
+                    f"{_day(digest)} was touched again "
                     f"by {len(later)} later session(s): {_open_reason(digest)}",
                     sessions=[digest.session_id, *[d.session_id for d in later][:3]],
                 )

@@ -196,7 +196,8 @@ def _risks(analysis: WeekAnalysis, cap: int) -> list[Item]:
         items.append(
             Item(text=f"Ended failed, not picked up again this week: {title}", cites=[citation(digest)])
         )
-    return _distinct(analysis, items)[:cap]
+    unique = {i.text: i for i in reversed(items)}  # exact repeats only: risks share a template, not a meaning
+    return [i for i in items if unique.get(i.text) is i][:cap]
 
 
 EMPTY_REASONS: dict[str, str] = {
