@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -69,6 +69,8 @@ class EmbedBatcher(Generic[Item]):
         self._filling.sizes.append(len(texts))
         self._filling.texts.extend(texts)
         if len(self._filling.texts) >= (self.batch_texts if self._submitted else self._first_batch_texts):
+            if self._submitted == 1 and self._running and self._running[0].future is not None:
+                wait([self._running[0].future])  # the first cards alone on the CPU: no worker start-up beside
             self._submit()
         ready: list[Embedded[Item]] = []
         while self._running and (len(self._running) > self.in_flight or self._done(self._running[0])):
