@@ -68,6 +68,7 @@ def test_batched_index_stores_the_serial_paths_cards_and_vectors(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, batch_texts: int
 ) -> None:
     monkeypatch.setattr(batcher_module, "BATCH_TEXTS", batch_texts)
+    monkeypatch.setattr(batcher_module, "FIRST_BATCH_TEXTS", max(1, batch_texts // 2))
     batched = memory_in(tmp_path / "a", HashingEmbedder(384))
     assert index_sessions(batched, [str(DEMO)], "local").indexed == 6
     one_by_one = memory_in(tmp_path / "b", HashingEmbedder(384))
@@ -145,6 +146,15 @@ def test_batcher_keeps_order_and_each_items_rows() -> None:
         assert isinstance(rows, np.ndarray)
         assert np.array_equal(rows, embedder.inner.embed(texts[i]))
     assert all(size >= 7 for size in embedder.calls[:-1])  # batches, not one call a card
+
+
+def test_the_first_call_is_small_so_the_newest_cards_are_stored_early() -> None:
+    embedder = Recording()
+    with EmbedBatcher[int](embedder.embed, batch_texts=10, first_batch_texts=3) as batcher:
+        for i in range(12):
+            batcher.add(i, [f"a {i}", f"b {i}"])
+        list(batcher.finish())
+    assert embedder.calls[0] == 4 and all(size >= 10 for size in embedder.calls[1:-1]), embedder.calls
 
 
 def test_a_failed_call_fails_its_items_only() -> None:

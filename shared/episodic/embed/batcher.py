@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
@@ -21,8 +21,11 @@ import numpy as np
 Item = TypeVar("Item")
 Embedded = tuple[Item, "np.ndarray | BaseException"]
 
-# 128 texts (~35 cards) is 2-4 model batches per worker: both cores busy, first cards stored within seconds
+# 128 texts (~35 cards) is 2-4 model batches per worker: both cores busy
 BATCH_TEXTS = 128
+# the first call is small (under minilm.PARALLEL_MIN_TEXTS, so it runs in this process while the worker
+# processes start): the newest sessions are searchable within seconds of starting a first index
+FIRST_BATCH_TEXTS = 16
 IN_FLIGHT = 2  # one call embedding while the next is filled and the last one's cards are stored
 
 
@@ -42,9 +45,14 @@ class EmbedBatcher(Generic[Item]):
         embed: Callable[[Sequence[str]], np.ndarray],
         batch_texts: int | None = None,
         in_flight: int | None = None,
+        first_batch_texts: int | None = None,
     ) -> None:
         batch_texts = BATCH_TEXTS if batch_texts is None else batch_texts
         in_flight = IN_FLIGHT if in_flight is None else in_flight
+        self._first_batch_texts = min(
+            batch_texts, FIRST_BATCH_TEXTS if first_batch_texts is None else first_batch_texts
+        )
+        self._submitted = 0
         if batch_texts < 1 or in_flight < 1:
             raise ValueError(f"batch_texts and in_flight must be positive, got {batch_texts}, {in_flight}")
         self._embed = embed
@@ -60,7 +68,9 @@ class EmbedBatcher(Generic[Item]):
         self._filling.items.append(item)
         self._filling.sizes.append(len(texts))
         self._filling.texts.extend(texts)
-        if len(self._filling.texts) >= self.batch_texts:
+        if len(self._filling.texts) >= (self.batch_texts if self._submitted else self._first_batch_texts):
+            if self._submitted == 1 and self._running and self._running[0].future is not None:
+                wait([self._running[0].future])  # the first cards alone on the CPU: no worker start-up beside
             self._submit()
         ready: list[Embedded[Item]] = []
         while self._running and (len(self._running) > self.in_flight or self._done(self._running[0])):
@@ -90,6 +100,7 @@ class EmbedBatcher(Generic[Item]):
     def _submit(self) -> None:
         batch, self._filling = self._filling, _Batch()
         batch.future = self._pool.submit(self._embed, batch.texts)
+        self._submitted += 1
         self._running.append(batch)
 
     def _collect(self, batch: _Batch[Item]) -> Iterator[Embedded[Item]]:
