@@ -69,12 +69,13 @@ def main() -> None:
         env = {**os.environ, "HOME": tmp, "EPISODIC_HOME": str(Path(tmp) / ".episodic")}
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "shared"), env.get("PYTHONPATH")]))
         started = time.perf_counter()
+        # a file, not a pipe: the index's worker processes inherit it and may outlive a stopped index
+        index_out = Path(tmp) / "index.json"
         index = subprocess.Popen(
             [sys.executable, "-m", "episodic", "index", str(history), "--json"],
             env=env,
-            stdout=subprocess.PIPE,
+            stdout=index_out.open("w"),
             stderr=subprocess.DEVNULL,
-            text=True,
         )
         searches: list[dict[str, Any]] = []
         first_hit: float | None = None
@@ -112,8 +113,9 @@ def main() -> None:
                 break
         if args.stop_after_first and first_hit is not None and index.poll() is None:
             index.terminate()  # our own child: the measurement is taken, the rest of the index is not needed
-        out, _ = index.communicate(timeout=args.timeout)
+        index.wait(timeout=args.timeout)
         index_wall = time.perf_counter() - started
+        out = index_out.read_text()
         report = json.loads(out) if index.returncode == 0 and out.strip() else {}
         print(
             f"{args.sessions} sessions: first search with a hit answered {first_hit:.1f}s after `episodic index` started; "
