@@ -121,3 +121,17 @@ def test_without_recorded_outputs_it_says_to_run_setup_aws(episodic_home: Path) 
     assert (
         "no deployed endpoint recorded" in result.output and "episodic setup aws --outputs" in result.output
     )
+
+
+def test_a_timeout_is_reported_as_a_timeout(episodic_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from episodic.aws.deployed_check import check_search_mode
+    from episodic.settings import load_settings
+
+    (episodic_home / "aws-outputs.json").write_text(json.dumps({"McpEndpoint": "https://api.example/mcp"}))
+    monkeypatch.setenv("EPISODIC_TOKEN", TOKEN)
+
+    def stalls(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, dict[str, str]]:
+        raise TimeoutError("timed out")
+
+    check = check_search_mode(load_settings(), post=stalls, timeout=15)
+    assert check.status == "fail" and "did not answer within 15 s (a timeout)" in check.detail

@@ -11,11 +11,13 @@ import json
 import urllib.error
 import urllib.request
 from collections.abc import Callable
+from urllib.parse import urlsplit
 
 from episodic.aws.search_mode import HYBRID, SEARCH_MODE_HEADER, SEARCH_REASON_HEADER, VECTOR_ONLY
 from episodic.doctor import FAIL, OK, PROBE_QUERY, Check
 from episodic.errors import EpisodicError
 from episodic.hook import PROTOCOL_VERSION
+from episodic.mcp.protocol import LOCAL_HOSTS
 from episodic.settings import Settings
 
 VECTOR_ONLY_FIX = (
@@ -28,11 +30,21 @@ Post = Callable[[str, bytes, dict[str, str], float], tuple[int, dict[str, str]]]
 
 def post_json(url: str, body: bytes, headers: dict[str, str], timeout: float) -> tuple[int, dict[str, str]]:
     request = urllib.request.Request(url, data=body, method="POST", headers=headers)
+    local = (urlsplit(url).hostname or "") in LOCAL_HOSTS  # a loopback endpoint is never proxied
+    opener = (
+        urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        if local
+        else urllib.request.build_opener()
+    )
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
+        with opener.open(request, timeout=timeout) as response:
             return response.status, {k.lower(): v for k, v in response.headers.items()}
     except urllib.error.HTTPError as exc:
         return exc.code, {k.lower(): v for k, v in exc.headers.items()}
+    except urllib.error.URLError as exc:  # a connect timeout arrives wrapped: report it as a timeout
+        if isinstance(exc.reason, TimeoutError):
+            raise TimeoutError(str(exc.reason)) from exc
+        raise
 
 
 def deployed_endpoint(settings: Settings) -> str | None:
