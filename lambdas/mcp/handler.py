@@ -17,7 +17,7 @@ from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from episodic.auth import SCOPES, Authenticator, Principal, validate_tenant
 from episodic.aws.clients import AwsClients
-from episodic.aws.search_mode import SearchMode, store_search_mode
+from episodic.aws.search_mode import SEARCH_MODE_HEADER, SEARCH_REASON_HEADER, SearchMode, store_search_mode
 from episodic.aws.uploaded_sessions import S3UploadedSessions
 from episodic.backends import build_memory
 from episodic.errors import AuthError, EpisodicError
@@ -28,7 +28,6 @@ from episodic.settings import Settings, load_deployed_settings
 
 logger = Logger()
 tracer = Tracer()
-SEARCH_MODE_HEADER = "x-episodic-search-mode"
 
 
 def principal_from_authorizer(context: dict[str, Any] | None) -> Principal:
@@ -124,6 +123,7 @@ def to_result(response: HttpResponse, mode: SearchMode | None = None) -> dict[st
     headers = dict(response.headers)
     if mode is not None:
         headers[SEARCH_MODE_HEADER] = mode.mode
+        headers[SEARCH_REASON_HEADER] = mode.reason.encode("ascii", "replace").decode("ascii")
     return {
         "statusCode": response.status,
         "headers": headers,

@@ -1,15 +1,20 @@
-"""Local cloud, end to end: a real Claude Code transcript is put into the (moto) bucket, S3 notifies SQS,
-the distill Lambda turns it into a card, and `search_traces` through the authorizer + MCP Lambda finds
+"""Local cloud, end to end: `episodic harvest` scrubs a real Claude Code session and uploads it to the (moto)
+bucket, S3 notifies SQS, the distill Lambda turns it into a card, and `search_traces` through the authorizer + MCP Lambda finds
 it with the owner's token (a hybrid query: text and vector reach the S3 Vectors adapter), and not with
 another tenant's token; the owner's agent-written card is judged against the uploaded transcript."""
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
+from episodic.cli import build_cli
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functional"))  # the shared local-cloud kit
 
@@ -22,20 +27,37 @@ PROBLEM = "Phoenix dev server (mix phx.server) does not start"
 
 
 @pytest.mark.transcripts
-def test_transcript_in_bucket_is_searchable_by_its_tenant_only(
-    transcripts_dir: Path, episodic_home: Path
+def claude_projects_with(source: Path, root: Path) -> str:
+    """A Claude Code config folder holding `source` as a finished session (outside the quiet period);
+    returns its session id, the name Claude Code gives the file."""
+    session_id = next(
+        json.loads(line)["sessionId"] for line in source.read_text().splitlines() if '"sessionId"' in line
+    )
+    target = root / "projects" / "-home-marco-projects-spotter" / f"{session_id}.jsonl"
+    target.parent.mkdir(parents=True)
+    shutil.copyfile(source, target)
+    an_hour_ago = time.time() - 3600
+    os.utime(target, (an_hour_ago, an_hour_ago))
+    return session_id
+
+
+def test_harvested_session_is_searchable_by_its_tenant_only(
+    transcripts_dir: Path, episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     source = transcripts_dir / TRANSCRIPT
     if not source.is_file():
         pytest.skip(f"{source} not found")
+    session_id = claude_projects_with(source, tmp_path / "claude")
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude"))
     with local_cloud(episodic_home) as cloud:
         assert cloud.poll_once(distill.handler) == {"batchItemFailures": []}  # the s3:TestEvent
-        # named by its session id, as `harvest` names uploads (record_episode finds it by that id)
-        session_id = next(
-            json.loads(line)["sessionId"] for line in source.read_text().splitlines() if '"sessionId"' in line
-        )
+        harvest = ["harvest", "--bucket", BUCKET, "--tenant", "acme", "--json"]
+        harvested = CliRunner().invoke(build_cli(), harvest, catch_exceptions=False)
+        assert harvested.exit_code == 0, harvested.output
+        assert json.loads(harvested.stdout)["uploaded_sessions"] == [session_id]
         key = f"{PREFIX}acme/{session_id}.jsonl"
-        cloud.s3.put_object(Bucket=BUCKET, Key=key, Body=source.read_bytes())
+        uploaded = cloud.s3.head_object(Bucket=BUCKET, Key=key)["Metadata"]
+        assert uploaded["session-id"] == session_id and uploaded["tenant"] == "acme"
         cloud.stub_converse(converse_reply(card(problem=PROBLEM, tags=["elixir", "phoenix", "mix"])))
 
         assert cloud.poll_once(distill.handler) == {"batchItemFailures": []}
@@ -47,7 +69,10 @@ def test_transcript_in_bucket_is_searchable_by_its_tenant_only(
         stranger = authorize(globex)
         assert owner["isAuthorized"] and stranger["isAuthorized"]
 
-        found = json.loads(call_tool("search_traces", query, owner["context"])["body"])["result"]
+        answer = call_tool("search_traces", query, owner["context"])
+        assert answer["headers"]["x-episodic-search-mode"] == "hybrid", answer["headers"]
+        assert "x-episodic-search-reason" in answer["headers"]  # what `episodic doctor --aws` shows
+        found = json.loads(answer["body"])["result"]
         other = json.loads(call_tool("search_traces", query, stranger["context"])["body"])["result"]
 
         hybrid = [p for op, p in cloud.vectors.calls if op == "QueryVectors"][-2]  # the owner's query

@@ -24,6 +24,7 @@ if str(REPO_ROOT) not in sys.path:  # `lambdas` lives at the repository root, be
 from episodic.auth import token_hash  # noqa: E402
 from episodic.aws.clients import AwsClients  # noqa: E402
 from episodic.aws.s3vectors_store import S3VectorsStore  # noqa: E402
+from episodic.aws.search_mode import store_search_mode  # noqa: E402
 from episodic.backends import build_memory  # noqa: E402
 from episodic.embed.hashing import HashingEmbedder  # noqa: E402
 from episodic.settings import load_deployed_settings  # noqa: E402
@@ -339,7 +340,10 @@ def local_cloud(tmp_home: Path) -> Iterator[LocalCloud]:
         )
         mcp_memory = memory()
         mcp_memory.uploaded = mcp_handler.uploaded_sessions(settings, s3)  # as build_runtime wires it
-        mcp_handler.set_runtime(mcp_handler.McpRuntime(settings=settings, memory=mcp_memory))
+        mode = store_search_mode(mcp_memory.store)  # as build_runtime reads it at init
+        mcp_handler.set_runtime(
+            mcp_handler.McpRuntime(settings=settings, memory=mcp_memory, search_mode=mode)
+        )
         from episodic.aws.secrets_auth import SecretsManagerAuthenticator
 
         authorizer_handler.set_runtime(

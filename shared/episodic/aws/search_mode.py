@@ -13,6 +13,10 @@ from typing import Any
 
 TEXT_QUERY_PARAMETERS = ("queryTexts", "returnScores")
 HYBRID = "hybrid"
+SEARCH_MODE_HEADER = "x-episodic-search-mode"  # on every MCP Lambda answer
+SEARCH_REASON_HEADER = (
+    "x-episodic-search-reason"  # why (botocore version, index mode): `doctor --aws` shows it
+)
 VECTOR_ONLY = "vector-only"
 
 

@@ -344,13 +344,21 @@ def setup_gemini(url: str | None, token: str | None, write: bool) -> None:
 
 @click.command("doctor")
 @click.option("--json", "as_json", is_flag=True)
-def doctor_cmd(as_json: bool) -> None:
+@click.option(
+    "--aws", "aws", is_flag=True, help="Check the deployed stack `setup aws` recorded (search mode, harvest)."
+)
+def doctor_cmd(as_json: bool, aws: bool) -> None:
     """Check the chain from the executable to an injected memory; a fix for every failure."""
     import json
 
-    from episodic.doctor import run_checks
+    if aws:
+        from episodic.aws.deployed_check import run_aws_checks
 
-    checks = run_checks(_settings())
+        checks = run_aws_checks(_settings())
+    else:
+        from episodic.doctor import run_checks
+
+        checks = run_checks(_settings())
     if as_json:
         click.echo(json.dumps([c.__dict__ for c in checks], indent=2))
     else:
