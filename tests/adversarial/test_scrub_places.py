@@ -76,10 +76,17 @@ def _scratch_session(folder: Path, session_id: str, tokens: list[str], start: da
         result = {"type": "tool_result", "tool_use_id": tool_id, "content": output, "is_error": failed}
         add("user", [result])
 
-    add("user", f"{PROMPT}, please fix the deploy token check")
+    add("user", f"{PROMPT}, please fix the deploy token check; the rejected tokens: {' , '.join(tokens)}")
     for n, token in enumerate(tokens):
         run(f"E   {FAILURE.format(token=token, n=n)}\n1 failed in 0.2s", True)
-    run("12 passed in 0.5s", False)
+    edit = {
+        "file_path": "/home/dev/app/deploy.py",
+        "old_string": "check(t)",
+        "new_string": "check(t.strip())",
+    }
+    add("assistant", [{"type": "tool_use", "id": "edit", "name": "Edit", "input": edit}])
+    add("user", [{"type": "tool_result", "tool_use_id": "edit", "content": "The file has been updated."}])
+    run("12 passed in 0.5s", False)  # an edit then a passing check: a verified card the hook may inject
     add("assistant", [{"type": "text", "text": "Fixed: the deploy token check passes now, 12 passed."}])
     (folder / f"{session_id}.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
 
@@ -179,9 +186,11 @@ def test_the_hooks_injected_context_holds_no_planted_secret(corpus: Corpus, serv
     injected = []
     for n, secret in enumerate(planted[::10]):  # prompts carrying planted secrets too
         injected.append(_hook(corpus, url, token, f"{PROMPT} {n}: token {secret}"))
+    injected.append(_hook(corpus, url, token, f"{PROMPT}, please fix the deploy token check"))
     injected.append(_hook(corpus, url, token, "deploy fails with these tokens, which one is rejected?"))
     context = "\n".join(injected)
-    assert "[REDACTED:" in context, context[:2000]  # the planted sessions were injected
+    assert "Episodic memory: past sessions" in injected[-2], injected[-2]  # verified planted cards
+    assert "[REDACTED:" in context, context[:2000]  # and the planted scratch records
     assert _leaks(context) == []
 
 
