@@ -11,8 +11,6 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-import subprocess
-import sys
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -35,6 +33,7 @@ from episodic.settings import Settings, load_settings
 from episodic.ui.data import LocalSource
 from episodic.ui.server import BackgroundUi
 from episodic.ui.views import Viewer
+from hook_kit import injected_context
 from moto import mock_aws
 from secret_kit import AWS_KEY_ID, OPENAI_PROJECT, TOKENS, VAULT
 
@@ -157,27 +156,7 @@ def served(corpus: Corpus) -> Iterator[tuple[str, str]]:
 
 
 def _hook(corpus: Corpus, url: str, token: str, prompt: str) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(corpus.home.parent),
-        "EPISODIC_HOME": str(corpus.home),
-        "EPISODIC_URL": url,
-        "EPISODIC_TOKEN": token,
-        "EPISODIC_HOOK_BUDGET_SECONDS": "30",  # what is injected, not how fast
-        "EPISODIC_HOOK_AUTOSTART": "false",
-        "EPISODIC_EXPERIMENT_ENABLED": "false",
-        **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "episodic", "hook", "user-prompt-submit"],
-        input=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "session_id": "s"}),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert done.returncode == 0 and done.stderr == "", done.stderr
-    return str(json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"]) if done.stdout else ""
+    return injected_context(prompt, url, token, corpus.home, EPISODIC_HOOK_BUDGET_SECONDS="30")
 
 
 def test_the_hooks_injected_context_holds_no_planted_secret(corpus: Corpus, served: tuple[str, str]) -> None:
