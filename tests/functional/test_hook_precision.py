@@ -6,7 +6,6 @@ The hook's budget is raised (20 s): this checks what is injected, not how fast (
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -18,6 +17,7 @@ from episodic.auth import LocalTokenStore
 from episodic.backends import build_memory
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.settings import load_settings
+from hook_kit import injected_context
 
 pytestmark = pytest.mark.transcripts
 
@@ -52,27 +52,7 @@ def served(
 
 
 def hook(prompt: str, url: str, token: str, home: Path) -> str:
-    env = {
-        "PATH": os.environ.get("PATH", ""),
-        "HOME": str(home.parent),
-        "EPISODIC_HOME": str(home),
-        "EPISODIC_URL": url,
-        "EPISODIC_TOKEN": token,
-        "EPISODIC_HOOK_BUDGET_SECONDS": "20",
-        "EPISODIC_HOOK_AUTOSTART": "false",
-        "EPISODIC_EXPERIMENT_ENABLED": "false",
-        "EPISODIC_HOOK_SCRATCH": "false",
-    }
-    done = subprocess.run(
-        [sys.executable, "-m", "episodic", "hook", "user-prompt-submit"],
-        input=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "session_id": "s"}),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
-    assert done.returncode == 0 and done.stderr == ""
-    return json.loads(done.stdout)["hookSpecificOutput"]["additionalContext"] if done.stdout else ""
+    return injected_context(prompt, url, token, home, EPISODIC_HOOK_SCRATCH="false")
 
 
 def test_an_unrelated_prompt_injects_nothing(served: tuple[str, str, Path]) -> None:

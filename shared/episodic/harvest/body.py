@@ -2,7 +2,9 @@
 
 Each line is parsed, scrubbed value by value (`Scrubber.scrub_obj_counted`) and written back as compact
 JSON; a line that does not parse is dropped and counted, never uploaded raw. Subagent lines keep (or get)
-`isSidechain: true` and their `agentId`, so the parser folds them like the inline layout.
+`isSidechain: true` and their `agentId`, so the parser folds them like the inline layout. Then the
+session-wide pass the parser makes (`ScrubCounter.follow`) runs over the scrubbed prose in order: a key split
+across two messages, or an AWS secret after its key id in an earlier line, goes too (issue 31).
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from typing import IO, Any, Protocol
 from episodic import bounded
 from episodic.models import SessionSource
 from episodic.parse.reader import looks_like_json_document
+from episodic.parse.text import ScrubCounter
+from episodic.scrub.companions import NEAR_KEY_ID_ENTROPY, redact_aws_secrets
 
 _SPOOL_MAX_MEMORY = 16 * 1024 * 1024  # bodies larger than this are built on disk
 
@@ -70,6 +74,32 @@ def read_source_files(source: SessionSource) -> tuple[list[tuple[Path, bytes, bo
     return files, digest.hexdigest()
 
 
+class _Scrubbed:
+    """Texts `scrub_obj_counted` has scrubbed already: only the session-wide pass is left."""
+
+    def scrub_counted(self, text: str, *, key: str | None = None) -> tuple[str, dict[str, int]]:
+        return text, {}
+
+
+def _follow_session(value: Any, session: ScrubCounter) -> Any:
+    """Prose (a string with a space or line break) through the session pass, in order; other strings only
+    lose an AWS secret once the session has shown a key id (ids and names must not take a split's carry)."""
+    if isinstance(value, dict):
+        return {k: _follow_session(v, session) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_follow_session(v, session) for v in value]
+    if not isinstance(value, str) or not value:
+        return value
+    if " " in value or "\n" in value:
+        return session.follow(value)
+    if "aws-access-key" in session.counts:
+        clean, paired = redact_aws_secrets(value, NEAR_KEY_ID_ENTROPY)
+        if paired:
+            session.counts["aws-secret-key"] = session.counts.get("aws-secret-key", 0) + paired
+        return clean
+    return value
+
+
 def _encode_line(entry: dict[str, Any]) -> bytes:
     text = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
     try:
@@ -84,7 +114,7 @@ def build_body(
     out: IO[bytes] = tempfile.SpooledTemporaryFile(max_size=_SPOOL_MAX_MEMORY)  # noqa: SIM115 - returned open
     digest = hashlib.sha256()
     size = lines = dropped = 0
-    secrets: Counter[str] = Counter()
+    session = ScrubCounter(_Scrubbed())
     try:
         for path, data, is_subagent in files:
             agent_id = _agent_id(path) if is_subagent else None
@@ -102,7 +132,9 @@ def build_body(
                     dropped += 1
                     continue
                 clean, found = scrubber.scrub_obj_counted(entry)
-                secrets.update(found)
+                for kind, n in found.items():
+                    session.counts[kind] = session.counts.get(kind, 0) + n
+                clean = _follow_session(clean, session)
                 if agent_id is not None:
                     clean.setdefault("isSidechain", True)
                     clean.setdefault("agentId", agent_id)
@@ -122,5 +154,5 @@ def build_body(
         body_sha256=digest.hexdigest(),
         lines=lines,
         dropped_lines=dropped,
-        secrets_redacted=secrets,
+        secrets_redacted=Counter(session.counts),
     )

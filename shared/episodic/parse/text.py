@@ -74,6 +74,10 @@ class ScrubCounter:
         clean, found = self.scrubber.scrub_counted(text, key=key)
         for kind, n in found.items():
             self.counts[kind] = self.counts.get(kind, 0) + n
+        return self.follow(clean)
+
+    def follow(self, clean: str) -> str:
+        """The session-wide pass over one scrubbed text: a split secret's rest, a paired AWS secret."""
         carried, self._carry = self._carry, None
         if carried:
             clean = self._redact_rest(clean, carried)
