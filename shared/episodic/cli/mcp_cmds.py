@@ -352,7 +352,7 @@ def doctor_cmd(as_json: bool, aws: bool) -> None:
     import json
 
     if aws:
-        from episodic.aws.deployed_check import run_aws_checks
+        from episodic.doctor_aws import run_aws_checks
 
         checks = run_aws_checks(_settings())
     else:
