@@ -43,6 +43,15 @@ def render_injection(views: dict[str, InjectionView]) -> list[str]:
     return [*out, ""]
 
 
+# (curve, x, y, what moved, x label, y label, title): one panel each
+PANELS = (
+    ("card_curve", "negatives_with_card", "target_as_card", "strong bar moved", "negatives given a full card",
+     "positives: target given as a full card", "Full cards (★ the configured bars)"),
+    ("pointer_curve", "chars_per_negative", "target_surfaced", "weak bar moved", "characters injected per negative",
+     "positives: target as a card or a pointer", "Cards and pointers"),
+)  # fmt: skip
+
+
 def render_injection_chart(views: dict[str, InjectionView], path: Path) -> None:
     """Targets injected against negatives injected as each bar moves: the frontier to choose on."""
     import matplotlib
@@ -51,34 +60,15 @@ def render_injection_chart(views: dict[str, InjectionView], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.5))
-    for label, view in views.items():
-        cards = view.card_curve
-        axes[0].plot(
-            [p["negatives_with_card"] for p in cards],
-            [p["target_as_card"] for p in cards],
-            marker="o",
-            label=f"{label}: strong bar moved",
-        )
-        axes[0].scatter(
-            [view.overall.negatives_with_card], [view.overall.target_as_card], s=120, marker="*", zorder=5
-        )
-        pointers = view.pointer_curve
-        axes[1].plot(
-            [p["chars_per_negative"] for p in pointers],
-            [p["target_surfaced"] for p in pointers],
-            marker="o",
-            label=f"{label}: weak bar moved",
-        )
-        axes[1].scatter(
-            [view.overall.chars_per_negative], [view.overall.target_surfaced], s=120, marker="*", zorder=5
-        )
-    axes[0].set_xlabel("negatives given a full card")
-    axes[0].set_ylabel("positives: target given as a full card")
-    axes[0].set_title("Full cards (★ the configured bars)")
-    axes[1].set_xlabel("characters injected per negative")
-    axes[1].set_ylabel("positives: target as a card or a pointer")
-    axes[1].set_title("Cards and pointers")
-    for ax in axes:
+    for ax, (curve, x, y, moved, x_label, y_label, title) in zip(axes, PANELS, strict=True):
+        for label, view in views.items():
+            points = getattr(view, curve)
+            ax.plot([p[x] for p in points], [p[y] for p in points], marker="o", label=f"{label}: {moved}")
+            configured = view.overall.model_dump()
+            ax.scatter([configured[x]], [configured[y]], s=120, marker="*", zorder=5)
+        ax.set_xlabel(x_label)
+        ax.set_ylabel(y_label)
+        ax.set_title(title)
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
