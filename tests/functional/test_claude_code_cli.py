@@ -45,6 +45,20 @@ def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path,
         stop_spawned_server(home)
 
 
+GENEROUS_BUDGET = {"EPISODIC_HOOK_BUDGET_SECONDS": "50"}  # what is injected, not how fast (bench_hook.py)
+
+
+def generous_hook_timeout(user_home: Path) -> None:
+    """Setup writes the hook with Claude Code's 5 s timeout; on a loaded machine process start-up alone can
+    spend it. These tests check what reaches the model, so the written timeout is raised to 60 s."""
+    path = user_home / ".claude" / "settings.json"
+    settings = json.loads(path.read_text())
+    for group in settings["hooks"]["UserPromptSubmit"]:
+        for hook in group["hooks"]:
+            hook["timeout"] = 60
+    path.write_text(json.dumps(settings))
+
+
 def claude(user_home: Path, home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(CLAUDE), *args],
@@ -71,15 +85,16 @@ def test_claude_mcp_list_connects_over_stdio(user: tuple[Path, Path, int]) -> No
 
 def test_claude_p_runs_our_hook_and_gets_additional_context(user: tuple[Path, Path, int]) -> None:
     home, user_home, port = user
+    generous_hook_timeout(user_home)
     args = ("-p", PROMPT, "--output-format", "stream-json", "--verbose", "--include-hook-events")
-    first = claude(user_home, home, *args)
+    first = claude(user_home, home, *args, **GENEROUS_BUDGET)
     (response,) = hook_responses(first.stdout)
     assert (response["outcome"], response["exit_code"], response["stderr"]) == ("success", 0, "")
     for _ in range(3):  # the server the hook started was not up (or still cold) within a prompt's budget
         if response["stdout"]:
             break
         wait_for_port(port)
-        (response,) = hook_responses(claude(user_home, home, *args).stdout)
+        (response,) = hook_responses(claude(user_home, home, *args, **GENEROUS_BUDGET).stdout)
     output = json.loads(response["stdout"])["hookSpecificOutput"]
     assert output["hookEventName"] == "UserPromptSubmit"
     assert (
@@ -144,10 +159,9 @@ def test_first_prompt_after_quickstart_and_setup_gets_the_card(tmp_path: Path) -
             assert done.returncode == 0, done.stderr
         assert "local server: answering at" in done.stdout, done.stdout
         args = ("-p", PROMPT, "--output-format", "stream-json", "--verbose", "--include-hook-events")
-        # a budget a loaded machine's process start-up fits in (Claude Code stops the hook at 5 s); the
-        # hook log below tells a warm server from one the hook had to start
-        budget = {"EPISODIC_HOOK_BUDGET_SECONDS": "4"}
-        (response,) = hook_responses(claude(user_home, home, *args, **budget).stdout)
+        # a budget any load fits in; the hook log below tells a warm server from one the hook had to start
+        generous_hook_timeout(user_home)
+        (response,) = hook_responses(claude(user_home, home, *args, **GENEROUS_BUDGET).stdout)
         assert (response["outcome"], response["exit_code"]) == ("success", 0)
         context = json.loads(response["stdout"])["hookSpecificOutput"]["additionalContext"]
         assert BIOME_SESSION in context
