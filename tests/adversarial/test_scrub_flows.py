@@ -127,7 +127,7 @@ def test_text_written_through_tools_is_scrubbed(indexed: tuple[Memory, Path, Pat
     assert not vetoed.get("isError"), vetoed
     linked = registry.call(
         "link_work_item",
-        {"session_id": SESSION, "item": "ENT-31", "cwd": f"/work/{CWD_SECRET}", "terminal": TERMINAL_SECRET},
+        {"session_id": SESSION, "item": "ENT-31", "cwd": f"projects/{CWD_SECRET}", "terminal": TERMINAL_SECRET},
         principal,
     )
     assert not linked.get("isError"), linked
@@ -140,5 +140,5 @@ def test_text_written_through_tools_is_scrubbed(indexed: tuple[Memory, Path, Pat
     assert record.review.reason == "leaks [REDACTED:docker-token]"
     links = memory.history.links("local", session_id=SESSION) if memory.history else []
     assert [(link.cwd, link.terminal) for link in links if link.item == "ENT-31"] == [
-        ("/work/[REDACTED:gitlab-token]", "[REDACTED:linear-key]")
+        ("projects/[REDACTED:gitlab-token]", "[REDACTED:linear-key]")
     ]
