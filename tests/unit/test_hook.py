@@ -142,3 +142,13 @@ def test_the_scratch_block_goes_after_the_episodes_inside_one_marker() -> None:
     assert both.index(hook.HEADER) < both.index(block) and len(both) <= 4000
     assert hook.HEADER not in alone and block in alone
     assert hook.build_context([_hit(0)], 4000) == hook.build_context([_hit(0)], 4000, "")
+
+
+def test_the_hooks_pointer_line_is_the_presentation_modules() -> None:
+    from episodic import present
+
+    assert hook.WEAK_HEADER == present.WEAK_HEADER
+    for problem in ("short", "a problem " * 20, "  spaced\n\nout   problem  "):
+        hit = {"session_id": "0123456789abcdef", "date": "2026-01-12", "card": {"problem": problem}}
+        assert hook.pointer_line(hit) == present.pointer_line("0123456789abcdef", "2026-01-12", problem)
+    assert hook.pointer_line({"card": {}}).startswith("- undated ?")
