@@ -127,7 +127,12 @@ def test_text_written_through_tools_is_scrubbed(indexed: tuple[Memory, Path, Pat
     assert not vetoed.get("isError"), vetoed
     linked = registry.call(
         "link_work_item",
-        {"session_id": SESSION, "item": "ENT-31", "cwd": f"projects/{CWD_SECRET}", "terminal": TERMINAL_SECRET},
+        {
+            "session_id": SESSION,
+            "item": "ENT-31",
+            "cwd": f"projects/{CWD_SECRET}",
+            "terminal": TERMINAL_SECRET,
+        },
         principal,
     )
     assert not linked.get("isError"), linked
