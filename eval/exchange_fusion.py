@@ -101,7 +101,7 @@ def blended_system(weight: float, count: int, folder_ids: frozenset[str]) -> str
         )
 
         def build(self, corpus: EvalCorpus) -> None:
-            from episodic.backends import sqlite_store_at
+            from episodic.assembly import sqlite_store_at
             from episodic.evaluation.cardsets import IMPORTED
 
             settings = self.context.settings

@@ -19,9 +19,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "shared"))
 
-from episodic.backends import build_memory, build_scrubber  # noqa: E402
+from episodic.assembly import build_memory, build_scrubber  # noqa: E402
 from episodic.history.extract import history_record  # noqa: E402
-from episodic.history.service import search_history  # noqa: E402
+from episodic.history.service import kept_history, search_history  # noqa: E402
 from episodic.models import LOCAL_TENANT, Trajectory  # noqa: E402
 from episodic.settings import load_settings  # noqa: E402
 
@@ -49,7 +49,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="bench-history-") as tmp:
         settings = load_settings(home=Path(tmp), embedder="hashing")
         memory = build_memory(settings)
-        assert memory.history is not None
+        assert kept_history(memory) is not None
         scrubber = build_scrubber(settings)
         base = []
         for source in memory.source.discover([args.transcripts]):
@@ -62,7 +62,7 @@ def main() -> None:
         began = time.perf_counter()
         for i in range(args.sessions):
             template = base[i % len(base)]
-            memory.history.put(
+            kept_history(memory).put(
                 template.model_copy(
                     update={
                         "session_id": f"{template.session_id}-{i}",

@@ -25,9 +25,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from episodic import envsource
+from episodic.assembly import build_memory
 from episodic.auth import LocalTokenStore
-from episodic.backends import build_memory
-from episodic.ingest import store_card
+from episodic.card_write import store_card
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.models import Card, DistillerInfo, Outcome
 from episodic.scratch.records import ScratchRecord, ToolOutcome

@@ -51,7 +51,7 @@ class EpisodicStack(Stack):
             if self.config.dreaming
             else None
         )
-        self.history = History(  # the history tools' table and records (episodic.history.aws_store)
+        self.history = History(  # the history tools' table and records (episodic.aws.dynamo_history)
             self,
             "History",
             storage=self.storage,

@@ -6,8 +6,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from episodic.history.models import HistoryRecord, Turn
+from episodic.history.service import kept_history
 from episodic.history.sqlite_store import SQLiteHistoryStore
-from episodic.service import Memory
+from episodic.memory import Memory
 from mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
 
 
@@ -73,7 +74,7 @@ def history_memory(home: Path) -> Memory:
     settings = settings_for(home)
     memory = build_memory(settings)
     populate(memory)
-    memory.history = SQLiteHistoryStore(home / "history.sqlite3")
+    memory.parts["history"] = SQLiteHistoryStore(home / "history.sqlite3")
     for r in RECORDS:
-        memory.history.put(r)
+        kept_history(memory).put(r)
     return memory

@@ -9,9 +9,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from episodic.ingest import embed_card
+from episodic.card_write import embed_card
+from episodic.memory import Memory
 from episodic.models import Card, CardRecord, DistillerInfo, Outcome
-from episodic.service import Memory
 from episodic.settings import Settings, load_settings
 
 ALPHA, BETA = "alpha", "beta"
@@ -109,7 +109,9 @@ def settings_for(home: Path) -> Settings:
 
 
 def build_memory(settings: Settings) -> Memory:
-    """The real core (SQLite store, hashing embedder); the server needs no source or distiller."""
+    """The real core (SQLite store, hashing embedder) with the registered features, none of them built (a
+    test adds the part it needs); the server needs no source or distiller."""
+    from episodic.assembly import FEATURES
     from episodic.embed.hashing import HashingEmbedder
     from episodic.store.sqlite import SQLiteStore
 
@@ -122,6 +124,7 @@ def build_memory(settings: Settings) -> Memory:
         embedder=HashingEmbedder(settings.hashing_dimension),
         store=store,
         ledger=store,
+        features=FEATURES,
     )
 
 

@@ -25,11 +25,11 @@ from aws_lambda_powertools.utilities.idempotency import (
 )
 from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from episodic.assembly import build_memory
 from episodic.aws.clients import AwsClients
 from episodic.aws.pipeline import DEFAULT_CARDS_PREFIX, TranscriptObject, distill_transcript, fetch_transcript
 from episodic.aws.search_mode import store_search_mode
-from episodic.backends import build_memory
-from episodic.service import Memory
+from episodic.memory import Memory
 from episodic.settings import Settings, load_deployed_settings
 from pydantic import BaseModel
 
@@ -178,9 +178,9 @@ def record_handler(record: SQSRecord) -> None:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("episodic") == "scratch-sweep":  # the daily schedule (-c scratchMemory=opensearch)
-        from episodic.scratch.hooks import sweep_quietly
+        from episodic.ingest import sweep_features
 
-        removed = sweep_quietly(runtime().memory)
+        removed = sweep_features(runtime().memory)
         logger.info("scratch memory swept", extra={"removed": removed})
         return {"swept": removed}
     IDEMPOTENCY.register_lambda_context(context)

@@ -9,10 +9,10 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
+from episodic.assembly import build_memory
 from episodic.aws.clients import AwsClients
-from episodic.backends import build_memory
 from episodic.dream.service import DreamRunError, dream_tenants
-from episodic.service import Memory
+from episodic.memory import Memory
 from episodic.settings import Settings, load_deployed_settings
 
 logger = Logger()

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from episodic.card_write import distiller_rank, store_card
 from episodic.cardfiles import CardFile, card_file_sessions, card_origins, read_card_folder, write_card_folder
 from episodic.errors import InvalidArgumentError
-from episodic.ingest import distiller_rank, store_card
+from episodic.memory import Memory
 from episodic.models import CardRecord, NotEpisode, Trajectory
 from episodic.scrub import Scrubber
-from episodic.service import Memory
 
 log = logging.getLogger(__name__)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 DEMO_TENANT = "demo"
 DEMO_DIR = Path(__file__).resolve().parent / "demo"
@@ -32,7 +32,7 @@ def remove_demo(memory: Memory, tenant: str) -> int:
         (tenant, set(demo_session_ids())),
     ):
         for session_id in sorted(ids | (demo_session_ids() if owner == DEMO_TENANT else set())):
-            removed += bool(memory.store.delete(owner, session_id))
-            if memory.history is not None:
-                memory.history.forget(owner, session_id)
+            had_card = memory.store.get(owner, session_id) is not None
+            memory.forget_session(owner, session_id)  # the card and what the features kept of it
+            removed += had_card
     return removed

@@ -51,7 +51,7 @@ def choose_distiller(settings: Settings, asked: str | None) -> DistillerChoice:
 
 def heuristic_cards(settings: Settings) -> int:
     """Cards the offline heuristic wrote so far (an LLM distiller would re-distil them); 0 without an index."""
-    from episodic.backends import build_store
+    from episodic.assembly import build_store
 
     if settings.store == "sqlite" and not settings.db_path.exists():  # asking must not create an index
         return 0

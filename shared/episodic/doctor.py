@@ -231,7 +231,7 @@ def check_index(settings: Settings, count: Callable[[str], int], total: int) -> 
 
 
 def check_parity(settings: Settings, stored: Any) -> Check:
-    from episodic.backends import build_embedder
+    from episodic.assembly import build_embedder
     from episodic.models import IndexManifest
     from episodic.store.parity import check_parity as parity
 
@@ -256,7 +256,7 @@ def check_parity(settings: Settings, stored: Any) -> Check:
 
 def check_opening(settings: Settings, records: Iterable[CardRecord]) -> Check | None:
     """Offline cards indexed before the `opening` rendering existed rank without it until re-distilled."""
-    from episodic.ingest import HEURISTIC, takes_opening
+    from episodic.card_write import HEURISTIC, takes_opening
 
     if not takes_opening(settings, DistillerInfo(kind=HEURISTIC)):
         return None
@@ -341,7 +341,7 @@ def check_harvest(settings: Settings, now: datetime | None = None) -> Check | No
 
 
 def run_checks(settings: Settings) -> list[Check]:
-    from episodic.backends import build_store
+    from episodic.assembly import build_store
 
     home = user_home(settings.user_home)
     executable_check, current = check_executable()

@@ -1,9 +1,12 @@
-"""Write path: discover → parse+scrub → distill → render → embed → store, content-hashed and idempotent.
+"""Write path: discover → parse+scrub → observe → distill → render → embed → store, content-hashed and
+idempotent. The orchestration of one session, read top to bottom:
 
-`ingest_one` is the per-session rule (skip, keep, distill, store, or record the failure) for one loaded
-session, used by the AWS distill path; `index_sessions` applies the same steps (`card_verdict`, `settle`)
-to many sessions with distillation scheduled by `distill_many`, newest sessions first, and cards embedded
-many at a time beside the parsing (`EmbedBatcher`: a first index keeps every core busy).
+`begin_session` is the per-session rule every caller uses: the registered features observe the loaded
+session (history, scratch: `episodic.feature.SessionObserver`), then the stored card is kept (unchanged, or
+a better distiller's) or the session needs a card. `ingest_one` distils and `settle`s that one session (the
+AWS distill path); `index_sessions` does the same for many, newest first, distillation scheduled by
+`distill_many` and cards embedded many at a time beside the parsing (`EmbedBatcher`: every core busy). The
+card-writing steps themselves (rank, texts, embed, store) are `episodic.card_write`'s.
 """
 
 from __future__ import annotations
@@ -14,29 +17,29 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import partial
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
+from episodic.card_write import (
+    card_texts,
+    distiller_rank,
+    existing_card_verdict,
+    session_opening,
+    store_card,
+    stored_vectors,
+)
 from episodic.embed.batcher import EmbedBatcher
 from episodic.errors import EpisodicError, RetryableDistillError
-from episodic.history.service import record_history
+from episodic.feature import observe_quietly
+from episodic.memory import Memory
 from episodic.models import (
-    OPENING,
-    Card,
-    CardOrigin,
     CardRecord,
-    DistillerInfo,
-    DistillUsage,
     NotEpisode,
     ParseStats,
     SessionSource,
     Trajectory,
 )
-from episodic.opening import opening_text
 from episodic.ports import Distiller, DistillResult, IngestFailure, StoredVector
-from episodic.render import render
-from episodic.scratch.hooks import remember_quietly, sweep_quietly
-from episodic.service import Memory
-from episodic.settings import Settings
 from episodic.survey import render_survey
 
 if TYPE_CHECKING:
@@ -44,17 +47,7 @@ if TYPE_CHECKING:
 
 ProgressFn = Callable[[SessionSource], None]
 
-HEURISTIC = "heuristic"  # the offline distiller's kind: its cards are extractive (episodic.opening)
-# a card from a better distiller is never replaced by a worse one for the same session
-DISTILLER_RANK = {HEURISTIC: 0, "bedrock": 2, "claude-code": 2, "import": 2, "self": 3}
-
-
-LLM_RANK = 2
 PARSE_ERROR = "parse error"  # a failure before any distil: the file could not be read into a session
-
-
-def distiller_rank(info: DistillerInfo) -> int:
-    return DISTILLER_RANK.get(info.kind, 1)
 
 
 @dataclass
@@ -115,77 +108,6 @@ class IndexReport:
         }
 
 
-def takes_opening(settings: Settings, distiller: DistillerInfo) -> bool:
-    """Whether this distiller's cards are also embedded by their session's opening words (episodic.opening)."""
-    return distiller.kind == HEURISTIC and OPENING in settings.renderings
-
-
-def card_texts(memory: Memory, card: Card, opening: str | None = None) -> list[tuple[str, str]]:
-    """(rendering, text) per configured rendering: the card's, and the session's opening words where it has them."""
-    renderings = [r for r in memory.settings.renderings if r != OPENING or opening]
-    return [(r, (opening or "") if r == OPENING else render(card, r)) for r in renderings]
-
-
-def stored_vectors(texts: Sequence[tuple[str, str]], matrix: np.ndarray) -> list[StoredVector]:
-    if len(matrix) != len(texts):
-        raise EpisodicError(f"the embedder returned {len(matrix)} vectors for {len(texts)} texts")
-    return [StoredVector(rendering=r, text=t, vector=matrix[i]) for i, (r, t) in enumerate(texts)]
-
-
-def embed_card(memory: Memory, card: Card, opening: str | None = None) -> list[StoredVector]:
-    """One vector per configured rendering (see card_texts)."""
-    texts = card_texts(memory, card, opening)
-    return stored_vectors(texts, memory.embedder.embed([t for _, t in texts]))
-
-
-def session_opening(memory: Memory, trajectory: Trajectory | None, distiller: DistillerInfo) -> str | None:
-    """The session's opening words, for a distiller whose cards are also embedded by them."""
-    if trajectory is not None and takes_opening(memory.settings, distiller):
-        return opening_text(trajectory)
-    return None
-
-
-def store_card(
-    memory: Memory,
-    tenant_id: str,
-    card: Card,
-    *,
-    session_id: str,
-    distiller: DistillerInfo,
-    trajectory: Trajectory | None = None,
-    usage: DistillUsage | None = None,
-    source_sha256: str | None = None,
-    vectors: list[StoredVector] | None = None,
-    origin: CardOrigin | None = None,
-) -> CardRecord:
-    """Embed the card's renderings and replace the session's card (one session, one card).
-
-    An offline card is also embedded by the session's opening exchange (episodic.opening); an LLM's or an
-    agent's card restates the problem in the user's words already and gets none. `vectors`: already
-    embedded (`card_texts` of this card, as the index's batches do)."""
-    opening = session_opening(memory, trajectory, distiller)
-    # without the transcript (an imported card), the origin its export recorded
-    where = CardOrigin.of(trajectory) if trajectory else (origin or CardOrigin())
-    record = CardRecord(
-        card=card,
-        session_id=session_id,
-        tenant_id=tenant_id,
-        **where.model_dump(),
-        source_sha256=source_sha256 or (trajectory.source_sha256 if trajectory else ""),
-        distiller=distiller,
-        usage=usage or DistillUsage(),
-        indexed_at=datetime.now(UTC),
-        opening=opening,
-    )
-    from episodic.review_rules import carry_review
-
-    # a person's review outlives re-indexing (a veto holds when the session grows: episodic.review)
-    record = carry_review(memory.store.get(tenant_id, session_id), record)
-    embedded = vectors if vectors is not None else embed_card(memory, card, opening)
-    memory.store.upsert(record, embedded, memory.manifest)
-    return record
-
-
 def record_failure(memory: Memory, tenant_id: str, source: SessionSource, sha: str, reason: str) -> None:
     """The one failure path: the ledger keeps the reason and the session is retried next run."""
     if memory.ledger is None:
@@ -235,29 +157,6 @@ def store_distilled(
         usage=result.usage,
         vectors=vectors,
     )
-
-
-def existing_card_verdict(
-    memory: Memory, existing: CardRecord | None, trajectory: Trajectory
-) -> Literal["unchanged", "kept_better"] | None:
-    """'unchanged' / 'kept_better' when no new card is needed, else None."""
-    if existing is None:
-        return None
-    current = memory.distiller.info
-    # content hash + distiller id: a new distiller (or version) of equal or higher rank re-distills; an LLM
-    # distiller's model is a choice, not a card format: another model re-distils grown sessions only
-    same_distiller = existing.distiller.id == current.id or (
-        existing.distiller.kind == current.kind and distiller_rank(current) >= LLM_RANK
-    )
-    # an offline card indexed before the `opening` rendering existed is re-distilled once to gain it
-    lacks_opening = existing.opening is None and takes_opening(memory.settings, current)
-    if existing.source_sha256 == trajectory.source_sha256 and (
-        (same_distiller and not lacks_opening) or distiller_rank(existing.distiller) > distiller_rank(current)
-    ):
-        return "unchanged"
-    if distiller_rank(existing.distiller) > distiller_rank(current):
-        return "kept_better"
-    return None
 
 
 Status = Literal["indexed", "unchanged", "kept_better", "skipped", "failed"]
@@ -313,13 +212,20 @@ def settle(
     return SessionOutcome("indexed", trajectory.session_id, record=record, replaced=existing is not None)
 
 
+def begin_session(memory: Memory, tenant_id: str, loaded: Trajectory) -> SessionOutcome | None:
+    """Every loaded session, whoever indexes it: the features observe it (before the card: an unchanged card
+    needs them too; never fatal), then an outcome when the stored card stays, else None: distill it."""
+    for observer in memory.observers():
+        record = partial(observer.record, tenant_id, loaded)
+        observe_quietly(observer, f"record of {loaded.session_id}", record, None)
+    return card_verdict(memory, loaded, tenant_id)
+
+
 def ingest_one(memory: Memory, tenant_id: str, loaded: Trajectory | NotEpisode) -> SessionOutcome:
     """One loaded session through the write path. A failure is recorded and returned, never raised."""
     if isinstance(loaded, NotEpisode):
         return SessionOutcome("skipped", loaded.session_id, reason=loaded.reason)
-    record_history(memory, tenant_id, loaded)  # the history record needs no card (nor a re-distil)
-    remember_quietly(memory, tenant_id, loaded)  # scratch memory: the session's notable tool outcomes
-    kept = card_verdict(memory, loaded, tenant_id)
+    kept = begin_session(memory, tenant_id, loaded)
     if kept is not None:
         return kept
     memory.store.ensure_manifest(memory.manifest)
@@ -332,6 +238,11 @@ def ingest_one(memory: Memory, tenant_id: str, loaded: Trajectory | NotEpisode) 
     return settle(memory, tenant_id, loaded, distilled)
 
 
+def sweep_features(memory: Memory) -> int:
+    """Once per index run (and the AWS cron): each feature expires what it no longer keeps; how many went."""
+    return sum(observe_quietly(o, "sweep", o.sweep, 0) for o in memory.observers())
+
+
 def index_sessions(
     memory: Memory,
     paths: Sequence[str] | None,
@@ -341,7 +252,7 @@ def index_sessions(
 ) -> IndexReport:
     """Index every session under `paths` (default roots when None). Never raises for one bad session."""
     memory.store.ensure_manifest(memory.manifest)
-    sweep_quietly(memory)  # scratch memory: expired tool outcomes go on every index run
+    sweep_features(memory)
     report = IndexReport()
     found = list(sources) if sources is not None else list(memory.source.discover(paths))
     report.found = len(found)
@@ -421,9 +332,7 @@ def _pending(
                 report.skipped["duplicate-session-id"] += 1
             else:
                 claimed.add(loaded.session_id)
-                record_history(memory, tenant_id, loaded)  # before the card: an unchanged card needs it too
-                remember_quietly(memory, tenant_id, loaded)
-                kept = card_verdict(memory, loaded, tenant_id)
+                kept = begin_session(memory, tenant_id, loaded)
                 if kept is None:
                     wanted = (loaded, survey_for(memory, loaded))
                 else:

@@ -16,15 +16,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from episodic.card_write import store_card
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.errors import InvalidArgumentError
-from episodic.ingest import store_card
 from episodic.models import DEFAULT_AGENT, CardRecord, DistillerInfo, NotEpisode, Trajectory
 from episodic.parse.discovery import default_roots
 from episodic.scrub import Scrubber
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 log = logging.getLogger(__name__)
 

@@ -27,7 +27,7 @@ from episodic.review_rules import MAX_HISTORY, event_history, needs_review, queu
 from episodic.scrub import Scrubber
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 Action = Literal["approve", "edit", "veto", "restore"]
 ACTIONS: tuple[str, ...] = ("approve", "edit", "veto", "restore")
@@ -141,7 +141,7 @@ def review_episode(
         }
     )
     updated = record.model_copy(update={"card": edited, "review": review})
-    from episodic.ingest import embed_card
+    from episodic.card_write import embed_card
 
     # new text: re-embedded (an offline card's opening words are the session's, and stay)
     memory.store.upsert(updated, embed_card(memory, edited, record.opening), memory.manifest)

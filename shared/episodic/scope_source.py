@@ -18,7 +18,7 @@ from episodic.scope import SKIP_MARKER, ScopeRules
 from episodic.settings import Settings
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 Recorder = Callable[[Trajectory], None]
 
@@ -99,21 +99,8 @@ def scope_after_index(memory: Memory, tenant_id: str) -> dict[str, Any]:
     source = memory.source
     if not isinstance(source, ScopedSource):
         return {}
-    forgotten = [sid for sid in sorted(source.excluded_sessions) if _forget(memory, tenant_id, sid)]
+    forgotten = [sid for sid in sorted(source.excluded_sessions) if memory.forget_session(tenant_id, sid)]
     return {**source.summary(), "forgotten": forgotten}
-
-
-def _forget(memory: Memory, tenant_id: str, session_id: str) -> bool:
-    """Everything remembered of an excluded session: its card, its history record and links (prompts in
-    full), its scratch-memory records. True when anything was there."""
-    found = memory.store.delete(tenant_id, session_id)
-    if memory.history is not None:
-        found = memory.history.forget(tenant_id, session_id) or found
-    if memory.scratch is not None:
-        from episodic.scratch.service import forget_session
-
-        found = forget_session(memory.scratch, tenant_id, session_id) > 0 or found
-    return found
 
 
 def rules_from_settings(settings: Settings) -> ScopeRules:

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from episodic.confidence import ConfidenceRule
 from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
+from episodic.memory import Memory
 from episodic.models import CardRecord, SearchFilters, SearchHit, check_tenant
 from episodic.scrub import Scrubber
-from episodic.service import Memory
 
 MAX_QUERY_CHARS = 2000
 

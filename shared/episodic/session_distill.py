@@ -116,7 +116,7 @@ def distil_session(settings: Settings, transcript: str) -> str:
     """The worker: heuristic card now, Claude Code's card when a slot and today's allowance permit."""
     from dataclasses import replace
 
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
     from episodic.distill.heuristic import HeuristicDistiller
     from episodic.ingest import index_sessions
 

@@ -14,7 +14,7 @@ from episodic.models import check_tenant
 
 if TYPE_CHECKING:
     from episodic.history.port import HistoryStore
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 MIN_PREFIX = 6  # a session id is a UUID: 6 hex digits name one of thousands of sessions
 SHOWN = 10  # matches listed in an ambiguity error

@@ -44,7 +44,7 @@ class Settings(BaseSettings):
     codex_home: str | None = None  # from CODEX_HOME (Codex CLI; default ~/.codex)
     gemini_cli_home: str | None = None  # from GEMINI_CLI_HOME (Gemini CLI; default ~, holding .gemini/)
 
-    # backends (chosen in one place: episodic.backends)
+    # backends (chosen in one place: episodic.assembly)
     tenant: str = LOCAL_TENANT
     store: Literal["sqlite", "s3vectors", "opensearch"] = (
         "sqlite"  # opensearch: cards on OpenSearch Serverless

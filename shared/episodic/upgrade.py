@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from episodic.card_write import distiller_rank
 from episodic.errors import ConfigError
-from episodic.ingest import distiller_rank
+from episodic.memory import Memory
 from episodic.models import CardRecord, SessionSource
-from episodic.service import Memory
 
 DEFAULT_UPGRADE_LIMIT = 50  # ~12 min with Claude Code at the planning 30 s a session and concurrency 2
 _OLDEST = datetime.min.replace(tzinfo=UTC)

@@ -13,8 +13,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from episodic.assembly import build_memory as build_full_memory
 from episodic.auth import WRITE, LocalTokenStore
-from episodic.backends import build_memory as build_full_memory
 from episodic.embed.hashing import HashingEmbedder
 from episodic.hook import build_context
 from episodic.ingest import index_sessions

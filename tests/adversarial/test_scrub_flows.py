@@ -8,12 +8,13 @@ import json
 from pathlib import Path
 
 import pytest
+from episodic.assembly import build_memory
 from episodic.auth import SCOPES, WRITE, Principal
-from episodic.backends import build_memory
 from episodic.cards_transfer import export_cards
+from episodic.history.service import kept_history
 from episodic.ingest import index_sessions
 from episodic.mcp.tools import default_registry
-from episodic.service import Memory
+from episodic.memory import Memory
 from episodic.settings import load_settings
 from secret_kit import AWS_KEY_ID, AWS_SECRET_LOW, ISSUE_CASES, TOKENS, body
 
@@ -91,7 +92,7 @@ def test_the_distiller_survey_holds_no_planted_secret(
 
 def test_index_history_and_export_bytes_hold_no_planted_secret(indexed: tuple[Memory, Path, Path]) -> None:
     memory, home, _ = indexed
-    assert memory.history is not None and memory.history.get("local", SESSION) is not None
+    assert kept_history(memory) is not None and kept_history(memory).get("local", SESSION) is not None
     stored = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
     assert b"[REDACTED:" in stored
     assert _leaks(stored) == []
@@ -143,7 +144,7 @@ def test_text_written_through_tools_is_scrubbed(indexed: tuple[Memory, Path, Pat
     record = memory.store.get("local", SESSION)
     assert record is not None and record.review is not None
     assert record.review.reason == "leaks [REDACTED:docker-token]"
-    links = memory.history.links("local", session_id=SESSION) if memory.history else []
+    links = kept_history(memory).links("local", session_id=SESSION) if kept_history(memory) else []
     assert [(link.cwd, link.terminal) for link in links if link.item == "ENT-31"] == [
         ("projects/[REDACTED:gitlab-token]", "[REDACTED:linear-key]")
     ]

@@ -23,12 +23,13 @@ from typing import Any
 import boto3
 import pytest
 from click.testing import CliRunner
+from episodic.assembly import build_memory
 from episodic.auth import LocalTokenStore
-from episodic.backends import build_memory
 from episodic.cli import build_cli
 from episodic.ingest import index_sessions
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.service import Memory
+from episodic.memory import Memory
+from episodic.scratch.service import scratch_of
 from episodic.settings import Settings, load_settings
 from episodic.ui.data import LocalSource
 from episodic.ui.server import BackgroundUi
@@ -129,7 +130,7 @@ CLI_ENV = {"EPISODIC_DISTILLER": "heuristic", "EPISODIC_SCRATCH_MAX_PER_SESSION"
 
 
 def test_scratch_database_and_recall_hold_no_planted_secret(corpus: Corpus) -> None:
-    scratch = corpus.memory.scratch
+    scratch = scratch_of(corpus.memory)
     assert scratch is not None
     path = Path(getattr(scratch.store, "path", ""))
     with closing(sqlite3.connect(path)) as conn:

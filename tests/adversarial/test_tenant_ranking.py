@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from episodic.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
+from episodic.memory import Memory
 from episodic.models import Outcome
-from episodic.service import Memory
 from mcp_testkit import _card, build_memory, populate, post, rpc, settings_for
 
 B_CARDS = [

@@ -19,13 +19,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from episodic.assembly import build_memory
 from episodic.auth import WRITE, LocalTokenStore
-from episodic.backends import build_memory
-from episodic.history.aws_store import DynamoS3HistoryStore
+from episodic.aws.dynamo_history import DynamoS3HistoryStore
+from episodic.history.service import kept_history
 from episodic.history.sqlite_store import SQLiteHistoryStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
+from episodic.memory import Memory
 from episodic.models import LOCAL_TENANT
-from episodic.service import Memory
 from episodic.settings import load_settings
 from history_kit import record
 from mcp_testkit import post, rpc
@@ -117,10 +118,12 @@ def served(
     with ExitStack() as stack:
         if request.param == "aws":
             memory = build_memory(
-                settings, store=_s3vectors_store(stack, home), history=_dynamodb_history(stack, home)
+                settings,
+                store=_s3vectors_store(stack, home),
+                parts={"history": _dynamodb_history(stack, home)},
             )
         else:
-            memory = build_memory(settings, history=SQLiteHistoryStore(home / "history.sqlite3"))
+            memory = build_memory(settings, parts={"history": SQLiteHistoryStore(home / "history.sqlite3")})
         tokens = LocalTokenStore(settings.tokens_path)
         keys = {tenant: tokens.add(tenant, WRITE) for tenant in (A, B)}
         server = stack.enter_context(BackgroundServer(build_endpoint(settings, memory)))
@@ -166,7 +169,7 @@ def test_own_card_under_another_tenants_id_never_reads_their_transcript(served: 
 
 
 def test_linking_another_tenants_session_is_an_unknown_id(served: Served) -> None:
-    history = served.memory.history
+    history = kept_history(served.memory)
     assert history is not None
     history.put(record(A, A_SESSION, "2026-01-10", ["pytest import error"]))
     answers = [
@@ -183,7 +186,7 @@ def test_linking_another_tenants_session_is_an_unknown_id(served: Served) -> Non
 
 
 def test_history_ranking_uses_the_callers_own_statistics(served: Served) -> None:
-    history = served.memory.history
+    history = kept_history(served.memory)
     assert history is not None
     b_prompts = [
         [f"the {RARE} deploy script times out on the staging cluster"],

@@ -197,7 +197,7 @@ def _mcp_texts(home: Path, calls: dict[str, dict[str, object]]) -> str:
 
 
 def _memory(home: Path):  # type: ignore[no-untyped-def]
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
     from episodic.settings import load_settings
 
     return build_memory(load_settings(home=home, embedder="hashing"))

@@ -69,7 +69,7 @@ def test_eval_on_the_demo_corpus(hashing_home: Path, tmp_path: Path) -> None:
     queries = sorted(DEMO.glob("*queries*.jsonl"))
     if not queries:
         # no query file shipped with the demo: ask for each session by its first prompt (easy, but real)
-        from episodic.backends import build_source
+        from episodic.assembly import build_source
         from episodic.settings import load_settings
 
         source = build_source(load_settings())

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from episodic.assembly import build_memory
+from episodic.aws.dynamo_history import DynamoS3HistoryStore
 from episodic.aws.s3vectors_store import S3VectorsStore
-from episodic.backends import build_memory
 from episodic.embed.hashing import HashingEmbedder
-from episodic.history.aws_store import DynamoS3HistoryStore
 from episodic.history.models import HistoryFilters, WorkLink
+from episodic.history.service import kept_history
 from episodic.settings import load_deployed_settings
 from lambda_env import (
     BUCKET,
@@ -55,7 +56,7 @@ def cloud(episodic_home: Path) -> Iterator[LocalCloud]:
         settings = distill.runtime().settings.model_copy(update={"history_table": HISTORY_TABLE})
         for runtime in (distill.runtime(), mcp.runtime()):
             runtime.memory.settings = settings
-            runtime.memory.history = DynamoS3HistoryStore(
+            runtime.memory.parts["history"] = DynamoS3HistoryStore(
                 c.dynamodb, c.s3, table=HISTORY_TABLE, bucket=BUCKET, prefix=settings.history_prefix
             )
         yield c
@@ -85,13 +86,13 @@ def test_distill_lambda_writes_the_scrubbed_history_record(cloud: LocalCloud) ->
     assert "AKIAIOSFODNN7EXAMPLE" not in stored and json.loads(stored)["tenant_id"] == "acme"
     assert json.loads(stored)["turns"]
     # the same bytes again (a new upload event): the record is not rewritten
-    history = distill.runtime().memory.history
+    history = kept_history(distill.runtime().memory)
     assert history is not None and history.put(history.get("acme", FIXTURE_SESSION)) is False  # type: ignore[arg-type]
 
 
 def test_mcp_lambda_serves_every_history_tool_tenant_scoped(cloud: LocalCloud) -> None:
     _ingest(cloud, "acme")
-    record = mcp.runtime().memory.history.get("acme", FIXTURE_SESSION)  # type: ignore[union-attr]
+    record = kept_history(mcp.runtime().memory).get("acme", FIXTURE_SESSION)  # type: ignore[union-attr]
     assert record is not None
     word = next(w for w in record.turns[0].prompt.split() if len(w) > 5 and w.isalpha())
     found = _tool("history_search", {"topic": word}, "acme")
@@ -143,24 +144,23 @@ def test_the_deployed_memory_gets_the_history_store_from_settings(
         embedder=HashingEmbedder(1024),
         store=S3VectorsStore(cloud.vectors, VECTOR_BUCKET, VECTOR_INDEX, sleep=lambda _s: None),
     )
-    assert isinstance(memory.history, DynamoS3HistoryStore) and memory.history.table == HISTORY_TABLE
+    store = kept_history(memory)
+    assert isinstance(store, DynamoS3HistoryStore) and store.table == HISTORY_TABLE
     without = load_deployed_settings(
         home=str(episodic_home), vector_bucket=VECTOR_BUCKET, transcripts_bucket=BUCKET
     )
-    assert (
-        build_memory(
-            without,
-            clients=AwsClients(s3=cloud.s3, s3vectors=cloud.vectors),
-            embedder=HashingEmbedder(1024),
-            store=memory.store,
-        ).history
-        is None
+    bare = build_memory(
+        without,
+        clients=AwsClients(s3=cloud.s3, s3vectors=cloud.vectors),
+        embedder=HashingEmbedder(1024),
+        store=memory.store,
     )
+    assert kept_history(bare) is None
 
 
 def test_forget_deletes_the_record_object_metadata_and_links(cloud: LocalCloud) -> None:
     _ingest(cloud, "acme")
-    history = mcp.runtime().memory.history
+    history = kept_history(mcp.runtime().memory)
     assert history is not None
     _tool("history_search", {"topic": "docker"}, "acme")  # warms this process's full-text mirror
     history.add_links(

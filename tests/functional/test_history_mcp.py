@@ -16,6 +16,7 @@ import pytest
 from episodic.auth import READ, WRITE, LocalTokenStore, Principal
 from episodic.errors import ScopeError
 from episodic.history.mcp_tools import STRUCTURED_BUDGET, TEXT_BUDGET, budgeted
+from episodic.history.service import kept_history
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
 from episodic.models import LOCAL_TENANT
@@ -44,10 +45,10 @@ def _call(registry: Any, name: str, args: dict[str, Any], tenant: str, scope: st
 def test_every_history_tool_keeps_to_the_callers_tenant(tmp_path: Path) -> None:
     memory = history_memory(tmp_path / "home")
 
-    memory.history.add_links(  # type: ignore[union-attr]
+    kept_history(memory).add_links(  # type: ignore[union-attr]
         [
             link.model_copy(update={"tenant_id": BETA, "session_id": "beta-pytest-fixture"})
-            for link in memory.history.links(ALPHA, session_id="alpha-pytest-fixture")
+            for link in kept_history(memory).links(ALPHA, session_id="alpha-pytest-fixture")
         ]  # type: ignore[union-attr]
     )
     registry = default_registry(memory)
@@ -128,9 +129,9 @@ def test_sdk_client_calls_every_history_tool_over_http(http_server: tuple[str, s
 def test_sdk_client_calls_every_history_tool_over_stdio(tmp_path: Path) -> None:
     home = tmp_path / "home"
     memory = history_memory(home)
-    assert memory.history is not None
+    assert kept_history(memory) is not None
     for r in RECORDS:  # the stdio server answers for the local tenant
-        memory.history.put(r.model_copy(update={"tenant_id": LOCAL_TENANT}))
+        kept_history(memory).put(r.model_copy(update={"tenant_id": LOCAL_TENANT}))
     env = {"EPISODIC_HOME": str(home), "EPISODIC_EMBEDDER": "hashing", "HOME": str(tmp_path)}
     env.update({k: v for k, v in os.environ.items() if k == "PYTHONPATH"})  # the code under test
     params = StdioServerParameters(

@@ -8,12 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from episodic.backends import build_memory
+from episodic.assembly import build_memory
 from episodic.history import service, views
+from episodic.history.service import kept_history
 from episodic.history.sqlite_store import SQLiteHistoryStore
 from episodic.ingest import index_sessions
+from episodic.memory import Memory
 from episodic.models import LOCAL_TENANT, Trajectory
-from episodic.service import Memory
 from episodic.settings import load_settings
 
 TERMS = [
@@ -60,7 +61,7 @@ def test_search_finds_every_session_grep_finds(corpus: tuple[Memory, list[Trajec
     assert expected <= found, f"{term}: grep found {sorted(expected - found)} that search missed"
     assert expected, f"{term} should occur in the corpus' prompts"
     for hit in hits:  # nothing found that the record does not say
-        text = memory.history.get(LOCAL_TENANT, hit.match.session_id).search_text()  # type: ignore[union-attr]
+        text = kept_history(memory).get(LOCAL_TENANT, hit.match.session_id).search_text()  # type: ignore[union-attr]
         assert all(w.lower() in text.lower() for w in re.findall(r"\w+", term))
         assert hit.match.count >= 1
 
@@ -83,11 +84,11 @@ def test_timeline_shows_every_session_once(corpus: tuple[Memory, list[Trajectory
 
 def test_branch_links_detected_in_the_team_corpus(corpus: tuple[Memory, list[Trajectory]]) -> None:
     memory, trajectories = corpus
-    assert memory.history is not None
+    assert kept_history(memory) is not None
     branch_links = [
         link
         for t in trajectories
-        for link in memory.history.links(LOCAL_TENANT, session_id=t.session_id)
+        for link in kept_history(memory).links(LOCAL_TENANT, session_id=t.session_id)
         if link.evidence == "branch"
     ]
     assert all(link.origin == "detected" and link.kind == "jira" for link in branch_links)
@@ -97,7 +98,7 @@ def test_branch_links_detected_in_the_team_corpus(corpus: tuple[Memory, list[Tra
     assert kind == "item" and sessions and all(s.summary is not None for s in sessions)
     print(
         f"branch-detected links: {len(branch_links)} over {len({ln.session_id for ln in branch_links})} sessions, "
-        f"{len(items)} items; all detected: {sum(len(memory.history.links(LOCAL_TENANT, session_id=t.session_id)) for t in trajectories)}"
+        f"{len(items)} items; all detected: {sum(len(kept_history(memory).links(LOCAL_TENANT, session_id=t.session_id)) for t in trajectories)}"
     )
 
 
@@ -107,9 +108,11 @@ def test_index_writes_history_idempotently_and_backfills_without_redistilling(
     folder = transcripts_dir / "marot__spotter"
     settings = load_settings(home=tmp_path / "home", embedder="hashing", distiller="heuristic")
     memory = build_memory(settings)
-    cards_only = index_sessions(replace(memory, history=None), [str(folder)], LOCAL_TENANT)
+    cards_only = index_sessions(
+        replace(memory, parts={**memory.parts, "history": None}), [str(folder)], LOCAL_TENANT
+    )
     assert cards_only.indexed >= 3
-    history = memory.history
+    history = kept_history(memory)
     assert isinstance(history, SQLiteHistoryStore) and history.count(LOCAL_TENANT) == 0
     again = index_sessions(memory, [str(folder)], LOCAL_TENANT)
     assert again.indexed == 0 and again.unchanged == cards_only.indexed  # no card re-distilled...

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from episodic.assembly import build_memory
 from episodic.auth import LocalTokenStore
-from episodic.backends import build_memory
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.settings import load_settings
 from hook_kit import injected_context

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episodic.ingest import store_card
+from episodic.card_write import store_card
 from episodic.models import Card, DistillerInfo, Outcome
 from lambda_env import LambdaContext, LocalCloud, authorize, call_tool, http_event, local_cloud
 

@@ -31,7 +31,7 @@ def test_the_daily_sweep_event_deletes_expired_records(cloud: LocalCloud) -> Non
     scratch = ScratchMemory(
         rt.settings, OpenSearchScratchStore(FakeOpenSearch(), "episodic-scratch"), embedder, Scrubber()
     )
-    rt.memory.scratch = scratch
+    rt.memory.parts["scratch"] = scratch
     now = datetime.now(UTC)
     records = [
         ScratchRecord(

@@ -12,15 +12,15 @@ from typing import Any
 
 import httpx2
 import pytest
+from episodic.assembly import build_memory
 from episodic.auth import READ, WRITE, LocalTokenStore
-from episodic.backends import build_memory
 from episodic.embed.hashing import HashingEmbedder
 from episodic.ingest import index_sessions
 from episodic.mcp.http_server import BackgroundServer
 from episodic.mcp.protocol import McpEndpoint
 from episodic.mcp.record_tool import record_tool
 from episodic.mcp.tools import ToolRegistry, read_tools
-from episodic.service import Memory
+from episodic.memory import Memory
 from episodic.settings import load_settings
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client

@@ -10,13 +10,15 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from click.testing import CliRunner
+from episodic.assembly.features import scratch_part
 from episodic.auth import LocalTokenStore, Principal
+from episodic.aws.clients import AwsClients
 from episodic.cli import build_cli
 from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
-from episodic.scratch.backends import build_scratch
 from episodic.scratch.records import ScratchRecord, ToolOutcome
+from episodic.scratch.service import scratch_of
 from mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
 from unit.test_hook_faults import PROMPT, hook_input, log_lines, run_hook
 
@@ -37,8 +39,8 @@ OUTCOMES = [
 def scratch_memory(home: Path):  # type: ignore[no-untyped-def]
     settings = settings_for(home)
     memory = build_memory(settings)
-    memory.scratch = build_scratch(settings, memory.embedder)
-    assert memory.scratch is not None
+    memory.parts["scratch"] = scratch_part(settings, memory, AwsClients(settings))
+    assert scratch_of(memory) is not None
     now = datetime.now(UTC)
     records = [
         ScratchRecord(
@@ -51,8 +53,10 @@ def scratch_memory(home: Path):  # type: ignore[no-untyped-def]
         )
         for i, (tool, outcome, summary) in enumerate(OUTCOMES)
     ]
-    memory.scratch.store.add(
-        records, memory.embedder.embed([r.summary for r in records]), memory.scratch.manifest
+    scratch_of(memory).store.add(  # type: ignore[union-attr]
+        records,
+        memory.embedder.embed([r.summary for r in records]),
+        scratch_of(memory).manifest,  # type: ignore[union-attr]
     )
     return settings, memory
 
@@ -162,8 +166,7 @@ def test_indexing_stores_the_sessions_outcomes_and_the_cli_recalls_sweeps_and_fo
 
 
 def test_the_session_end_worker_stores_the_ended_sessions_outcomes(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from episodic.scratch.backends import SQLITE_FILE
-    from episodic.scratch.sqlite_store import SQLiteScratchStore
+    from episodic.scratch.sqlite_store import SCRATCH_FILE, SQLiteScratchStore
     from episodic.session_distill import distil_session
     from episodic.settings import load_settings
 
@@ -174,7 +177,7 @@ def test_the_session_end_worker_stores_the_ended_sessions_outcomes(tmp_path: Pat
     transcript = _session_file(tmp_path / "projects" / "-home-dev-shop")
     message = distil_session(load_settings(), str(transcript))
     assert message.startswith("heuristic card only")
-    store = SQLiteScratchStore(home / SQLITE_FILE)
+    store = SQLiteScratchStore(home / SCRATCH_FILE)
     assert store.count() == 2  # the failing typecheck and its pass after the edit
 
 

@@ -14,11 +14,11 @@ from pathlib import Path
 from typing import IO
 
 import pytest
+from episodic.assembly import build_memory
 from episodic.auth import LocalTokenStore
-from episodic.backends import build_memory
 from episodic.ingest import index_sessions
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.service import Memory
+from episodic.memory import Memory
 from episodic.settings import Settings, load_settings
 from episodic.ui.data import LocalSource
 from episodic.ui.server import BackgroundUi

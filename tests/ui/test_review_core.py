@@ -8,16 +8,16 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from episodic.backends import build_source
+from episodic.assembly import build_source
 from episodic.cards_transfer import export_cards, import_cards
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder
 from episodic.errors import InvalidArgumentError, InvalidCardError, NotFoundError
 from episodic.ingest import index_sessions
+from episodic.memory import Memory
 from episodic.models import SearchFilters
 from episodic.review import review_episode, review_queue
 from episodic.search import get_episode, search_traces
-from episodic.service import Memory
 from episodic.settings import load_settings
 from episodic.store.sqlite import SQLiteStore
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index

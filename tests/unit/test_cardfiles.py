@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 from distill_builders import bash, edit, prompt, trajectory
-from episodic.backends import build_memory
+from episodic.assembly import build_memory
+from episodic.card_write import store_card
 from episodic.cardfiles import META_FILE, read_card_folder, write_card_folder
 from episodic.cards_transfer import export_cards, import_cards
 from episodic.embed.hashing import HashingEmbedder
 from episodic.evaluation.cardsets import fold_of
-from episodic.ingest import store_card
 from episodic.models import Card, DistillerInfo, Outcome, Trajectory
 from episodic.scrub import Scrubber
 from episodic.settings import load_settings

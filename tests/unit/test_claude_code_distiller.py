@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from distill_builders import bash, edit, prompt, say, trajectory
-from episodic.backends import build_memory
+from episodic.assembly import build_memory
 from episodic.distill.claude_code import ClaudeCodeDistiller, estimate_claude_code_time
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from episodic.cli import build_cli
-from episodic.cli.dream_cmds import empty_runs
+from episodic.dream.cli import empty_runs
 
 
 def test_consecutive_empty_weeks_are_one_run_and_a_gap_starts_another() -> None:

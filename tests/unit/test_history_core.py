@@ -10,9 +10,10 @@ from episodic.errors import InvalidArgumentError, NotFoundError
 from episodic.history import service, views
 from episodic.history.models import HistoryFilters
 from episodic.history.params import filters_from
+from episodic.history.service import kept_history
 from episodic.history.tracker import Tracker
+from episodic.memory import Memory
 from episodic.models import LOCAL_TENANT
-from episodic.service import Memory
 from history_kit import RECORDS, history_memory, record
 from mcp_testkit import ALPHA, BETA
 
@@ -23,7 +24,7 @@ def memory(tmp_path: Path) -> Memory:
 
 
 def test_put_is_idempotent_on_the_content_hash_and_replaces_a_grown_session(memory: Memory) -> None:
-    store = memory.history
+    store = kept_history(memory)
     assert store is not None
     assert store.put(RECORDS[0]) is False  # same hash: nothing written
     grown = RECORDS[0].model_copy(update={"source_sha256": "b" * 64, "closing_summary": "grown quokka"})
@@ -168,7 +169,7 @@ def test_sessions_in_range_for_the_weekly_dream(memory: Memory) -> None:
 
 
 def test_a_memory_without_history_says_so(memory: Memory) -> None:
-    memory.history = None
+    memory.parts["history"] = None
     from episodic.errors import ConfigError
 
     with pytest.raises(ConfigError, match="no history store"):
@@ -177,7 +178,7 @@ def test_a_memory_without_history_says_so(memory: Memory) -> None:
 
 
 def test_forget_drops_the_record_its_full_text_and_links_in_its_tenant_only(memory: Memory) -> None:
-    store = memory.history
+    store = kept_history(memory)
     assert store is not None
     target = RECORDS[0]
     service.link_session(memory, ALPHA, target.session_id, "ENT-297")

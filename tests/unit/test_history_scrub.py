@@ -6,8 +6,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from episodic.backends import build_memory
+from episodic.assembly import build_memory
 from episodic.history.extract import history_record
+from episodic.history.service import kept_history
 from episodic.ingest import index_sessions
 from episodic.models import Event, SessionSource, Trajectory
 from episodic.scrub import Scrubber
@@ -47,8 +48,8 @@ def test_planted_secrets_never_reach_the_history_store(tmp_path: Path) -> None:
     (folder / "33333333-3333-4333-8333-333333333333.jsonl").write_text("\n".join(lines) + "\n")
     memory = build_memory(load_settings(home=tmp_path / "home", embedder="hashing", distiller="heuristic"))
     index_sessions(memory, [str(folder)], "local")
-    assert memory.history is not None
-    record = memory.history.get("local", "33333333-3333-4333-8333-333333333333")
+    assert kept_history(memory) is not None
+    record = kept_history(memory).get("local", "33333333-3333-4333-8333-333333333333")
     assert record is not None and record.turns and "deploy fails" in record.turns[0].prompt
     stored = b"".join(p.read_bytes() for p in (tmp_path / "home").glob("history.sqlite3*"))
     assert AWS_KEY.encode() not in stored and GITHUB_TOKEN.encode() not in stored
@@ -77,6 +78,6 @@ def test_the_record_is_scrubbed_again_when_made() -> None:
 
 def test_the_history_file_is_private(tmp_path: Path) -> None:
     memory = build_memory(load_settings(home=tmp_path / "home", embedder="hashing"))
-    assert memory.history is not None
+    assert kept_history(memory) is not None
     mode = (tmp_path / "home" / "history.sqlite3").stat().st_mode & 0o777
     assert mode == 0o600

@@ -9,14 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from episodic.backends import build_memory
+from episodic.assembly import build_memory
 from episodic.embed import batcher as batcher_module
 from episodic.embed.batcher import EmbedBatcher
 from episodic.embed.hashing import HashingEmbedder
 from episodic.ingest import index_sessions, ingest_one, newest_first
+from episodic.memory import Memory
 from episodic.models import SessionSource
 from episodic.ports import Embedder
-from episodic.service import Memory
 from episodic.settings import load_settings
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"

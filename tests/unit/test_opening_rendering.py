@@ -9,13 +9,14 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from episodic.assembly import build_memory
 from episodic.aws.s3vectors_store import S3VectorsStore
-from episodic.backends import build_memory
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.doctor import OK, WARN, check_opening
 from episodic.embed.hashing import HashingEmbedder
 from episodic.ingest import index_sessions
 from episodic.mcp.tools import episode_json, hit_json
+from episodic.memory import Memory
 from episodic.models import (
     CARD_RENDERINGS,
     OPENING,
@@ -34,7 +35,6 @@ from episodic.opening import EXCHANGE_CHARS, opening_text
 from episodic.ports import Distiller, DistillResult, StoredVector
 from episodic.review import review_episode
 from episodic.search import search_traces
-from episodic.service import Memory
 from episodic.settings import load_settings
 from episodic.store import hybrid
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from episodic.backends import build_memory
+from episodic.assembly import build_memory
 from episodic.embed.hashing import HashingEmbedder
 from episodic.errors import ConfigError
 from episodic.ingest import index_sessions
@@ -46,7 +46,7 @@ def test_rendering_and_keyword_weights_come_from_the_environment(
     monkeypatch.setenv("EPISODIC_KEYWORD_WEIGHT", "0")
     settings = load_settings()
     assert settings.rendering_weights == {"struct": 2.0, "reflect": 1.0} and settings.keyword_weight == 0.0
-    from episodic.backends import build_store
+    from episodic.assembly import build_store
 
     store = build_store(settings)
     assert store.rendering_weights == {"struct": 2.0, "reflect": 1.0} and store.keyword_weight == 0.0  # type: ignore[attr-defined]

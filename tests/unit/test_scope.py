@@ -162,7 +162,7 @@ def test_inspect_and_doctor_show_the_rules(
 def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -> None:
     import shutil
 
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
     from episodic.embed.hashing import HashingEmbedder
     from episodic.errors import InvalidArgumentError
     from episodic.record import record_agent_card
@@ -197,13 +197,13 @@ def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -
 def test_a_rule_added_later_forgets_the_projects_cards(
     episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from episodic.backends import build_store
+    from episodic.assembly import build_store
 
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
     root = _projects(tmp_path)
     first = json.loads(CliRunner().invoke(build_cli(), ["index", str(root), "--json"]).output)
     assert first["indexed"] == 2 and first["scope"]["forgotten"] == []
-    from episodic.backends import build_history
+    from episodic.assembly import build_history
 
     indexed_history = build_history(load_settings())
     assert indexed_history is not None and indexed_history.count("local") == 2

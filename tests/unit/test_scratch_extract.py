@@ -166,7 +166,7 @@ def test_a_future_time_is_clamped_to_when_the_file_was_written_at_the_latest_now
 def test_extraction_over_the_real_transcripts_passes_the_check_on_every_record() -> None:
     if not TRANSCRIPTS.is_dir():
         pytest.skip("../shared/transcripts is absent")
-    from episodic.backends import build_source
+    from episodic.assembly import build_source
     from episodic.scratch.report import extraction_report
     from episodic.settings import load_settings
 

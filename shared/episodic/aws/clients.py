@@ -64,7 +64,7 @@ class AwsClients:
     s3vectors: Any = None
     bedrock_runtime: Any = None
     secretsmanager: Any = None
-    dynamodb: Any = None  # the history store's table (episodic.history.aws_store)
+    dynamodb: Any = None  # the history store's table (episodic.aws.dynamo_history)
 
     def get(self, service: str) -> Any:
         attribute = service.replace("-", "_")

@@ -18,9 +18,9 @@ from typing import Any, Literal
 from episodic.auth import validate_tenant
 from episodic.aws._calls import error_code
 from episodic.errors import EpisodicError, InvalidArgumentError
+from episodic.memory import Memory
 from episodic.models import CardRecord, NotEpisode, Trajectory
 from episodic.ports import IngestFailure, IngestLedger, TranscriptSource
-from episodic.service import Memory
 
 MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024  # a Lambda has 512 MB-10 GB of /tmp; refuse absurd objects early
 DEFAULT_CARDS_PREFIX = "cards/"

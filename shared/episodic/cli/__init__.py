@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import sys
 from typing import Any
 
@@ -31,7 +32,8 @@ def main() -> None:
 def build_cli() -> Any:
     import click
 
-    from episodic.cli import cards_cmds, core_cmds, eval_cmds, experiment_cmds, harvest_cmds, mcp_cmds
+    from episodic.assembly.features import FEATURES
+    from episodic.cli import cards_cmds, core_cmds, eval_cmds, harvest_cmds, mcp_cmds
     from episodic.errors import EpisodicError
 
     class EpisodicGroup(click.Group):
@@ -47,7 +49,7 @@ def build_cli() -> Any:
         """Episodic memory for coding agents: one searchable card per past session."""
 
     # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
-    for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds, experiment_cmds):
+    for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds):
         area.register(cli)
     from episodic.cli.setup_path import setup_path  # its own module: mcp_cmds stays under 400 lines
 
@@ -55,18 +57,9 @@ def build_cli() -> Any:
     from episodic.cli import ui_cmds
 
     ui_cmds.register(cli)
-
-    from episodic.cli import dream_cmds
-
-    dream_cmds.register(cli)
-
-    from episodic.cli import scratch_cmds
-
-    scratch_cmds.register(cli)
-
-    from episodic.history import cli as history_cli  # history, link, resume
-
-    history_cli.register(cli)
+    for feature in FEATURES:  # each feature's commands (episodic.feature)
+        if feature.cli:
+            importlib.import_module(feature.cli).register(cli)
     return cli
 
 

@@ -19,7 +19,7 @@ def register(group: click.Group) -> None:
     @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
     def export_cmd(folder: str, tenant: str | None) -> None:
         """Write the index's cards to FOLDER, one <session_id>.json each (the eval --cards format)."""
-        from episodic.backends import build_memory
+        from episodic.assembly import build_memory
         from episodic.cards_transfer import export_cards
 
         settings = load_settings()
@@ -35,7 +35,7 @@ def register(group: click.Group) -> None:
         """Validate and index the cards in FOLDER; outcomes are checked against the transcripts under PATHS
         (default: every agent's roots) and where the export recorded each session. An unchanged card with
         no transcript keeps its project, dates and, when the index holds its source hash, its outcome."""
-        from episodic.backends import build_memory
+        from episodic.assembly import build_memory
         from episodic.cards_transfer import import_cards
 
         settings = load_settings()

@@ -15,7 +15,7 @@ from episodic.models import AGENTS, SearchFilters, SessionSource
 from episodic.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 DEMO_QUERY = "npm run check passes locally but the GitHub Actions job fails with lint errors"
 
@@ -71,7 +71,7 @@ def _print_report(report: Any) -> None:
 def run_index(
     settings: Settings, paths: Sequence[str] | None, tenant: str, as_json: bool, memory: Memory | None = None
 ) -> Any:
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
     from episodic.index_lock import index_lock
     from episodic.ingest import index_sessions
     from episodic.scope_source import scope_after_index
@@ -107,7 +107,7 @@ def run_upgrade(
     settings: Settings, paths: Sequence[str] | None, tenant: str, limit: int | None, as_json: bool
 ) -> Any:
     """`index --upgrade`: the newest sessions whose card the configured LLM distiller would improve."""
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
     from episodic.index_lock import index_lock
     from episodic.ingest import index_sessions
     from episodic.upgrade import DEFAULT_UPGRADE_LIMIT, plan_upgrade
@@ -200,7 +200,7 @@ def register(group: click.Group) -> None:
         as_json: bool,
     ) -> None:
         """Find past episodes similar to a problem described in plain words."""
-        from episodic.backends import build_memory
+        from episodic.assembly import build_memory
         from episodic.search import search_traces
 
         settings = _settings({})
@@ -218,7 +218,7 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def show_cmd(session_id: str, tenant: str | None, as_json: bool) -> None:
         """Show one episode's full card and metadata."""
-        from episodic.backends import build_memory
+        from episodic.assembly import build_memory
         from episodic.search import get_episode
 
         settings = _settings({})
@@ -236,7 +236,7 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def inspect_cmd(paths: tuple[str, ...], render_survey: bool, as_json: bool) -> None:
         """How much history there is, what a distiller would receive, and what a backfill would cost."""
-        from episodic.backends import build_scoped_source
+        from episodic.assembly import build_scoped_source
         from episodic.inspect_history import inspect_history, render_one
 
         settings = _settings({})
@@ -268,7 +268,7 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def stats_cmd(as_json: bool) -> None:
         """Cards per tenant, outcome and distiller; failures waiting for a retry; the index manifest."""
-        from episodic.backends import build_ledger, build_store
+        from episodic.assembly import build_ledger, build_store
 
         settings = _settings({})
         store = build_store(settings)
@@ -310,7 +310,7 @@ def register(group: click.Group) -> None:
     )
     def demo_remove_cmd(tenant: str | None) -> None:
         """Delete every demo card (tenant 'demo', and demo sessions an earlier version put in yours)."""
-        from episodic.backends import build_memory
+        from episodic.assembly import build_memory
         from episodic.demo_corpus import remove_demo
 
         settings = _settings({})
@@ -321,7 +321,7 @@ def register(group: click.Group) -> None:
     @click.option("--query", default=None, help="The search to run after indexing.")
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code history (or the bundled demo corpus) and run a search."""
-        from episodic.backends import build_memory, build_source
+        from episodic.assembly import build_memory, build_source
         from episodic.demo_corpus import DEMO_DIR, DEMO_TENANT, remove_demo
         from episodic.parse.discovery import default_roots
         from episodic.search import search_traces

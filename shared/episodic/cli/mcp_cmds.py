@@ -74,7 +74,7 @@ def token_group() -> None:
 
 def _tenant_cards(settings, tenant: str) -> int | None:  # type: ignore[no-untyped-def]
     """How many cards the tenant holds in the configured index (None when it cannot be read)."""
-    from episodic.backends import build_store
+    from episodic.assembly import build_store
 
     if settings.store == "sqlite" and not settings.db_path.exists():
         return 0  # no index yet (and asking must not create one)

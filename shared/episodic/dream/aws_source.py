@@ -12,7 +12,7 @@ from episodic.errors import InvalidArgumentError
 from episodic.models import CardRecord, Trajectory
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 
 class BucketWeekSource(WeekSource):

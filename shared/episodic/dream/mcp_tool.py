@@ -12,7 +12,7 @@ from episodic.errors import NotFoundError
 from episodic.mcp.registry import Tool, ToolOutput
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 TOOL_NAME = "get_dream_record"
 INPUT_SCHEMA: dict[str, Any] = {

@@ -23,7 +23,7 @@ from episodic.errors import ConfigError, EpisodicError
 from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 
 @dataclass
@@ -84,7 +84,7 @@ def bedrock_client(clients: Any) -> Any:
 
 def build_meaning(settings: Settings, clients: Any = None) -> Meaning:
     """Statement vectors from the configured embedder (what the index is embedded with)."""
-    from episodic.backends import build_embedder
+    from episodic.assembly import build_embedder
 
     return Meaning(build_embedder(settings, clients))
 
@@ -93,8 +93,9 @@ def build_week_source(
     settings: Settings, transcripts: Sequence[str] | None, clients: Any = None
 ) -> WeekSource:
     """The local index and transcripts; with the deployed store, its index and the bucket's transcripts."""
-    from episodic.backends import build_history, build_memory, build_source, build_store
-    from episodic.history.backends import HISTORY_FILE
+    from episodic.assembly import build_history, build_memory, build_source, build_store
+    from episodic.history.service import kept_history
+    from episodic.history.sqlite_store import HISTORY_FILE
 
     if settings.store == "s3vectors" and settings.transcripts_bucket:
         from episodic.aws.clients import AwsClients
@@ -104,7 +105,8 @@ def build_week_source(
         bucket = BucketWeekSource(
             memory, clients.get("s3"), settings.transcripts_bucket, settings.transcripts_prefix
         )
-        return HistoryWeekSource(memory.store, memory.history, bucket) if memory.history else bucket
+        history = kept_history(memory)
+        return HistoryWeekSource(memory.store, history, bucket) if history else bucket
     if settings.store == "sqlite" and not settings.db_path.exists():
         raise ConfigError(f"no index at {settings.db_path}: run `episodic index` first")
     store = build_store(settings)

@@ -408,7 +408,7 @@ def run_gen_queries(
     progress: Any = None,
 ) -> GenerationReport:
     """Parse the corpus (cached), distill offline cards for the leak check, and write the queries."""
-    from episodic.backends import build_source
+    from episodic.assembly import build_source
     from episodic.distill.heuristic import HeuristicDistiller
     from episodic.evaluation.cache import WorkCache
     from episodic.evaluation.corpus import distill_corpus, load_corpus

@@ -94,7 +94,7 @@ class EvalResult(BaseModel):
 
 def default_embedder(settings: Settings) -> Embedder:
     """The configured embedder, behind the content-hash cache in the home folder when available."""
-    from episodic.backends import build_embedder
+    from episodic.assembly import build_embedder
 
     embedder = build_embedder(settings)
     try:
@@ -164,7 +164,7 @@ def run_evaluation(
     seconds: dict[str, float] = {}
 
     started = time.perf_counter()
-    from episodic.backends import build_source
+    from episodic.assembly import build_source
 
     cache = WorkCache(settings.cache_dir / "eval")
     corpus = load_corpus(settings, build_source(settings), [str(p) for p in transcripts], cache, progress)
@@ -174,7 +174,7 @@ def run_evaluation(
 
     read = read_folder(corpus, Path(cards_dir), settings) if cards_dir else None
     if any(cls.needs_cards for cls in chosen):
-        from episodic.backends import build_distiller
+        from episodic.assembly import build_distiller
 
         distiller = distiller or build_distiller(settings)
         mark = time.perf_counter()

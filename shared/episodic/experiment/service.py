@@ -2,23 +2,27 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from episodic.experiment import holdout, measures
 from episodic.experiment.report import build_report
+from episodic.ports import TranscriptSource
 from episodic.settings import Settings
 
+# the transcripts the outcome measures are taken from (the assembly's scoped source, recording measures)
+MeasuringSource = Callable[[], TranscriptSource]
 
-def measure_missing(settings: Settings, missing: set[str], paths: Sequence[str] | None = None) -> int:
+
+def measure_missing(
+    measuring_source: MeasuringSource, missing: set[str], paths: Sequence[str] | None = None
+) -> int:
     """Measure logged sessions that have no measures yet from their transcripts on this machine (the AWS
     deployment indexes in the cloud: its sessions are measured here, where the transcripts are)."""
-    from episodic.backends import build_scoped_source
-
     if not missing:
         return 0
-    source = build_scoped_source(settings, record_outcomes=True)
+    source = measuring_source()
     for found in source.discover(list(paths) if paths else None):
         if found.session_key in missing:
             source.load(found)  # the recorder measures it; a session out of scope stays unmeasured
@@ -27,12 +31,15 @@ def measure_missing(settings: Settings, missing: set[str], paths: Sequence[str] 
 
 
 def experiment_report(
-    settings: Settings, since: datetime | None = None, paths: Sequence[str] | None = None
+    settings: Settings,
+    measuring_source: MeasuringSource,
+    since: datetime | None = None,
+    paths: Sequence[str] | None = None,
 ) -> dict[str, Any]:
     log = list(holdout.read_log(settings.home))
     known = measures.load_all(settings.home)
     missing = {str(entry["session_id"]) for entry in log} - set(known)
-    newly = measure_missing(settings, missing, paths)
+    newly = measure_missing(measuring_source, missing, paths)
     if newly:
         known = measures.load_all(settings.home)
     share = settings.experiment_holdout if settings.experiment_enabled else None

@@ -58,7 +58,7 @@ def make_harvester(
     multipart_threshold: int = DEFAULT_MULTIPART_THRESHOLD,
     clock: Callable[[], float] = time.time,
 ) -> Harvester:
-    from episodic.backends import build_scoped_source, build_scrubber
+    from episodic.assembly import build_scoped_source, build_scrubber
 
     if dry_run and not bucket and not settings.transcripts_bucket:
         try:

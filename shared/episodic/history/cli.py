@@ -13,12 +13,12 @@ import click
 from episodic.history.params import filters_from
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
     from episodic.settings import Settings
 
 
 def _memory() -> tuple[Settings, Memory]:
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
     from episodic.settings import load_settings
 
     settings = load_settings()

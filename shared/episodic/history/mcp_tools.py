@@ -16,7 +16,7 @@ from episodic.history.params import filters_from
 from episodic.mcp.registry import Tool, ToolOutput
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 TEXT_BUDGET = 16_000
 STRUCTURED_BUDGET = 24_000

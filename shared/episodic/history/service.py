@@ -21,19 +21,26 @@ from episodic.scrub import Scrubber
 from episodic.session_ids import AmbiguousSessionError, history_session_id
 
 if TYPE_CHECKING:
+    from episodic.memory import Memory
     from episodic.models import Trajectory
-    from episodic.service import Memory
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 500
 MAX_LINK_FIELD_CHARS = 1000  # a link's cwd or terminal, as written by the caller
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
+HISTORY = "history"  # the feature's name: its part in `Memory.parts`
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 
+def kept_history(memory: Memory) -> HistoryStore | None:
+    """The memory's history store (the feature's part), None when history is off."""
+    store = memory.part(HISTORY)
+    return store if isinstance(store, HistoryStore) else None
+
+
 def history_of(memory: Memory) -> HistoryStore:
-    store: HistoryStore | None = getattr(memory, "history", None)
+    store = kept_history(memory)
     if store is None:
         raise ConfigError("this memory has no history store (EPISODIC_HISTORY_TABLE unset in AWS)")
     return store
@@ -45,19 +52,22 @@ def history_of(memory: Memory) -> HistoryStore:
 def record_history(memory: Memory, tenant_id: str, trajectory: Trajectory) -> bool:
     """Store the session's history record and its detected links; False when unchanged (same hash), when
     the memory keeps no history, or when the write failed (logged; the hash is not stored, so the next
-    run retries it). Called by ingestion for every loaded session: a card never waits on its history."""
+    run retries it). Ingestion calls it for every loaded session (`HistoryObserver`): a card never waits."""
+    store = kept_history(memory)
+    if store is None:
+        return False
     try:
-        return _record_history(memory, tenant_id, trajectory)
+        return store_history(store, Scrubber.from_settings(memory.settings), tenant_id, trajectory)
     except Exception:  # the card's write path goes on; the history is retried next run
         log.warning("history record of %s not stored", trajectory.session_id, exc_info=True)
         return False
 
 
-def _record_history(memory: Memory, tenant_id: str, trajectory: Trajectory) -> bool:
-    store: HistoryStore | None = getattr(memory, "history", None)
-    if store is None or store.stored_sha(tenant_id, trajectory.session_id) == trajectory.source_sha256:
+def store_history(store: HistoryStore, scrubber: Scrubber, tenant_id: str, trajectory: Trajectory) -> bool:
+    """The write step itself (raises on a store failure); False when the stored record has this hash."""
+    if store.stored_sha(tenant_id, trajectory.session_id) == trajectory.source_sha256:
         return False
-    record = history_record(trajectory, tenant_id, Scrubber.from_settings(memory.settings))
+    record = history_record(trajectory, tenant_id, scrubber)
     if not store.put(record):
         return False
     commands = [call.command for call in trajectory.tool_calls if call.command]

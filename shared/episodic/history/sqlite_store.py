@@ -25,6 +25,8 @@ from episodic.history.terms import describe_match, fts_query, query_terms
 from episodic.sqlite_conn import open_connection, transaction
 from episodic.store.parity import require_tenant
 
+HISTORY_FILE = "history.sqlite3"  # beside the card index in the home folder
+
 SCHEMA_VERSION = 2
 _FTS = "USING fts5(body, tokenize='unicode61 remove_diacritics 2')"
 _TENANT_TABLES = "CREATE TABLE history_tenant_fts (n INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL UNIQUE)"

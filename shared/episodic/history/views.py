@@ -23,7 +23,7 @@ from episodic.history.terms import query_terms, term_pattern
 from episodic.models import check_tenant
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 DEFAULT_THREAD_CHARS = 12_000
 MAX_THREAD_CHARS = 60_000

@@ -20,7 +20,7 @@ from episodic.mcp.protocol import LOCAL_HOSTS, Headers, HttpRequest, McpEndpoint
 from episodic.settings import Settings
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1_000_000  # a JSON-RPC request to this server is small; refuse anything absurd
@@ -132,7 +132,7 @@ def build_endpoint(settings: Settings, memory: Memory | None = None) -> McpEndpo
     if memory is None:
         from dataclasses import replace
 
-        from episodic.backends import build_memory
+        from episodic.assembly import build_memory
         from episodic.embed.coalesce import CoalescingEmbedder
 
         memory = build_memory(settings)

@@ -12,7 +12,7 @@ from episodic.models import Card, Outcome
 from episodic.record import record_agent_card
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 TOOL_NAME = "record_episode"
 WRITE_ANNOTATIONS = {

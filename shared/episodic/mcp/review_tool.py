@@ -12,7 +12,7 @@ from episodic.models import Card, CardRecord
 from episodic.review import ACTIONS, review_episode
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 TOOL_NAME = "review_episode"
 REVIEW_ANNOTATIONS = {

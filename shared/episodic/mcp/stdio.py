@@ -12,7 +12,7 @@ from episodic.auth import READ, WRITE, Principal
 from episodic.mcp.protocol import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, McpServer, valid_id
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
     from episodic.settings import Settings
 
 
@@ -66,7 +66,7 @@ def run_stdio(server: McpServer, principal: Principal, stdin: TextIO, stdout: Te
 
 
 def serve_stdio(settings: Settings, memory: Memory | None = None) -> None:
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
     from episodic.mcp.tools import default_registry
 
     memory = memory or build_memory(settings)

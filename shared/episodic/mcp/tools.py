@@ -24,7 +24,7 @@ from episodic.mcp.registry import (  # re-exported: the faces and tests import t
 from episodic.models import AGENTS, Card, CardRecord, SearchFilters, SearchHit
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -314,21 +314,11 @@ def read_only_registry(memory: Memory) -> ToolRegistry:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
-    from episodic.dream.mcp_tool import memory_dream_tool
-    from episodic.history.mcp_tools import history_tools
+    """The core's tools, then each registered feature's (episodic.feature: the registry knows no feature)."""
     from episodic.mcp.review_tool import review_tool
-    from episodic.scratch.mcp_tool import scratch_tools
 
-    return ToolRegistry(
-        [
-            *read_tools(memory),
-            record_tool(memory),
-            review_tool(memory),
-            memory_dream_tool(memory),
-            *scratch_tools(memory),
-            *history_tools(memory),
-        ]
-    )
+    features = [tool for f in memory.features if f.mcp_tools is not None for tool in f.mcp_tools(memory)]
+    return ToolRegistry([*read_tools(memory), record_tool(memory), review_tool(memory), *features])
 
 
 __all__ = [

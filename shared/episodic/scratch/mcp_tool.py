@@ -10,7 +10,7 @@ from episodic.scratch.pack import pack_recalls
 from episodic.scratch.records import K_MAX, K_MIN
 
 if TYPE_CHECKING:
-    from episodic.service import Memory
+    from episodic.memory import Memory
 
 NO_RECALL_TEXT = (
     "No sufficiently similar tool outcome in the last {days} days for this query. This is a real answer, "
@@ -79,7 +79,9 @@ RECALL_OUTPUT_SCHEMA: dict[str, Any] = {
 
 def scratch_tools(memory: Memory) -> list[Tool]:
     """[recall_similar] when the memory has scratch memory, else nothing."""
-    scratch = memory.scratch
+    from episodic.scratch.service import scratch_of
+
+    scratch = scratch_of(memory)
     if scratch is None:
         return []
     from episodic.scratch.recall import recall_similar

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from episodic.models import Trajectory
 from episodic.ports import Embedder
@@ -13,6 +14,10 @@ from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scrub import Scrubber
 from episodic.settings import Settings
 
+if TYPE_CHECKING:
+    from episodic.memory import Memory
+
+SCRATCH = "scratch"  # the feature's name: its part in `Memory.parts`
 # a record a little ahead of this clock may come from a machine whose clock runs fast: not swept
 CLOCK_SKEW = timedelta(days=1)
 
@@ -41,6 +46,12 @@ class ScratchMemory:
     def horizon(self, now: datetime | None = None) -> datetime:
         """Records created before this are expired: never returned, deleted by the sweep."""
         return (now or self.clock()) - timedelta(days=self.settings.scratch_ttl_days)
+
+
+def scratch_of(memory: Memory) -> ScratchMemory | None:
+    """The memory's scratch memory (the feature's part), None when it is off."""
+    part = memory.part(SCRATCH)
+    return part if isinstance(part, ScratchMemory) else None
 
 
 def remember_outcomes(scratch: ScratchMemory, tenant_id: str, trajectory: Trajectory) -> Extraction:

@@ -17,6 +17,8 @@ from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scratch.records import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.sqlite_conn import open_connection, transaction
 
+SCRATCH_FILE = "scratch.sqlite3"  # beside the card index in the home folder
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS scratch_manifest (
   id INTEGER PRIMARY KEY CHECK (id = 1), embedder_id TEXT NOT NULL, dimension INTEGER NOT NULL);

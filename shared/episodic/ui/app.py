@@ -32,7 +32,7 @@ def build_viewer(
 
             source = RemoteSource(endpoint, token or settings.token or "")
         else:
-            from episodic.backends import build_memory
+            from episodic.assembly import build_memory
 
             source = LocalSource(build_memory(settings))
     tenant = tenant or settings.tenant

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 from episodic.models import CardRecord, SearchFilters, SearchHit
 
 if TYPE_CHECKING:
+    from episodic.memory import Memory
     from episodic.models import Trajectory
-    from episodic.service import Memory
 
 MAX_LISTED = 500  # the browse page lists at most this many episodes (newest first)
 
@@ -159,9 +159,9 @@ class LocalSource(ViewerSource):
         return SurveyView(survey=survey, last_edit=edit, evidence=evidence)
 
     def session_links(self, record: CardRecord) -> SessionLinks:
-        from episodic.history.service import resume_command
+        from episodic.history.service import kept_history, resume_command
 
-        history = self.memory.history
+        history = kept_history(self.memory)
         found = history.get(record.tenant_id, record.session_id) if history is not None else None
         if history is None or found is None:
             return SessionLinks(missing="no history record for this session (run `episodic index`)")

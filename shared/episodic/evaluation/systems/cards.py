@@ -72,8 +72,8 @@ def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
     """
 
     def build() -> Any:
-        from episodic.backends import build_memory, sqlite_store_at
-        from episodic.ingest import store_card
+        from episodic.assembly import build_memory, sqlite_store_at
+        from episodic.card_write import store_card
 
         settings = context.settings.model_copy(
             update={"max_k": max(len(corpus.cards), 1), "min_similarity": -1.0}

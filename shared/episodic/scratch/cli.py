@@ -11,8 +11,8 @@ from episodic.errors import ConfigError
 from episodic.settings import load_settings
 
 if TYPE_CHECKING:
+    from episodic.memory import Memory
     from episodic.scratch.service import ScratchMemory
-    from episodic.service import Memory
 
 
 def _echo_json(data: object) -> None:
@@ -20,12 +20,14 @@ def _echo_json(data: object) -> None:
 
 
 def _scratch() -> tuple[Memory, ScratchMemory]:
-    from episodic.backends import build_memory
+    from episodic.assembly import build_memory
+    from episodic.scratch.service import scratch_of
 
     memory = build_memory(load_settings())
-    if memory.scratch is None:
+    scratch = scratch_of(memory)
+    if scratch is None:
         raise ConfigError("scratch memory is off (EPISODIC_SCRATCH_MEMORY=false)")
-    return memory, memory.scratch
+    return memory, scratch
 
 
 def register(group: click.Group) -> None:
@@ -39,7 +41,7 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def extract_cmd(paths: tuple[str, ...], samples: int, as_json: bool) -> None:
         """Extract outcome records from the transcripts under PATHS without storing them (a report)."""
-        from episodic.backends import build_scrubber, build_source
+        from episodic.assembly import build_scrubber, build_source
         from episodic.scratch.report import extraction_report
 
         settings = load_settings()

@@ -1,5 +1,5 @@
-"""The one composition root: every memory, local or AWS, is built here from the settings (AWS clients are
-given by the caller or created only when an adapter needs one)."""
+"""The core's adapters, local or AWS, from the settings (AWS clients are given by the caller or created only
+when an adapter needs one): transcript source, scrubber, embedder, distiller, card store, failure ledger."""
 
 from __future__ import annotations
 
@@ -10,11 +10,9 @@ from episodic.aws.clients import AwsClients
 from episodic.errors import ConfigError
 from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
 from episodic.scrub import Scrubber
-from episodic.service import Memory
-from episodic.settings import DeployedSettings, Settings, load_settings
+from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
-    from episodic.history.port import HistoryStore
     from episodic.store.sqlite import SQLiteStore
 
 
@@ -124,45 +122,7 @@ def build_ledger(
     return store if isinstance(store, SQLiteStore) else None
 
 
-def build_history(settings: Settings, clients: AwsClients | None = None) -> HistoryStore | None:
-    """The history store: DynamoDB + S3 in the AWS deployment (when the stack names its table), a SQLite
-    file beside the index locally; None when history is switched off."""
-    from episodic.history.backends import history_store_for
-
-    return history_store_for(settings, clients or AwsClients(settings))
-
-
-def build_memory(
-    settings: Settings | None = None,
-    *,
-    clients: AwsClients | None = None,
-    embedder: Embedder | None = None,
-    distiller: Distiller | None = None,
-    store: VectorStore | None = None,
-    source: TranscriptSource | None = None,
-    ledger: IngestLedger | None = None,
-    history: HistoryStore | None = None,
-) -> Memory:
-    """The memory the settings describe; any adapter can be handed in instead (tests, a face's own)."""
-    settings = settings or load_settings()
-    clients = clients or AwsClients(settings)
-    store = build_store(settings, clients) if store is None else store
-    memory = Memory(
-        settings=settings,
-        source=_memory_source(settings) if source is None else source,
-        distiller=build_distiller(settings, clients) if distiller is None else distiller,
-        embedder=build_embedder(settings, clients) if embedder is None else embedder,
-        store=store,
-        ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
-        history=build_history(settings, clients) if history is None else history,
-    )
-    from episodic.scratch.backends import build_scratch
-
-    memory.scratch = build_scratch(settings, memory.embedder)
-    return memory
-
-
-def _memory_source(settings: Settings) -> TranscriptSource:
+def memory_source(settings: Settings) -> TranscriptSource:
     """The local memory reads what the scope rules allow (the deployed one reads what harvest uploaded)."""
     if isinstance(settings, DeployedSettings):
         return build_source(settings)

@@ -1,0 +1,112 @@
+"""The registered features, and the parts the assembly builds for those whose part depends on local or AWS.
+
+Adding a feature: its package with a `feature.py` (`episodic.feature.Feature`), and one line in FEATURES.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from episodic.aws.clients import AwsClients
+from episodic.dream.feature import FEATURE as DREAM
+from episodic.experiment.feature import FEATURE as EXPERIMENT
+from episodic.feature import Feature
+from episodic.history.feature import FEATURE as HISTORY
+from episodic.scratch.feature import FEATURE as SCRATCH
+from episodic.scrub import Scrubber
+from episodic.settings import DeployedSettings, Settings
+
+if TYPE_CHECKING:
+    from episodic.history.port import HistoryStore
+    from episodic.memory import Memory
+    from episodic.scratch.service import ScratchMemory
+
+log = logging.getLogger(__name__)
+
+# registration order: the order of their MCP tools after the core's, and of their observers on the write path
+FEATURES: tuple[Feature, ...] = (DREAM, SCRATCH, HISTORY, EXPERIMENT)
+
+
+def scratch_part(settings: Settings, memory: Memory, clients: AwsClients) -> ScratchMemory | None:
+    """None when scratch memory is off (or a Lambda has no OpenSearch collection to keep it in)."""
+    from episodic.scratch.port import ScratchStore
+    from episodic.scratch.service import ScratchMemory
+
+    if not settings.scratch_memory:
+        return None
+    if settings.scratch_store == "opensearch":
+        from episodic.aws.opensearch_client import opensearch_client
+        from episodic.aws.opensearch_scratch import OpenSearchScratchStore
+
+        store: ScratchStore = OpenSearchScratchStore(
+            opensearch_client(settings), settings.opensearch_scratch_index
+        )
+    elif isinstance(settings, DeployedSettings):
+        return None  # a Lambda's disk is not a memory: scratch needs the OpenSearch collection there
+    else:
+        from episodic.private_home import secure_home
+        from episodic.scratch.sqlite_store import SCRATCH_FILE, SQLiteScratchStore
+
+        path = settings.home / SCRATCH_FILE
+        secure_home(settings.home, path)
+        store = SQLiteScratchStore(path)
+    return ScratchMemory(settings, store, memory.embedder, Scrubber.from_settings(settings))
+
+
+def history_part(settings: Settings, memory: Memory, clients: AwsClients) -> HistoryStore | None:
+    return history_store(settings, clients)
+
+
+def history_store(settings: Settings, clients: AwsClients) -> HistoryStore | None:
+    """DynamoDB + S3 in the AWS deployment (when the stack names its table), a SQLite file beside the index
+    locally; None when history is switched off."""
+    if not settings.history_enabled:
+        return None
+    if isinstance(settings, DeployedSettings) or settings.store == "s3vectors":
+        if not settings.history_table or not settings.transcripts_bucket:
+            return None  # a deployment without the history table keeps cards only
+        from episodic.aws.dynamo_history import DynamoS3HistoryStore
+
+        return DynamoS3HistoryStore(
+            clients.get("dynamodb"),
+            clients.get("s3"),
+            table=settings.history_table,
+            bucket=settings.transcripts_bucket,
+            prefix=settings.history_prefix,
+        )
+    from episodic.history.sqlite_store import HISTORY_FILE, SQLiteHistoryStore
+    from episodic.private_home import secure_home
+
+    path = settings.home / HISTORY_FILE
+    secure_home(settings.home, path)  # prompts in full: 700 / 600 like the card index, before SQLite opens it
+    return SQLiteHistoryStore(path)
+
+
+def build_history(settings: Settings, clients: AwsClients | None = None) -> HistoryStore | None:
+    """The history store alone (dream reads a week through it without a whole memory)."""
+    return history_store(settings, clients or AwsClients(settings))
+
+
+# features whose part is a local or an AWS adapter: built here, never inside the feature
+ADAPTED_PARTS: dict[str, Callable[[Settings, Memory, AwsClients], object | None]] = {
+    HISTORY.name: history_part,
+    SCRATCH.name: scratch_part,
+}
+
+
+def build_parts(
+    memory: Memory, clients: AwsClients, given: dict[str, object | None] | None = None
+) -> dict[str, object | None]:
+    """Every registered feature's part, in registration order (`given`: handed in instead, e.g. by tests)."""
+    given = given or {}
+    parts: dict[str, object | None] = {}
+    for feature in memory.features:
+        if feature.name in given:
+            parts[feature.name] = given[feature.name]
+        elif feature.name in ADAPTED_PARTS:
+            parts[feature.name] = ADAPTED_PARTS[feature.name](memory.settings, memory, clients)
+        elif feature.build is not None:
+            parts[feature.name] = feature.build(memory)
+    return parts

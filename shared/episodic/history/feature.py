@@ -1,0 +1,46 @@
+"""The history feature's declared interface: a record of every session (prompts, tools, links), its MCP
+tools and its commands (`history`, `link`, `resume`)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from episodic.feature import Feature, SessionObserver
+from episodic.history.port import HistoryStore
+from episodic.history.service import HISTORY, store_history
+from episodic.scrub import Scrubber
+
+if TYPE_CHECKING:
+    from episodic.mcp.registry import Tool
+    from episodic.memory import Memory
+    from episodic.models import Trajectory
+
+
+class HistoryObserver(SessionObserver):
+    """Every loaded session's history record, before its card (an unchanged card needs it too)."""
+
+    def __init__(self, store: HistoryStore, memory: Memory) -> None:
+        self.store = store
+        self.memory = memory
+
+    def record(self, tenant_id: str, trajectory: Trajectory) -> None:
+        # the hash is stored only on success: a failed write is retried next run
+        store_history(self.store, Scrubber.from_settings(self.memory.settings), tenant_id, trajectory)
+
+    def forget(self, tenant_id: str, session_id: str) -> bool:
+        return self.store.forget(tenant_id, session_id)
+
+
+def _tools(memory: Memory) -> list[Tool]:
+    from episodic.history.mcp_tools import history_tools
+
+    return history_tools(memory)
+
+
+FEATURE = Feature(
+    name=HISTORY,
+    settings_prefix="history_",
+    observer=HistoryObserver,
+    mcp_tools=_tools,
+    cli="episodic.history.cli",
+)

@@ -1,0 +1,61 @@
+"""The core assembled: one `Memory` holds the adapters every face (CLI, MCP, Lambda) works through, and each
+registered feature's part (built by `episodic.assembly`; the core knows only the contract, `episodic.feature`)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from episodic.models import IndexManifest
+from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, UploadedSessions, VectorStore
+from episodic.settings import Settings
+
+if TYPE_CHECKING:
+    from episodic.feature import Feature, SessionObserver
+
+
+@dataclass
+class Memory:
+    settings: Settings
+    source: TranscriptSource
+    distiller: Distiller
+    embedder: Embedder
+    store: VectorStore
+    ledger: IngestLedger | None = None
+    uploaded: UploadedSessions | None = None  # on AWS: record_episode judges against the uploaded transcript
+    features: tuple[Feature, ...] = ()  # the registered features (episodic.assembly.features)
+    parts: dict[str, object | None] = field(default_factory=dict)  # each feature's part by name; None: off
+
+    @property
+    def manifest(self) -> IndexManifest:
+        return IndexManifest(
+            embedder_id=self.embedder.id,
+            dimension=self.embedder.dimension,
+            renderings=list(self.settings.renderings),
+        )
+
+    @property
+    def min_similarity(self) -> float:
+        configured = self.settings.min_similarity
+        return self.embedder.default_min_similarity if configured is None else configured
+
+    def part(self, name: str) -> object | None:
+        """A feature's part (None when the feature is off or not registered)."""
+        return self.parts.get(name)
+
+    def forget_session(self, tenant_id: str, session_id: str) -> bool:
+        """Everything remembered of a session: its card and what each feature kept (e.g. the history's
+        prompts in full, scratch records). True when anything was there."""
+        found = self.store.delete(tenant_id, session_id)
+        for observer in self.observers():
+            found = observer.forget(tenant_id, session_id) or found
+        return found
+
+    def observers(self) -> list[SessionObserver]:
+        """The write path's observers of the features that are on, in registration order."""
+        found = []
+        for feature in self.features:
+            part = self.parts.get(feature.name)
+            if feature.observer is not None and part is not None:
+                found.append(feature.observer(part, self))
+        return found

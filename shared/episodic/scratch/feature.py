@@ -1,0 +1,45 @@
+"""The scratch feature's declared interface: notable tool outcomes of every session (short-horizon), the
+`recall_similar` MCP tool and `episodic scratch …`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from episodic.feature import Feature, SessionObserver
+from episodic.scratch.service import SCRATCH, ScratchMemory, forget_session, remember_outcomes, sweep
+
+if TYPE_CHECKING:
+    from episodic.mcp.registry import Tool
+    from episodic.memory import Memory
+    from episodic.models import Trajectory
+
+
+class ScratchObserver(SessionObserver):
+    """Stores each session's notable tool outcomes; the index run sweeps the expired ones."""
+
+    def __init__(self, scratch: ScratchMemory, memory: Memory) -> None:
+        self.scratch = scratch
+
+    def record(self, tenant_id: str, trajectory: Trajectory) -> None:
+        remember_outcomes(self.scratch, tenant_id, trajectory)
+
+    def forget(self, tenant_id: str, session_id: str) -> bool:
+        return forget_session(self.scratch, tenant_id, session_id) > 0
+
+    def sweep(self) -> int:
+        return sweep(self.scratch)
+
+
+def _tools(memory: Memory) -> list[Tool]:
+    from episodic.scratch.mcp_tool import scratch_tools
+
+    return scratch_tools(memory)
+
+
+FEATURE = Feature(
+    name=SCRATCH,
+    settings_prefix="scratch_",
+    observer=ScratchObserver,
+    mcp_tools=_tools,
+    cli="episodic.scratch.cli",
+)
