@@ -30,7 +30,7 @@ from episodic.auth import LocalTokenStore
 from episodic.card_write import store_card
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.models import Card, DistillerInfo, Outcome
-from episodic.scratch.records import ScratchRecord, ToolOutcome
+from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.settings import load_settings
 
 TENANT = "bench"

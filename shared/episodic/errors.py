@@ -45,3 +45,35 @@ class NotFoundError(EpisodicError):
 
 class InvalidArgumentError(EpisodicError):
     """A tool or command argument is out of range."""
+
+
+# ---------------------------------------------------------------- AWS error codes (botocore stays optional)
+
+# Codes AWS services use for "slow down / try again": never a reason to fail a card for good.
+THROTTLE_CODES = frozenset(
+    {
+        "ThrottlingException",
+        "TooManyRequestsException",
+        "ServiceUnavailableException",
+        "ModelNotReadyException",
+        "RequestTimeoutException",
+        "InternalServerException",
+        "ModelTimeoutException",
+    }
+)
+
+
+def error_code(exc: BaseException) -> str | None:
+    """The AWS error code of a botocore ClientError (duck-typed, so botocore stays optional)."""
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        code = response.get("Error", {}).get("Code")
+        return str(code) if code else None
+    return None
+
+
+def error_message(exc: BaseException) -> str:
+    response = getattr(exc, "response", None)
+    if isinstance(response, dict):
+        return str(response.get("Error", {}).get("Message", "")) or str(exc)
+    return str(exc)

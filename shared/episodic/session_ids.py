@@ -7,13 +7,12 @@ one is returned unchanged so the caller says "no episode" in its own words."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from episodic.errors import InvalidArgumentError
 from episodic.models import check_tenant
 
 if TYPE_CHECKING:
-    from episodic.history.port import HistoryStore
     from episodic.memory import Memory
 
 MIN_PREFIX = 6  # a session id is a UUID: 6 hex digits name one of thousands of sessions
@@ -45,22 +44,24 @@ def resolve(typed: str, exists: Callable[[str], bool], with_prefix: Callable[[st
     return matches[0] if matches else typed
 
 
+class SessionsById(Protocol):
+    """What resolving needs of a store: the card store and the history store both have it."""
+
+    def get(self, tenant_id: str, session_id: str) -> object | None: ...
+
+    def session_ids_starting(self, tenant_id: str, prefix: str, limit: int) -> list[str]: ...
+
+
+def session_id_in(store: SessionsById, tenant_id: str, typed: str) -> str:
+    """Resolve against one store's sessions of the tenant (cards: `memory.store`; history records)."""
+    check_tenant(tenant_id)
+    return resolve(
+        typed,
+        lambda sid: store.get(tenant_id, sid) is not None,
+        lambda prefix, limit: store.session_ids_starting(tenant_id, prefix, limit),
+    )
+
+
 def card_session_id(memory: Memory, tenant_id: str, typed: str) -> str:
     """Resolve against the tenant's cards."""
-    check_tenant(tenant_id)
-    store = memory.store
-    return resolve(
-        typed,
-        lambda sid: store.get(tenant_id, sid) is not None,
-        lambda prefix, limit: store.session_ids_starting(tenant_id, prefix, limit),
-    )
-
-
-def history_session_id(store: HistoryStore, tenant_id: str, typed: str) -> str:
-    """Resolve against the tenant's history records."""
-    check_tenant(tenant_id)
-    return resolve(
-        typed,
-        lambda sid: store.get(tenant_id, sid) is not None,
-        lambda prefix, limit: store.session_ids_starting(tenant_id, prefix, limit),
-    )
+    return session_id_in(memory.store, tenant_id, typed)

@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from episodic.embed.hashing import HashingEmbedder
+from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest
-from episodic.scratch.records import ScratchRecord, ToolOutcome
 from episodic.scratch.sqlite_store import SQLiteScratchStore
 
 from .conftest import cli

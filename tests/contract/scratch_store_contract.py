@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from episodic.embed.hashing import HashingEmbedder
 from episodic.errors import InvalidArgumentError, ParityError, TenantError
+from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
-from episodic.scratch.records import ScratchRecord, ToolOutcome
 
 EMBEDDER = HashingEmbedder(64)
 MANIFEST = ScratchManifest(embedder_id=EMBEDDER.id, dimension=EMBEDDER.dimension)

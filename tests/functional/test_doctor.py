@@ -12,8 +12,8 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from episodic import doctor
 from episodic.auth import LocalTokenStore
+from episodic.cli import doctor
 from episodic.errors import ConfigError
 from episodic.hook_token import set_config_value
 from episodic.mcp.http_server import BackgroundServer, build_endpoint

@@ -124,7 +124,7 @@ def test_without_recorded_outputs_it_says_to_run_setup_aws(episodic_home: Path) 
 
 
 def test_a_timeout_is_reported_as_a_timeout(episodic_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from episodic.doctor_aws import check_search_mode
+    from episodic.cli.doctor_aws import check_search_mode
     from episodic.settings import load_settings
 
     (episodic_home / "aws-outputs.json").write_text(json.dumps({"McpEndpoint": "https://api.example/mcp"}))

@@ -268,7 +268,7 @@ def test_cron_status_where_crontab_is_missing_exits_0(
 def test_a_harvest_that_cannot_start_leaves_a_visible_mark(
     env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from episodic.doctor import FAIL, check_harvest
+    from episodic.cli.doctor import FAIL, check_harvest
     from episodic.settings import load_settings
 
     monkeypatch.setenv("EPISODIC_TRANSCRIPTS_BUCKET", BUCKET)

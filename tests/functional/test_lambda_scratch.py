@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from episodic.aws.opensearch_scratch import OpenSearchScratchStore
 from episodic.embed.hashing import HashingEmbedder
-from episodic.scratch.records import ScratchRecord, ToolOutcome
+from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import ScratchMemory
 from episodic.scrub import Scrubber
 from fakes.opensearch_fake import FakeOpenSearch

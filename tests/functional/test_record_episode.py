@@ -194,8 +194,8 @@ def test_secrets_are_scrubbed_and_bad_session_ids_refused(server: Server) -> Non
 
 
 def test_remember_command_file_is_installed_once_and_names_the_session(tmp_path: Path) -> None:
-    from episodic.remember import RECORD_TOOL, REMEMBER_COMMAND
-    from episodic.setup_clients import remember_command_file, write_missing_file
+    from episodic.cli.remember import RECORD_TOOL, REMEMBER_COMMAND
+    from episodic.cli.setup_clients import remember_command_file, write_missing_file
 
     planned = remember_command_file(tmp_path)
     assert planned.path == tmp_path / ".claude" / "commands" / "remember.md"

@@ -17,7 +17,7 @@ from episodic.cli import build_cli
 from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
-from episodic.scratch.records import ScratchRecord, ToolOutcome
+from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import scratch_of
 from mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
 from unit.test_hook_faults import PROMPT, hook_input, log_lines, run_hook

@@ -1,9 +1,12 @@
-"""The core's module graph: no import cycles (function-local imports count too), the AWS adapters never
-reach into local-only modules, and the backend-neutral distiller code never imports the AWS package."""
+"""The module graph (function-local and type-only imports count too): no import cycles, the AWS adapters
+never reach into local-only modules, and the layers of ARCHITECTURE.md hold: only faces import the assembly,
+only the assembly (and the AWS faces) import `aws/`, the core and `mcp/` import no feature, a feature reaches
+another only through its port, and every feature package declares its contract and is registered."""
 
 from __future__ import annotations
 
 import ast
+import importlib
 from pathlib import Path
 
 SHARED = Path(__file__).resolve().parents[2] / "shared"
@@ -18,8 +21,8 @@ LOCAL_ONLY = (
     "episodic.distill.claude_code",
     "episodic.hook",
     "episodic.cli",
-    "episodic.setup_clients",
-    "episodic.remember",
+    "episodic.cli.setup_clients",
+    "episodic.cli.remember",
     "episodic.mcp.http_server",
     "episodic.mcp.stdio",
     "episodic.evaluation",
@@ -27,11 +30,15 @@ LOCAL_ONLY = (
 )
 
 
-def module_graph() -> dict[str, set[str]]:
+def module_graph(with_lambdas: bool = False) -> dict[str, set[str]]:
     files = {}
     for path in SHARED.rglob("*.py"):
         name = ".".join(path.relative_to(SHARED).with_suffix("").parts).removesuffix(".__init__")
         files[name] = path
+    if with_lambdas:  # the Lambda handlers: faces outside the package (`lambdas.<name>.handler`)
+        for path in (SHARED.parent / "lambdas").rglob("*.py"):
+            files[".".join(path.relative_to(SHARED.parent).with_suffix("").parts)] = path
+    modules = set(files)
     graph: dict[str, set[str]] = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
@@ -46,7 +53,7 @@ def module_graph() -> dict[str, set[str]]:
                     base = ".".join([*parts, base] if base else parts)
                 targets.add(base)
                 targets.update(f"{base}.{alias.name}" for alias in node.names)
-        graph[name] = {t for t in targets if t in files and t != name}
+        graph[name] = {t for t in targets if t in modules and t != name}
     return graph
 
 
@@ -121,3 +128,107 @@ def test_backend_neutral_code_never_imports_the_aws_package() -> None:
         if name.startswith(neutral)
     }
     assert {name: targets for name, targets in upward.items() if targets} == {}
+
+
+# ---------------------------------------------------------------- the layers (ARCHITECTURE.md), as data
+
+FEATURE_PACKAGES = sorted(p.parent.name for p in (SHARED / "episodic").glob("*/feature.py"))
+# the faces: entry points that ask the assembly for what they need (each feature's `cli` module is one too)
+FACES = (
+    "lambdas.",
+    "episodic.cli",
+    "episodic.ui",
+    "episodic.hook",
+    "episodic.mcp.http_server",
+    "episodic.mcp.stdio",
+    "episodic.session_distill",  # the SessionEnd hook's worker
+    "episodic.harvest.runner",  # `episodic harvest` and its nightly schedule
+    "episodic.evaluation",  # `episodic eval`: assembles one scratch memory per card set
+    *(f"episodic.{name}.cli" for name in FEATURE_PACKAGES),
+)
+# outside the assembly, who may import `aws/`, and why
+AWS_FACES = {
+    "lambdas.": "the Lambda handlers are the AWS deployment's faces: they run only there",
+    "episodic.cli.doctor_aws": "checks a deployed endpoint: the header names the MCP Lambda writes",
+}
+
+# an AWS adapter implements a feature's port: it may import that port and its models, and these besides
+ADAPTER_REUSE = {
+    ("episodic.aws.dynamo_history", "episodic.history.sqlite_store"): "full-text search on an in-memory "
+    "SQLite mirror of the tenant's records",
+}
+
+
+def _in(name: str, prefixes: tuple[str, ...] | list[str]) -> bool:
+    return any(name == p or name.startswith(p if p.endswith(".") else p + ".") for p in prefixes)
+
+
+def _feature_of(name: str) -> str | None:
+    parts = name.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "episodic" and parts[1] in FEATURE_PACKAGES else None
+
+
+def layer_violations(graph: dict[str, set[str]]) -> list[str]:
+    """Every import that breaks a layer rule, as `importer -> imported: rule`."""
+    found = []
+    for name, targets in sorted(graph.items()):
+        face = _in(name, FACES)
+        for target in sorted(targets):
+            if _in(target, ["episodic.assembly"]) and not (face or _in(name, ["episodic.assembly"])):
+                found.append(f"{name} -> {target}: only faces import the assembly")
+            if _in(target, ["episodic.aws"]) and not _in(
+                name, ["episodic.aws", "episodic.assembly", *AWS_FACES]
+            ):
+                found.append(f"{name} -> {target}: only the assembly imports aws/")
+            owner, used = _feature_of(name), _feature_of(target)
+            if used is None or owner == used or face or _in(name, ["episodic.assembly"]):
+                continue
+            through_port = _in(target, [f"episodic.{used}.port", f"episodic.{used}.models"])
+            if _in(name, ["episodic.aws"]) and (through_port or (name, target) in ADAPTER_REUSE):
+                continue  # an adapter of the feature's port
+            if owner is None:
+                found.append(f"{name} -> {target}: the core and mcp/ import no feature")
+            elif not through_port:
+                found.append(f"{name} -> {target}: a feature reaches another only through its port")
+    return found
+
+
+def test_the_layers_hold() -> None:
+    assert layer_violations(module_graph(with_lambdas=True)) == []
+
+
+def test_a_planted_violation_of_each_rule_is_found() -> None:
+    graph = module_graph(with_lambdas=True)
+    planted = {
+        "episodic.ingest": {"episodic.assembly", "episodic.history.service"},
+        "episodic.search": {"episodic.aws.s3vectors_store"},
+        "episodic.dream.service": {"episodic.history.sqlite_store"},
+        "episodic.mcp.tools": {"episodic.scratch.recall"},
+    }
+    for name, targets in planted.items():
+        graph[name] = graph[name] | targets
+    assert layer_violations(graph) == [
+        "episodic.dream.service -> episodic.history.sqlite_store: a feature reaches another only through its port",
+        "episodic.ingest -> episodic.assembly: only faces import the assembly",
+        "episodic.ingest -> episodic.history.service: the core and mcp/ import no feature",
+        "episodic.mcp.tools -> episodic.scratch.recall: the core and mcp/ import no feature",
+        "episodic.search -> episodic.aws.s3vectors_store: only the assembly imports aws/",
+    ]
+
+
+def test_every_feature_package_declares_its_contract_and_is_registered() -> None:
+    from episodic.assembly import FEATURES
+    from episodic.feature import Feature
+    from episodic.settings import Settings
+
+    assert FEATURE_PACKAGES == ["dream", "experiment", "history", "scratch"]
+    declared = {}
+    for package in FEATURE_PACKAGES:
+        feature = importlib.import_module(f"episodic.{package}.feature").FEATURE
+        assert isinstance(feature, Feature)
+        declared[package] = feature
+        # its settings section exists in the one settings model
+        assert any(name.startswith(feature.settings_prefix) for name in Settings.model_fields), package
+        if feature.cli:
+            assert callable(importlib.import_module(feature.cli).register)
+    assert sorted(f.name for f in FEATURES) == sorted(f.name for f in declared.values())

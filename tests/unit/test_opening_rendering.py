@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 from episodic.assembly import build_memory
 from episodic.aws.s3vectors_store import S3VectorsStore
+from episodic.cli.doctor import OK, WARN, check_opening
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.doctor import OK, WARN, check_opening
 from episodic.embed.hashing import HashingEmbedder
 from episodic.ingest import index_sessions
 from episodic.mcp.tools import episode_json, hit_json

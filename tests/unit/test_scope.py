@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from episodic import doctor
-from episodic.cli import build_cli
+from episodic.cli import build_cli, doctor
 from episodic.scope import SKIP_MARKER, ScopeRules, matches
 from episodic.settings import load_settings
 from fakes.experiment_sessions import write_session

@@ -10,7 +10,7 @@ import pytest
 from distill_builders import bash, edit, prompt, tool, trajectory
 from episodic.scratch.check import summary_problems
 from episodic.scratch.extract import clean_signature, error_signature, extract_outcomes
-from episodic.scratch.records import ToolOutcome
+from episodic.scratch.models import ToolOutcome
 from episodic.scrub import Scrubber
 
 SCRUBBER = Scrubber()

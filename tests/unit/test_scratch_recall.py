@@ -13,9 +13,9 @@ import pytest
 from episodic.embed.hashing import HashingEmbedder
 from episodic.errors import InvalidArgumentError
 from episodic.scratch import recall as recall_module
+from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.pack import CLOSING, MAX_BULLET_CHARS, heading, pack_recalls
 from episodic.scratch.recall import classify_task, recall_similar
-from episodic.scratch.records import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.service import ScratchMemory, forget_session, sweep
 from episodic.scratch.sqlite_store import SQLiteScratchStore
 from episodic.scrub import Scrubber

@@ -13,8 +13,8 @@ import pytest
 from click.testing import CliRunner
 from episodic.cli import build_cli
 from episodic.cli.mcp_cmds import _executable
+from episodic.cli.setup_agents import apply_codex_plan, codex_plan
 from episodic.errors import ConfigError
-from episodic.setup_agents import apply_codex_plan, codex_plan
 
 
 def invoke(args: list[str]) -> str:

@@ -8,8 +8,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from episodic.errors import ConfigError
-from episodic.setup_clients import (
+from episodic.cli.setup_clients import (
     ClientPlan,
     apply_plan,
     claude_code_plan,
@@ -19,6 +18,7 @@ from episodic.setup_clients import (
     merge_server,
     render_plan,
 )
+from episodic.errors import ConfigError
 
 URL = "https://memory.example.com/mcp"
 

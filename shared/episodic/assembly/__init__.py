@@ -8,6 +8,7 @@ registry; nothing else imports an adapter. `adapters` builds the core's ports fr
 from __future__ import annotations
 
 from episodic.assembly.adapters import (
+    aws_client,
     build_distiller,
     build_embedder,
     build_ledger,
@@ -16,6 +17,7 @@ from episodic.assembly.adapters import (
     build_source,
     build_store,
     memory_source,
+    secret_token_store,
     sqlite_store_at,
 )
 from episodic.assembly.features import FEATURES, build_history, build_parts
@@ -58,6 +60,8 @@ def build_memory(
 
 __all__ = [
     "FEATURES",
+    "AwsClients",
+    "aws_client",
     "build_distiller",
     "build_embedder",
     "build_history",
@@ -67,5 +71,6 @@ __all__ = [
     "build_scrubber",
     "build_source",
     "build_store",
+    "secret_token_store",
     "sqlite_store_at",
 ]

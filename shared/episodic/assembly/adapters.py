@@ -6,7 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from episodic.aws.clients import AwsClients
+from episodic.aws.clients import AwsClients, aws_client
+from episodic.aws.secrets_auth import SecretTokenStore
 from episodic.errors import ConfigError
 from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
 from episodic.scrub import Scrubber
@@ -127,3 +128,8 @@ def memory_source(settings: Settings) -> TranscriptSource:
     if isinstance(settings, DeployedSettings):
         return build_source(settings)
     return build_scoped_source(settings, record_outcomes=True)
+
+
+def secret_token_store(settings: Settings, secret_id: str, profile: str | None = None) -> SecretTokenStore:
+    """The deployed stack's bearer tokens in Secrets Manager (`token --aws`), from the local machine."""
+    return SecretTokenStore(aws_client(settings, "secretsmanager", profile), secret_id)

@@ -7,36 +7,9 @@ import time
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
+from episodic.errors import THROTTLE_CODES, error_code, error_message
+
 T = TypeVar("T")
-
-# Codes AWS services use for "slow down / try again": never a reason to fail a card for good.
-THROTTLE_CODES = frozenset(
-    {
-        "ThrottlingException",
-        "TooManyRequestsException",
-        "ServiceUnavailableException",
-        "ModelNotReadyException",
-        "RequestTimeoutException",
-        "InternalServerException",
-        "ModelTimeoutException",
-    }
-)
-
-
-def error_code(exc: BaseException) -> str | None:
-    """The AWS error code of a botocore ClientError (duck-typed, so botocore stays optional)."""
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        code = response.get("Error", {}).get("Code")
-        return str(code) if code else None
-    return None
-
-
-def error_message(exc: BaseException) -> str:
-    response = getattr(exc, "response", None)
-    if isinstance(response, dict):
-        return str(response.get("Error", {}).get("Message", "")) or str(exc)
-    return str(exc)
 
 
 class RetriesExhausted(Exception):

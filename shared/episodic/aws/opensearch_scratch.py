@@ -16,8 +16,8 @@ from typing import Any
 import numpy as np
 
 from episodic.errors import ParityError
+from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
-from episodic.scratch.records import ScratchHit, ScratchRecord, ToolOutcome
 
 BULK_DOCS = 500  # documents a bulk request (well under the collection's payload limit at 1024-d)
 PAGE = 1000  # ids a delete pass collects (below index.max_result_window, 10,000)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import importlib
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from episodic.feature import Feature
 
 
 def main() -> None:
@@ -29,7 +32,8 @@ def main() -> None:
     cli(prog_name="episodic")
 
 
-def build_cli() -> Any:
+def build_cli(features: tuple[Feature, ...] | None = None) -> Any:
+    """The `episodic` group with every registered feature's commands (`features`: the registered ones)."""
     import click
 
     from episodic.assembly.features import FEATURES
@@ -57,7 +61,7 @@ def build_cli() -> Any:
     from episodic.cli import ui_cmds
 
     ui_cmds.register(cli)
-    for feature in FEATURES:  # each feature's commands (episodic.feature)
+    for feature in FEATURES if features is None else features:  # each feature's commands (episodic.feature)
         if feature.cli:
             importlib.import_module(feature.cli).register(cli)
     return cli

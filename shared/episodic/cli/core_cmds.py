@@ -237,7 +237,7 @@ def register(group: click.Group) -> None:
     def inspect_cmd(paths: tuple[str, ...], render_survey: bool, as_json: bool) -> None:
         """How much history there is, what a distiller would receive, and what a backfill would cost."""
         from episodic.assembly import build_scoped_source
-        from episodic.inspect_history import inspect_history, render_one
+        from episodic.backfill_estimate import inspect_history, render_one
 
         settings = _settings({})
         source = build_scoped_source(settings)

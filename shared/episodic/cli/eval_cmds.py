@@ -59,7 +59,7 @@ def _print_text(result: Any) -> None:
 
 
 def _bedrock_client(settings: Settings) -> Any:
-    from episodic.aws.clients import aws_client
+    from episodic.assembly import aws_client
 
     return aws_client(settings, "bedrock-runtime")
 

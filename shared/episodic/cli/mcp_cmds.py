@@ -96,13 +96,12 @@ def _aws_options(command):  # type: ignore[no-untyped-def]
 
 
 def _secret_store(secret: str | None, profile: str | None):  # type: ignore[no-untyped-def]
-    from episodic.aws.clients import aws_client
-    from episodic.aws.secrets_auth import SecretTokenStore
+    from episodic.assembly import secret_token_store
     from episodic.harvest.state import read_stack_outputs
 
     settings = _settings()
     secret_id = secret or read_stack_outputs(settings.home).get("TokensSecretArn") or settings.auth_secret_id
-    return SecretTokenStore(aws_client(settings, "secretsmanager", profile), str(secret_id))
+    return secret_token_store(settings, str(secret_id), profile)
 
 
 # a revoked token passes until API Gateway's cached answer (60 s) and the authorizer's secret cache (60 s) expire
@@ -190,7 +189,7 @@ def setup_group() -> None:
 
 
 def _finish(plan, write: bool) -> None:  # type: ignore[no-untyped-def]
-    from episodic.setup_clients import apply_plan, render_plan
+    from episodic.cli.setup_clients import apply_plan, render_plan
 
     if not write:
         click.echo(render_plan(plan))
@@ -210,7 +209,7 @@ def _finish(plan, write: bool) -> None:  # type: ignore[no-untyped-def]
 
 
 def _executable() -> str:
-    from episodic.setup_clients import installed_executable
+    from episodic.cli.setup_clients import installed_executable
 
     try:
         return installed_executable()
@@ -257,9 +256,9 @@ def setup_claude_code(
 ) -> None:
     """`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json; with --write, the
     local server is left answering for the first prompt."""
+    from episodic.cli.distiller_choice import choose_distiller
+    from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_steps import announce_distiller, leave_server_answering
-    from episodic.distiller_choice import choose_distiller
-    from episodic.setup_clients import claude_code_plan, user_home
 
     settings = _settings()
     choice = choose_distiller(settings, distiller)
@@ -288,7 +287,7 @@ def setup_claude_code(
 @_write_option
 def setup_cursor(url: str | None, token: str | None, literal_token: bool, write: bool) -> None:
     """The episodic entry for ~/.cursor/mcp.json."""
-    from episodic.setup_clients import cursor_plan, user_home
+    from episodic.cli.setup_clients import cursor_plan, user_home
 
     settings = _settings()
     _finish(cursor_plan(user_home(settings.user_home), url, token, _executable(), literal_token), write)
@@ -300,8 +299,8 @@ def setup_cursor(url: str | None, token: str | None, literal_token: bool, write:
 @_write_option
 def setup_codex(url: str | None, token: str | None, write: bool) -> None:
     """`codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml."""
-    from episodic.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
-    from episodic.setup_clients import user_home
+    from episodic.cli.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
+    from episodic.cli.setup_clients import user_home
 
     settings = _settings()
     plan = codex_plan(
@@ -330,8 +329,8 @@ def setup_codex(url: str | None, token: str | None, write: bool) -> None:
 @_write_option
 def setup_gemini(url: str | None, token: str | None, write: bool) -> None:
     """`gemini mcp add …` and the episodic entry of ~/.gemini/settings.json."""
-    from episodic.setup_agents import gemini_home, gemini_plan
-    from episodic.setup_clients import user_home
+    from episodic.cli.setup_agents import gemini_home, gemini_plan
+    from episodic.cli.setup_clients import user_home
 
     settings = _settings()
     _finish(
@@ -352,11 +351,11 @@ def doctor_cmd(as_json: bool, aws: bool) -> None:
     import json
 
     if aws:
-        from episodic.doctor_aws import run_aws_checks
+        from episodic.cli.doctor_aws import run_aws_checks
 
         checks = run_aws_checks(_settings())
     else:
-        from episodic.doctor import run_checks
+        from episodic.cli.doctor import run_checks
 
         checks = run_checks(_settings())
     if as_json:

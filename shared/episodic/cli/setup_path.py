@@ -14,8 +14,8 @@ from episodic.errors import EpisodicError
 def setup_path(write: bool) -> None:
     """Link ~/.local/bin/episodic to this install, so `episodic …` works without `.venv/bin/`."""
     from episodic import envsource
+    from episodic.cli.setup_clients import installed_executable, link_executable, path_link, user_home
     from episodic.settings import load_settings
-    from episodic.setup_clients import installed_executable, link_executable, path_link, user_home
 
     try:
         executable = installed_executable()

@@ -12,7 +12,7 @@ def offer_claude_code_distiller(settings, why: str = "") -> None:  # type: ignor
     """Claude Code on PATH and cards still heuristic: say what distilling with it would take."""
     import shutil
 
-    from episodic.distiller_choice import claude_code_cost
+    from episodic.cli.distiller_choice import claude_code_cost
 
     if settings.distiller != "heuristic" or shutil.which(settings.claude_binary) is None:
         return
@@ -44,7 +44,7 @@ def _save_distiller(distiller: str) -> str:
 
 def announce_distiller(settings, choice, write: bool) -> None:  # type: ignore[no-untyped-def]
     """Save and say which distiller writes the cards (Claude Code's cost with it, how to opt out)."""
-    from episodic.distiller_choice import CLAUDE_CODE, claude_code_cost
+    from episodic.cli.distiller_choice import CLAUDE_CODE, claude_code_cost
 
     to_save = choice.source == "option" or (choice.source == "default" and choice.distiller == CLAUDE_CODE)
     if choice.source == "saved":

@@ -21,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from episodic.aws._calls import THROTTLE_CODES, error_code
-from episodic.errors import ConfigError, RetryableDistillError
+from episodic.errors import THROTTLE_CODES, ConfigError, RetryableDistillError, error_code
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, Trajectory
 

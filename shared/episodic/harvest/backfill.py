@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from episodic.backfill_estimate import InspectReport, inspect_history
 from episodic.harvest.harvest import HarvestReport, aws_error_code
-from episodic.inspect_history import InspectReport, inspect_history
 from episodic.models import NotEpisode, SessionSource, Trajectory
 from episodic.ports import TranscriptSource
 

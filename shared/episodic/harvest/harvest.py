@@ -19,8 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic.auth import validate_tenant
-from episodic.aws._calls import error_code
-from episodic.errors import InvalidArgumentError
+from episodic.errors import InvalidArgumentError, error_code
 from episodic.harvest.body import ObjScrubber, build_body, read_source_files
 from episodic.harvest.state import HarvestState
 from episodic.models import NotEpisode, SessionSource

@@ -31,7 +31,7 @@ def kms_key_id(settings: Settings) -> str | None:
 
 def build_s3_client(settings: Settings, profile: str | None = None) -> Any:
     """An S3 client from the standard credential chain (a named profile when given)."""
-    from episodic.aws.clients import aws_client
+    from episodic.assembly import aws_client
 
     return aws_client(settings, "s3", profile)
 

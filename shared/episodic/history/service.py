@@ -18,7 +18,7 @@ from episodic.history.port import HistoryStore
 from episodic.history.tracker import NoTracker, Tracker
 from episodic.models import CardRecord, ReviewState, check_tenant
 from episodic.scrub import Scrubber
-from episodic.session_ids import AmbiguousSessionError, history_session_id
+from episodic.session_ids import AmbiguousSessionError, session_id_in
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
@@ -185,7 +185,7 @@ def counted_search(
     check_tenant(tenant_id)
     store = history_of(memory)
     if filters is not None and filters.session_id:  # `--session` takes a unique prefix too
-        resolved = history_session_id(store, tenant_id, filters.session_id)
+        resolved = session_id_in(store, tenant_id, filters.session_id)
         filters = filters.model_copy(update={"session_id": resolved})
     check_limit(limit)
     matches = store.match(tenant_id, _clean_query(memory, query), filters or HistoryFilters(), pool)
@@ -202,7 +202,7 @@ def get_history(memory: Memory, tenant_id: str, typed: str) -> HistoryRecord:
     or a unique prefix, case-insensitive). Several matches raise AmbiguousSessionError listing them."""
     check_tenant(tenant_id)
     store = history_of(memory)
-    record = store.get(tenant_id, history_session_id(store, tenant_id, typed))
+    record = store.get(tenant_id, session_id_in(store, tenant_id, typed))
     if record is not None:
         return record
     named = sessions_named(store, tenant_id, typed)
@@ -315,7 +315,7 @@ def link_session(
     parsed = parse_item(item)
     store = history_of(memory)
     # the current session is usually not indexed yet: an unknown id is linked as typed
-    session_id = check_session_id(history_session_id(store, tenant_id, session_id))
+    session_id = check_session_id(session_id_in(store, tenant_id, session_id))
     record = store.get(tenant_id, session_id)
     if (
         record is None
@@ -359,7 +359,7 @@ def show_links(memory: Memory, tenant_id: str, target: str) -> tuple[str, list[L
     check_tenant(tenant_id)
     store = history_of(memory)
     target = (target or "").strip()
-    target = history_session_id(store, tenant_id, target)  # a session's unique prefix, or unchanged
+    target = session_id_in(store, tenant_id, target)  # a session's unique prefix, or unchanged
     by_session = store.links(tenant_id, session_id=target)
     if by_session or store.get(tenant_id, target) is not None:
         record = store.get(tenant_id, target)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from episodic.distill.checks import rule_breaks
-from episodic.scratch.records import MAX_SUMMARY_CHARS
+from episodic.scratch.models import MAX_SUMMARY_CHARS
 from episodic.scrub import Scrubber
 
 _DIFF_RE = re.compile(

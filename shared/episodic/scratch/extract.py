@@ -22,7 +22,7 @@ from episodic.distill.evidence import (
 )
 from episodic.models import ToolCall, Trajectory
 from episodic.scratch.check import summary_problems
-from episodic.scratch.records import MAX_SUMMARY_CHARS, ScratchRecord, ToolOutcome
+from episodic.scratch.models import MAX_SUMMARY_CHARS, ScratchRecord, ToolOutcome
 from episodic.scrub import Scrubber
 
 DEFAULT_MAX_PER_SESSION = 4

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING, Any
 
 from episodic.auth import Principal
 from episodic.mcp.registry import Tool, ToolOutput
+from episodic.scratch.models import K_MAX, K_MIN
 from episodic.scratch.pack import pack_recalls
-from episodic.scratch.records import K_MAX, K_MIN
 
 if TYPE_CHECKING:
     from episodic.memory import Memory

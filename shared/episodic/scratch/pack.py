@@ -7,7 +7,7 @@ cut into the closing line. Nothing recalled: no block at all (silence beats nois
 
 from __future__ import annotations
 
-from episodic.scratch.records import K_MAX, ScratchHit
+from episodic.scratch.models import K_MAX, ScratchHit
 
 MAX_BULLET_CHARS = 200
 MAX_TOKENS = 300

@@ -16,7 +16,7 @@ from pydantic import BaseModel
 
 from episodic.errors import InvalidArgumentError, ParityError
 from episodic.models import check_tenant
-from episodic.scratch.records import ScratchHit, ScratchRecord
+from episodic.scratch.models import ScratchHit, ScratchRecord
 
 
 class ScratchManifest(BaseModel):

@@ -25,7 +25,7 @@ from typing import Literal
 
 from episodic.errors import InvalidArgumentError
 from episodic.models import check_tenant
-from episodic.scratch.records import K_MAX, K_MIN, ScratchHit, ToolOutcome
+from episodic.scratch.models import K_MAX, K_MIN, ScratchHit, ToolOutcome
 from episodic.scratch.service import CLOCK_SKEW, ScratchMemory
 from episodic.settings import DeployedSettings
 

@@ -13,7 +13,7 @@ from episodic.models import NotEpisode
 from episodic.ports import TranscriptSource
 from episodic.scratch.check import summary_problems
 from episodic.scratch.extract import DEFAULT_MAX_PER_SESSION, extract_outcomes
-from episodic.scratch.records import ScratchRecord, ToolOutcome
+from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scrub import Scrubber
 
 

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
+from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
-from episodic.scratch.records import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.sqlite_conn import open_connection, transaction
 
 SCRATCH_FILE = "scratch.sqlite3"  # beside the card index in the home folder

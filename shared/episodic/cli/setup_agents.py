@@ -24,8 +24,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from episodic.cli.setup_clients import SERVER_NAME, TOKEN_ENV, ClientPlan, MergeResult
 from episodic.errors import ConfigError
-from episodic.setup_clients import SERVER_NAME, TOKEN_ENV, ClientPlan, MergeResult
 
 _TABLE = f"mcp_servers.{SERVER_NAME}"
 _TABLE_RE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*\"?" + re.escape(SERVER_NAME) + r"\"?\s*\]\s*$", re.M)

@@ -19,10 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from episodic import envsource
-from episodic.errors import EpisodicError
-from episodic.models import CardRecord, DistillerInfo
-from episodic.settings import Settings
-from episodic.setup_clients import (
+from episodic.cli.setup_clients import (
     HOOK_ARGS,
     SERVER_NAME,
     SESSION_DISTILL_ARGS,
@@ -30,6 +27,9 @@ from episodic.setup_clients import (
     installed_executable,
     user_home,
 )
+from episodic.errors import EpisodicError
+from episodic.models import CardRecord, DistillerInfo
+from episodic.settings import Settings
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 PROBE_QUERY = "episodic doctor probe: does this token reach the search tool"

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from urllib.parse import urlsplit
 
 from episodic.aws.search_mode import HYBRID, SEARCH_MODE_HEADER, SEARCH_REASON_HEADER, VECTOR_ONLY
-from episodic.doctor import FAIL, OK, PROBE_QUERY, Check
+from episodic.cli.doctor import FAIL, OK, PROBE_QUERY, Check
 from episodic.errors import EpisodicError
 from episodic.hook import PROTOCOL_VERSION
 from episodic.mcp.protocol import LOCAL_HOSTS
@@ -107,7 +107,7 @@ def check_search_mode(settings: Settings, post: Post = post_json, timeout: float
 
 def run_aws_checks(settings: Settings, post: Post = post_json) -> list[Check]:
     """The deployment this machine was set up for: the last harvest's mark, then the search mode."""
-    from episodic.doctor import check_harvest
+    from episodic.cli.doctor import check_harvest
 
     harvest = check_harvest(settings)
     return [*([harvest] if harvest else []), check_search_mode(settings, post)]

@@ -16,9 +16,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from episodic.cli.remember import REMEMBER_COMMAND, remember_command_path
 from episodic.errors import ConfigError
 from episodic.mcp import SERVER_NAME
-from episodic.remember import REMEMBER_COMMAND, remember_command_path
 
 HOOK_ARGS = "hook user-prompt-submit"
 SESSION_DISTILL_ARGS = "hook session-distill"  # SessionEnd, when Claude Code is the saved distiller
