@@ -31,6 +31,7 @@ from episodic.card_write import store_card
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.models import Card, DistillerInfo, Outcome
 from episodic.scratch.models import ScratchRecord, ToolOutcome
+from episodic.scratch.service import scratch_of
 from episodic.settings import load_settings
 
 TENANT = "bench"
@@ -101,7 +102,7 @@ OUTCOMES = [
 
 def _seed_scratch(memory: object) -> int:
     """200 outcome records of the last days (40 near the prompts' symptoms, the rest filler)."""
-    scratch = getattr(memory, "scratch", None)
+    scratch = scratch_of(memory)  # type: ignore[arg-type]
     if scratch is None:
         return 0
     now = datetime.now(UTC)
