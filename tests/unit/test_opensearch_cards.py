@@ -87,7 +87,7 @@ def test_the_mapping_holds_one_knn_vector_per_rendering_and_the_manifest(tmp_pat
 def test_the_store_setting_chooses_opensearch_for_cards(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from episodic import backends
+    from episodic import assembly
 
     settings = load_settings(
         home=tmp_path, store="opensearch", opensearch_endpoint="https://abc.us-east-1.aoss.amazonaws.com",
@@ -97,14 +97,14 @@ def test_the_store_setting_chooses_opensearch_for_cards(
     monkeypatch.setattr(
         "episodic.aws.opensearch_client.opensearch_client", lambda s, **kw: made.append(s) or FakeOpenSearch()
     )
-    store = backends.build_store(settings)
+    store = assembly.build_store(settings)
     assert isinstance(store, OpenSearchCardStore) and store.index == "team-cards" and made == [settings]
 
 
 def test_the_lambdas_settings_accept_cards_on_opensearch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from episodic import backends
+    from episodic import assembly
     from episodic.settings import load_deployed_settings
 
     settings = load_deployed_settings(
@@ -112,4 +112,4 @@ def test_the_lambdas_settings_accept_cards_on_opensearch(
         opensearch_endpoint="https://abc.us-east-1.aoss.amazonaws.com", aws_region="us-east-1",
     )  # fmt: skip
     monkeypatch.setattr("episodic.aws.opensearch_client.opensearch_client", lambda s, **kw: FakeOpenSearch())
-    assert isinstance(backends.build_store(settings), OpenSearchCardStore)
+    assert isinstance(assembly.build_store(settings), OpenSearchCardStore)
