@@ -10,6 +10,7 @@ from typing import Any
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from episodic.assembly import build_memory
+from episodic.assembly.dream import dream_adapters
 from episodic.aws.clients import AwsClients
 from episodic.dream.service import DreamRunError, dream_tenants
 from episodic.memory import Memory
@@ -52,8 +53,7 @@ def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
         summary = dream_tenants(
             current.settings,
             [str(t) for t in tenants] if isinstance(tenants, list) else None,
-            current.clients,
-            memory=current.memory,
+            dream_adapters(current.settings, current.memory, current.clients),
         )
     except DreamRunError as exc:
         logger.error("dream failed", extra={"reason": str(exc), "summary": exc.summary})

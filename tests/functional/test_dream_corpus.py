@@ -181,15 +181,15 @@ def test_the_week_is_read_from_the_history_records_not_reparsed(
 ) -> None:
     from datetime import UTC, datetime
 
+    from episodic.assembly.dream import dream_adapters
     from episodic.dream.history_source import HistoryWeekSource
-    from episodic.dream.service import build_week_source
     from episodic.settings import load_settings
 
     monkeypatch.setenv("EPISODIC_HOME", str(dreamt["home"]))
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
     history_file = dreamt["home"] / "history.sqlite3"
     before = sha256(history_file)
-    source = build_week_source(load_settings(), [str(dreamt["corpus"])])
+    source = dream_adapters(load_settings(), transcripts=[str(dreamt["corpus"])]).source
     assert isinstance(source, HistoryWeekSource)
     week = source.sessions("local", datetime(2026, 1, 5, tzinfo=UTC), datetime(2026, 1, 12, tzinfo=UTC))
     assert week and source.from_history == len(week)  # every digest from its record, no transcript parsed

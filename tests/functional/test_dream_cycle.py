@@ -15,12 +15,14 @@ import pytest
 from botocore.stub import ANY, Stubber
 from dream_kit import ListWeekSource, bedrock_tool_reply, digest, export_thread
 from episodic.auth import Principal
-from episodic.dream.archive import LocalArchive, S3Archive
+from episodic.aws.dream_archive import S3Archive
+from episodic.aws.dream_llm import BedrockDreamModel
+from episodic.dream.archive import LocalArchive
 from episodic.dream.cycle import run_dream
 from episodic.dream.exemplar import load_exemplar
 from episodic.dream.extract import DreamPhaseError
-from episodic.dream.llm import BedrockDreamModel, DreamModel
 from episodic.dream.mcp_tool import dream_tool
+from episodic.dream.port import DreamModel
 from episodic.dream.record import SECTIONS, parse_record, section_items
 from episodic.dream.weeks import IsoWeek
 from episodic.mcp.registry import ToolRegistry

@@ -135,16 +135,15 @@ def test_a_failed_bedrock_call_fails_the_invocation_with_its_reason(cloud: Local
 
 
 def test_by_hand_against_the_deployed_store_the_bucket_adapters_are_chosen(cloud: LocalCloud) -> None:
-    from episodic.dream.archive import S3Archive
-    from episodic.dream.aws_source import BucketWeekSource
-    from episodic.dream.service import build_archive, build_week_source
+    from episodic.assembly.dream import dream_adapters
+    from episodic.aws.dream_archive import S3Archive
+    from episodic.aws.dream_source import BucketWeekSource
 
     runtime = mcp.runtime()
     clients = AwsClients(s3=cloud.s3, s3vectors=cloud.vectors, bedrock_runtime=cloud.bedrock)
-    source = build_week_source(runtime.settings, None, clients)
-    assert isinstance(source, BucketWeekSource) and isinstance(
-        build_archive(runtime.settings, clients), S3Archive
-    )
+    adapters = dream_adapters(runtime.settings, None, clients)
+    source = adapters.source
+    assert isinstance(source, BucketWeekSource) and isinstance(adapters.archive, S3Archive)
     week = source.sessions("acme", datetime(2026, 7, 20, tzinfo=UTC), datetime(2026, 7, 27, tzinfo=UTC))
     assert [d.transcript_found for d in week] == [True, False, False]  # the one uploaded transcript is read
     assert week[0].prompts and source.earliest("acme") == datetime.fromisoformat(DAYS[0])

@@ -27,14 +27,14 @@ def test_episodic_ui_serves_on_loopback_behind_the_printed_secret(episodic_home:
 
 
 def test_the_dream_page_reads_where_episodic_dream_writes(tmp_path: Path) -> None:
+    from episodic.assembly.dream import dream_adapters
     from episodic.dream.archive import LocalArchive
-    from episodic.dream.service import build_archive
     from episodic.settings import Settings
     from episodic.ui.app import build_viewer
     from episodic.ui.data import LocalSource
 
     settings = Settings(home=tmp_path / "home", tenant="alice")
     viewer = build_viewer(settings, source=LocalSource.__new__(LocalSource))
-    archive = build_archive(settings)
+    archive = dream_adapters(settings).archive
     assert isinstance(archive, LocalArchive)
     assert viewer.dream_dir == archive.folder("alice")

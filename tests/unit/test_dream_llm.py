@@ -62,7 +62,7 @@ def test_the_schemas_sent_have_no_refs() -> None:
 def test_bedrock_without_a_region_is_a_config_error_naming_the_fix(
     episodic_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    from episodic.dream.service import build_model
+    from episodic.assembly.dream import dream_adapters
     from episodic.errors import ConfigError
     from episodic.settings import load_settings
 
@@ -72,7 +72,7 @@ def test_bedrock_without_a_region_is_a_config_error_naming_the_fix(
     monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "config"))
     monkeypatch.setenv("EPISODIC_DISTILLER", "bedrock")
     with pytest.raises(ConfigError, match=r"no AWS region is set: set EPISODIC_AWS_REGION .* --offline"):
-        build_model(load_settings())
+        dream_adapters(load_settings()).model  # noqa: B018 (opening the model is the act under test)
 
 
 def test_the_extract_prompt_carries_the_threads_cards_before_the_survey() -> None:

@@ -156,6 +156,8 @@ AWS_FACES = {
 ADAPTER_REUSE = {
     ("episodic.aws.dynamo_history", "episodic.history.sqlite_store"): "full-text search on an in-memory "
     "SQLite mirror of the tenant's records",
+    ("episodic.aws.dream_source", "episodic.dream.source"): "the week's port and its digests, made by the "
+    "same functions as the local source's",
 }
 
 

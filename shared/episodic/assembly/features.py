@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from episodic.aws.clients import AwsClients
 from episodic.dream.feature import FEATURE as DREAM
+from episodic.errors import ConfigError
 from episodic.experiment.feature import FEATURE as EXPERIMENT
 from episodic.feature import Feature
 from episodic.history.feature import FEATURE as HISTORY
@@ -19,6 +20,7 @@ from episodic.scrub import Scrubber
 from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
+    from episodic.dream.port import DreamArchive
     from episodic.history.port import HistoryStore
     from episodic.memory import Memory
     from episodic.scratch.service import ScratchMemory
@@ -89,8 +91,31 @@ def build_history(settings: Settings, clients: AwsClients | None = None) -> Hist
     return history_store(settings, clients or AwsClients(settings))
 
 
+def dream_archive(settings: Settings, clients: AwsClients) -> DreamArchive:
+    """The dream's records: in the transcripts bucket for the deployed settings or the deployed store,
+    beside the index (`<home>/dreams/<tenant>/`) locally."""
+    if isinstance(settings, DeployedSettings) or (
+        settings.store == "s3vectors" and settings.transcripts_bucket
+    ):
+        from episodic.aws.dream_archive import S3Archive
+
+        if not settings.transcripts_bucket:
+            raise ConfigError("EPISODIC_TRANSCRIPTS_BUCKET is required for records in the bucket")
+        return S3Archive(
+            clients.get("s3"), settings.transcripts_bucket, settings.dreams_prefix, settings.kms_key_id
+        )
+    from episodic.dream.archive import local_archive
+
+    return local_archive(settings.home)
+
+
+def dream_part(settings: Settings, memory: Memory, clients: AwsClients) -> DreamArchive:
+    return dream_archive(settings, clients)
+
+
 # features whose part is a local or an AWS adapter: built here, never inside the feature
 ADAPTED_PARTS: dict[str, Callable[[Settings, Memory, AwsClients], object | None]] = {
+    DREAM.name: dream_part,
     HISTORY.name: history_part,
     SCRATCH.name: scratch_part,
 }

@@ -47,6 +47,7 @@ def register(group: click.Group) -> None:
         By default the weeks after the last record up to the last complete week. The index and the
         transcripts are only read; records go to EPISODIC_HOME/dreams/<tenant>/ (the bucket on AWS).
         """
+        from episodic.assembly.dream import dream_adapters
         from episodic.dream.service import DreamRequest, dream, write_dashboard
 
         settings = load_settings(tenant=tenant)
@@ -59,11 +60,12 @@ def register(group: click.Group) -> None:
             offline=offline,
             transcripts=list(transcripts) or None,
         )
+        adapters = dream_adapters(settings, transcripts=request.transcripts)
         if as_html:
-            path, count = write_dashboard(settings, request, Path(out) if out else None)
+            path, count = write_dashboard(settings, request, Path(out) if out else None, adapters.archive)
             click.echo(f"dashboard of {count} record(s): {path}")
             return
-        run = dream(settings, request)
+        run = dream(settings, request, adapters)
         if as_json:
             click.echo(json.dumps([w.__dict__ for w in run.weeks], indent=2))
             return

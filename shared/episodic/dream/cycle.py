@@ -10,14 +10,12 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from episodic.dream.archive import RecordArchive
 from episodic.dream.card_extract import card_extract, thread_title, thread_vector
 from episodic.dream.exemplar import Exemplar
 from episodic.dream.extract import DreamPhaseError, ThreadExtract, read_deep, validate_extract
 from episodic.dream.llm import (
     EXTRACT_SYSTEM,
     NARRATIVE_SYSTEM,
-    DreamModel,
     Narrative,
     cards_block,
     extract_prompt,
@@ -25,6 +23,7 @@ from episodic.dream.llm import (
     narrative_prompt,
     narrative_schema,
 )
+from episodic.dream.port import DreamArchive, DreamModel
 from episodic.dream.record import Item, item_title, parse_record, render_record, section_items
 from episodic.dream.scoring import PriorMemory, RecordedItem, WeekContext, explain, score_thread
 from episodic.dream.source import WeekSource
@@ -57,7 +56,7 @@ class DreamRun:
 
 
 def prior_memory(
-    archive: RecordArchive, tenant_id: str, before: IsoWeek, meaning: Meaning | None = None
+    archive: DreamArchive, tenant_id: str, before: IsoWeek, meaning: Meaning | None = None
 ) -> PriorMemory:
     """The themes and unfinished threads of the records of earlier weeks (novelty, open work, patterns)."""
     prior = PriorMemory()
@@ -199,7 +198,7 @@ def analyse_week(
 
 def run_dream(
     source: WeekSource,
-    archive: RecordArchive,
+    archive: DreamArchive,
     tenant_id: str,
     weeks: list[IsoWeek],
     *,

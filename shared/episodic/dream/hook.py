@@ -11,19 +11,19 @@ from typing import IO, TYPE_CHECKING
 from episodic import envsource
 
 if TYPE_CHECKING:
-    from episodic.dream.archive import RecordArchive
+    from episodic.dream.port import DreamArchive
 
 HEADER = "Latest weekly dream synthesis of this memory (decisions already made, open flags; cite-checked):\n"
 
 
 def synthesis_context(max_chars: int) -> str | None:
-    from episodic.dream.archive import LocalArchive
+    from episodic.dream.archive import local_archive
     from episodic.settings import load_settings
 
     settings = load_settings()
     if not settings.dream_session_start:
         return None
-    archive = LocalArchive(settings.home / "dreams")
+    archive = local_archive(settings.home)  # the records this machine's `episodic dream` wrote
     text = latest_synthesis(archive, settings.tenant)
     if not text:
         return None
@@ -31,7 +31,7 @@ def synthesis_context(max_chars: int) -> str | None:
     return body if len(body) <= max_chars else body[: max_chars - 1].rsplit("\n", 1)[0] + "\n…"
 
 
-def latest_synthesis(archive: RecordArchive, tenant: str) -> str | None:
+def latest_synthesis(archive: DreamArchive, tenant: str) -> str | None:
     """The newest synthesis of a week that had sessions (an empty week's, left by older versions, is skipped)."""
     for week in reversed(archive.weeks(tenant)):
         text = archive.read(tenant, week, "synthesis")

@@ -1,4 +1,5 @@
-"""The LLM path: a `DreamModel` port (one JSON-schema-forced call) and its Bedrock and Claude Code adapters.
+"""The LLM path: a `DreamModel` port (one JSON-schema-forced call) and its Claude Code adapter (the Bedrock
+one is `aws.dream_llm`).
 
 The model sees the thread's cards (the distilled statements it starts from), its survey blocks and one
 budgeted transcript survey (never a raw transcript
@@ -10,16 +11,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import time
-from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from pydantic import BaseModel, Field
 
-from episodic.aws._calls import with_backoff
-from episodic.aws.bedrock_distiller import strict_tool_schema
 from episodic.dream.extract import Claim, ThreadExtract
+from episodic.dream.port import DreamModel
 from episodic.dream.source import SessionDigest
 from episodic.marker import DISTILLER_MARKER
 
@@ -40,16 +38,6 @@ NARRATIVE_SYSTEM = (
 
 class Narrative(BaseModel):
     sentences: list[Claim] = Field(min_length=1, max_length=6)
-
-
-class DreamModel(ABC):
-    """One structured call: a system prompt, a user prompt and a JSON schema the answer must satisfy."""
-
-    id: str
-
-    @abstractmethod
-    def complete(self, system: str, prompt: str, schema: dict[str, Any]) -> Any:
-        """The parsed JSON answer; raise any exception (its message is the phase's failure reason)."""
 
 
 CARD_FIELDS = ("problem", "key_decisions", "insight", "dead_ends", "misleading_intuitions", "critical_checks")
@@ -79,61 +67,6 @@ def extract_prompt(survey_blocks: str, deep_survey: str, cards: str = "") -> str
 def narrative_prompt(exemplar: str, week: str, extracts: list[ThreadExtract]) -> str:
     body = json.dumps([e.model_dump() for e in extracts], ensure_ascii=False)
     return f"{DISTILLER_MARKER}\n\nEXEMPLAR RECORD:\n{exemplar}\n\nWEEK {week}, PROMOTED THREADS:\n{body}\n"
-
-
-class BedrockDreamModel(DreamModel):
-    """Claude on Bedrock: Converse with the schema forced through one strict tool."""
-
-    TOOL = "emit"
-
-    def __init__(
-        self,
-        client: Any,
-        model_id: str,
-        max_tokens: int = 3000,
-        *,
-        attempts: int = 4,
-        sleep: Callable[[float], None] = time.sleep,
-    ) -> None:
-        self.client = client
-        self.model_id = model_id
-        self.max_tokens = max_tokens
-        self.attempts = attempts
-        self.sleep = sleep
-        self.id = f"bedrock:{model_id}"
-
-    def complete(self, system: str, prompt: str, schema: dict[str, Any]) -> Any:
-        response = with_backoff(
-            lambda: self._converse(system, prompt, schema), attempts=self.attempts, sleep=self.sleep
-        )
-        if response.get("stopReason") == "max_tokens":
-            raise ValueError("the answer was cut at the token limit")
-        for block in response.get("output", {}).get("message", {}).get("content", []) or []:
-            if block.get("toolUse", {}).get("name") == self.TOOL:
-                return block["toolUse"].get("input")
-        raise ValueError(f"no {self.TOOL} tool call in the reply (stopReason={response.get('stopReason')})")
-
-    def _converse(self, system: str, prompt: str, schema: dict[str, Any]) -> dict[str, Any]:
-        response: dict[str, Any] = self.client.converse(
-            modelId=self.model_id,
-            system=[{"text": system}],
-            messages=[{"role": "user", "content": [{"text": prompt}]}],
-            inferenceConfig={"maxTokens": self.max_tokens, "temperature": 0.0},
-            toolConfig={
-                "tools": [
-                    {
-                        "toolSpec": {
-                            "name": self.TOOL,
-                            "description": "Return the answer.",
-                            "strict": True,
-                            "inputSchema": {"json": strict_tool_schema(schema)},
-                        }
-                    }
-                ],
-                "toolChoice": {"tool": {"name": self.TOOL}},
-            },
-        )
-        return response
 
 
 class ClaudeCodeDreamModel(DreamModel):

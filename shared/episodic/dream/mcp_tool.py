@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from episodic.auth import Principal
-from episodic.dream.archive import RecordArchive
+from episodic.dream.port import DreamArchive
 from episodic.dream.weeks import IsoWeek
 from episodic.errors import NotFoundError
 from episodic.mcp.registry import Tool, ToolOutput
@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from episodic.memory import Memory
 
 TOOL_NAME = "get_dream_record"
+DREAM = "dream"  # the feature's name: its part in `Memory.parts` is the archive
 INPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -55,7 +56,7 @@ def dream_tool(archive_for: Any) -> Tool:
     """The read tool over the archive `archive_for()` returns (called per request; the caller may cache)."""
 
     def handler(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        archive: RecordArchive = archive_for()
+        archive: DreamArchive = archive_for()
         weeks = archive.weeks(principal.tenant_id)
         part = args.get("part", "record")
         if not weeks:
@@ -81,13 +82,12 @@ def dream_tool(archive_for: Any) -> Tool:
 
 
 def memory_dream_tool(memory: Memory) -> Tool:
-    from episodic.dream.service import build_archive
+    """The tool over the dream feature's part: the archive the assembly chose (the bucket on AWS)."""
 
-    cache: list[RecordArchive] = []
-
-    def archive_for() -> RecordArchive:
-        if not cache:
-            cache.append(build_archive(memory.settings))
-        return cache[0]
+    def archive_for() -> DreamArchive:
+        archive = memory.part(DREAM)
+        if not isinstance(archive, DreamArchive):
+            raise NotFoundError("no dream records here: the dream feature has no archive in this memory")
+        return archive
 
     return dream_tool(archive_for)

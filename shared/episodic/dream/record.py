@@ -6,8 +6,10 @@ cites (short id to full id) and the run's checks (the failure-mode counters), so
 
 from __future__ import annotations
 
+import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from pathlib import PurePath
 from typing import Any
 
 from pydantic import BaseModel, Field
@@ -112,11 +114,15 @@ def render_record(record: DreamRecord, headings: dict[str, str] | None = None) -
 
 @dataclass
 class ParsedRecord:
-    """A record read back from markdown (its front matter and the lines of each section by key)."""
+    """A record read back from markdown (its front matter and the lines of each section by key); read from
+    a file, also its name, its title and (a JSON record's) scalar fields."""
 
     front: dict[str, str]
     sections: dict[str, list[str]] = field(default_factory=dict)
     text: str = ""
+    name: str = ""
+    title: str = ""
+    fields: dict[str, Any] = field(default_factory=dict)
 
     @property
     def week(self) -> str:
@@ -165,6 +171,25 @@ def parse_record(text: str, headings: dict[str, str] | None = None) -> ParsedRec
         elif current and line.strip():
             parsed.sections[current].append(line.strip())
     return parsed
+
+
+def read_record_file(name: str, text: str) -> ParsedRecord:
+    """A stored file as a record: markdown parsed, titled by its file name; JSON (another writer's record)
+    titled by its title, name or id, its scalar fields kept, its text pretty-printed. ValueError: not JSON."""
+    stem, suffix = PurePath(name).stem, PurePath(name).suffix
+    if suffix != ".json":
+        return replace(parse_record(text), name=name, title=stem)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not JSON ({exc.msg})") from None
+    title, fields = stem, {}
+    if isinstance(data, dict):
+        title = str(data.get("title") or data.get("name") or data.get("id") or stem)
+        fields = {k: v for k, v in data.items() if isinstance(v, str | int | float) and k != "title"}
+    pretty = json.dumps(data, indent=1, ensure_ascii=False)
+    front = {k: str(v) for k, v in fields.items()}
+    return ParsedRecord(front=front, text=pretty, name=name, title=title, fields=fields)
 
 
 def section_items(parsed: ParsedRecord, key: str) -> list[str]:

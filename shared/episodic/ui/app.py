@@ -7,13 +7,13 @@ import webbrowser
 from collections.abc import Callable
 from pathlib import Path
 
+from episodic.dream.archive import local_archive
 from episodic.settings import Settings
 from episodic.ui.data import LocalSource, ViewerSource
 from episodic.ui.server import make_ui_server
 from episodic.ui.views import Viewer
 
 EVAL_FOLDER = "eval-report"
-DREAM_FOLDER = "dreams"  # `episodic dream` writes <home>/dreams/<tenant>/<week>.md (dream.archive)
 
 
 def build_viewer(
@@ -40,7 +40,7 @@ def build_viewer(
         source,
         tenant,
         eval_dir=eval_dir or settings.home / EVAL_FOLDER,
-        dream_dir=dream_dir or settings.home / DREAM_FOLDER / tenant,
+        dream_dir=dream_dir or local_archive(settings.home).folder(tenant),  # where `episodic dream` writes
     )
 
 

@@ -1,14 +1,15 @@
 """The eval and dream pages' data: the latest `episodic eval --report` folder (report.md + chart.png) and a
-folder of dream records (JSON or Markdown files), each shown as it is, or a clear empty state."""
+folder of dream records (JSON or Markdown files, read through the dream's archive), each shown as it is,
+or a clear empty state."""
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from episodic.dream.archive import FolderArchive
+from episodic.dream.record import ParsedRecord
 from episodic.evaluation.report import CHART_NAME, REPORT_NAME
 
 MAX_RECORD_BYTES = 512 * 1024
@@ -77,22 +78,14 @@ def eval_chart(folder: Path) -> bytes | None:
 
 
 @dataclass
-class DreamRecord:
-    name: str
-    title: str
-    body: str  # the file's text (pretty-printed when JSON)
-    fields: dict[str, Any] = field(default_factory=dict)
-
-
-@dataclass
 class DreamPage:
     folder: str = ""
-    records: list[DreamRecord] = field(default_factory=list)
+    records: list[ParsedRecord] = field(default_factory=list)
     missing: str = ""
     unreadable: list[str] = field(default_factory=list)
 
 
-def dream_records(folder: Path | None) -> DreamPage:
+def dream_records(folder: Path | None, tenant_id: str) -> DreamPage:
     """Every dream record in the folder, newest file first; an empty state when there is none."""
     if folder is None or not folder.is_dir():
         where = f" at {folder}" if folder else ""
@@ -101,25 +94,8 @@ def dream_records(folder: Path | None) -> DreamPage:
             missing=f"No dream records{where}: consolidation has not run yet, or writes them elsewhere "
             "(start the viewer with `--dream DIR`).",
         )
-    page = DreamPage(folder=str(folder))
-    files = [p for p in folder.iterdir() if p.is_file() and p.suffix in (".json", ".md", ".jsonl")]
-    for path in sorted(files, key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_RECORDS]:
-        if path.stat().st_size > MAX_RECORD_BYTES:
-            page.unreadable.append(f"{path.name}: larger than {MAX_RECORD_BYTES} bytes")
-            continue
-        text = path.read_text(encoding="utf-8", errors="replace")
-        title, fields = path.stem, {}
-        if path.suffix == ".json":
-            try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                page.unreadable.append(f"{path.name}: not JSON ({exc.msg})")
-                continue
-            if isinstance(data, dict):
-                title = str(data.get("title") or data.get("name") or data.get("id") or path.stem)
-                fields = {k: v for k, v in data.items() if isinstance(v, str | int | float) and k != "title"}
-            text = json.dumps(data, indent=1, ensure_ascii=False)
-        page.records.append(DreamRecord(path.name, title, text, fields))
+    shelf = FolderArchive(folder).shelf(tenant_id, MAX_RECORDS, MAX_RECORD_BYTES)
+    page = DreamPage(str(folder), shelf.records, unreadable=shelf.unreadable)
     if not page.records and not page.unreadable:
         page.missing = f"The dream folder {folder} holds no records yet."
     return page

@@ -109,7 +109,7 @@ class Viewer:
             chart = pages.eval_chart(self.eval_dir)
             return Response(200, chart, "image/png") if chart else self.refused(404, "no chart")
         if path == "/dream":
-            return self.page("dream.html", dream=pages.dream_records(self.dream_dir))
+            return self.page("dream.html", dream=pages.dream_records(self.dream_dir, self.tenant_id))
         if path.startswith("/episode/"):
             session_id = unquote(path.removeprefix("/episode/").strip("/"))  # links quote the id
             if method == "POST":

@@ -1,12 +1,13 @@
 """The week's sessions in the AWS deployment: cards from the deployed index (S3 Vectors, read only) and
 each session's transcript from the bucket (`<prefix><tenant>/<session>.jsonl` and its subagents), parsed
-by the core's own loader. The same `WeekSource` port as the local adapter."""
+by the core's own loader. The same `WeekSource` port as the local adapter (the client is given)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from episodic.aws.pipeline import fetch_transcript, load_transcript
 from episodic.dream.source import SessionDigest, WeekSource, digest_of, earliest_in, records_in
 from episodic.errors import InvalidArgumentError
 from episodic.models import CardRecord, Trajectory
@@ -23,8 +24,6 @@ class BucketWeekSource(WeekSource):
         self.prefix = prefix
 
     def _trajectory(self, tenant_id: str, session_id: str) -> Trajectory | None:
-        from episodic.aws.pipeline import fetch_transcript, load_transcript
-
         key = f"{self.prefix}{tenant_id}/{session_id}.jsonl"
         try:
             found = fetch_transcript(self.s3, self.bucket, key, prefix=self.prefix)
@@ -44,3 +43,13 @@ class BucketWeekSource(WeekSource):
 
     def deep_detail(self, digest: SessionDigest) -> Trajectory | None:
         return self._trajectory(digest.record.tenant_id, digest.session_id)
+
+
+def bucket_tenants(s3_client: Any, bucket: str, prefix: str) -> list[str]:
+    """The tenants that have transcripts in the bucket (`<prefix><tenant>/`)."""
+    tenants: list[str] = []
+    for page in s3_client.get_paginator("list_objects_v2").paginate(
+        Bucket=bucket, Prefix=prefix, Delimiter="/"
+    ):
+        tenants += [p["Prefix"][len(prefix) :].rstrip("/") for p in page.get("CommonPrefixes", [])]
+    return sorted(tenants)
