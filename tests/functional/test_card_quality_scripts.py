@@ -1,4 +1,4 @@
-"""eval/card_quality.py and eval/reference_retrieval.py on the small fixture corpus (hashing embedder)."""
+"""The card-quality and reference-retrieval studies (episodic.evaluation.studies) on the small fixture corpus (hashing embedder)."""
 
 from __future__ import annotations
 
@@ -17,9 +17,9 @@ REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "eval"
 
 
-def _run(script: str, monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
-    monkeypatch.setattr(sys, "argv", [script, *args])
-    runpy.run_path(str(REPO / "eval" / script), run_name="__main__")
+def _run(study: str, monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
+    monkeypatch.setattr(sys, "argv", [study, *args])
+    runpy.run_module(f"episodic.evaluation.studies.{study}", run_name="__main__", alter_sys=True)
 
 
 @pytest.fixture()
@@ -47,7 +47,7 @@ def test_card_quality_against_identical_cards(
 ) -> None:
     transcripts = str(FIXTURES / "transcripts")
     _run(
-        "card_quality.py",
+        "card_quality",
         monkeypatch,
         "--transcripts",
         transcripts,
@@ -62,7 +62,7 @@ def test_card_quality_against_identical_cards(
     assert outcome["verified_precision"] < 1.0 and outcome["verified_recall"] == 1.0
     assert len(outcome["poisoning"]) == 1
     assert result["chatter"]["heuristic"] == result["chatter"]["reference"]
-    _run("card_quality.py", monkeypatch, "--transcripts", transcripts, "--cards", str(reference_cards))
+    _run("card_quality", monkeypatch, "--transcripts", transcripts, "--cards", str(reference_cards))
     assert "verified precision" in capsys.readouterr().out
 
 
@@ -70,7 +70,7 @@ def test_reference_retrieval_ranks_with_the_reference_cards(
     reference_cards: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = ["--transcripts", str(FIXTURES / "transcripts"), "--cards", str(reference_cards)]
-    _run("reference_retrieval.py", monkeypatch, *args, "--queries", str(FIXTURES / "queries.jsonl"))
+    _run("reference_retrieval", monkeypatch, *args, "--queries", str(FIXTURES / "queries.jsonl"))
     lines = capsys.readouterr().out.splitlines()
     assert lines[0].startswith("reference cards from") and "hashing" in lines[0]
     assert {line.split()[0] for line in lines[1:]} == {"hybrid", "struct", "semantic", "reflect"}
@@ -81,10 +81,10 @@ def test_exchange_fusion_weight_zero_is_the_default(
 ) -> None:
     args = ["--transcripts", str(FIXTURES / "transcripts"), "--cards", str(reference_cards)]
     queries = ["--queries", str(FIXTURES / "queries.jsonl")]
-    _run("exchange_fusion.py", monkeypatch, *args, *queries, "--weights", "0,1", "--exchanges", "1", "--json")
+    _run("exchange_fusion", monkeypatch, *args, *queries, "--weights", "0,1", "--exchanges", "1", "--json")
     table = json.loads(capsys.readouterr().out)
     assert set(table) == {f"hybrid+ex1x{w}@{s}" for w in ("0", "1") for s in ("heuristic", "cards")}
-    _run("reference_retrieval.py", monkeypatch, *args, *queries, "--systems", "hybrid")
+    _run("reference_retrieval", monkeypatch, *args, *queries, "--systems", "hybrid")
     default = capsys.readouterr().out.splitlines()[1].split()
     # w = 0 ranks exactly as the default does on the same cards (here the reference is the heuristic's)
     assert default[2] == f"{table['hybrid+ex1x0@cards']['recall@3']:.3f}"
@@ -101,7 +101,7 @@ def test_exchange_blend_weight_zero_is_the_default_and_skips_folder_cards(
     args = ["--transcripts", str(FIXTURES / "transcripts"), "--cards", str(reference_cards)]
     queries = ["--queries", str(FIXTURES / "queries.jsonl")]
     _run(
-        "exchange_fusion.py",
+        "exchange_fusion",
         monkeypatch,
         *args,
         *queries,
@@ -123,7 +123,7 @@ def test_exchange_blend_weight_zero_is_the_default_and_skips_folder_cards(
     assert table["blend+ex1x1@cards"]["sessions with exchanges"] == 0
     assert _recalls(table["blend+ex1x1@cards"]) == table["hybrid@cards"]
     _run(
-        "exchange_fusion.py",
+        "exchange_fusion",
         monkeypatch,
         *args,
         *queries,

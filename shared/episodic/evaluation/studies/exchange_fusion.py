@@ -1,6 +1,6 @@
 """Would the session's own opening words help the default retrieval? A measurement, not a default.
 
-    python eval/exchange_fusion.py [--weights 0.25,0.5,1] [--exchanges 1,3,20] [--blend] [--mixed SEED] \
+    python -m episodic.evaluation.studies.exchange_fusion [--weights 0.25,0.5,1] [--exchanges 1,3,20] [--blend] [--mixed SEED] \
         [--transcripts DIR] [--queries FILE] [--cards DIR]
 
 For each weight w and number of exchanges n, ranks every session by
@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.runner import run_evaluation
 from episodic.evaluation.systems.base import SYSTEMS, register_system
@@ -124,6 +125,8 @@ def blended_system(weight: float, count: int, folder_ids: frozenset[str]) -> str
             imported = corpus.distiller == IMPORTED  # the folder set: its folder cards are LLM-written
             self.with_exchanges = 0
             self.context.progress.start(f"{name}: indexing cards", len(corpus.cards))
+            distiller = corpus.distiller
+            assert distiller is not None  # load_corpus distils with one distiller and records it
             for session_id, card in corpus.cards.items():
                 heuristic = not (imported and session_id in folder_ids)
                 texts = [render(card, r) for r in card_renderings]
@@ -135,7 +138,10 @@ def blended_system(weight: float, count: int, folder_ids: frozenset[str]) -> str
                     self.with_exchanges += bool(found)
                 vectors = self.context.embedder.embed(texts)
                 record = CardRecord(
-                    card=card, session_id=session_id, source_sha256="lab", distiller=corpus.distiller
+                    card=card,
+                    session_id=session_id,
+                    source_sha256="lab",
+                    distiller=distiller,
                 )
                 self.store.upsert(
                     record,
