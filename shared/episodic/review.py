@@ -67,7 +67,7 @@ def _stored(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
 def validate_edit(memory: Memory, record: CardRecord, payload: dict[str, Any]) -> tuple[Card, list[str]]:
     """A reviewer's card, checked like an LLM card: scrubbed, schema, card rules; a `verified` the stored
     card did not already have must be backed by the session's transcript (else it is downgraded)."""
-    from episodic.record import owned_trajectory
+    from episodic.agent_card import owned_trajectory
 
     scrubbed, redacted = Scrubber.from_settings(memory.settings).scrub_obj_counted(payload)
     card = parse_card_payload(scrubbed)

@@ -164,7 +164,7 @@ def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -
     from episodic.assembly import build_memory
     from episodic.embed.hashing import HashingEmbedder
     from episodic.errors import InvalidArgumentError
-    from episodic.record import record_agent_card
+    from episodic.agent_card import record_agent_card
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "projects"
     user = tmp_path / "user-home"

@@ -9,7 +9,7 @@ from episodic.auth import READ, WRITE, Principal
 from episodic.errors import InvalidCardError
 from episodic.mcp.registry import Tool, ToolOutput
 from episodic.models import Card, Outcome
-from episodic.record import record_agent_card
+from episodic.agent_card import record_agent_card
 
 if TYPE_CHECKING:
     from episodic.memory import Memory

@@ -148,7 +148,7 @@ class LocalSource(ViewerSource):
         return card_session_id(self.memory, tenant_id, typed)
 
     def survey(self, record: CardRecord) -> SurveyView:
-        from episodic.record import owned_trajectory
+        from episodic.agent_card import owned_trajectory
         from episodic.survey import render_survey
 
         _, trajectory = owned_trajectory(self.memory, record.tenant_id, record.session_id, record)
