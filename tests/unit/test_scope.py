@@ -161,10 +161,10 @@ def test_inspect_and_doctor_show_the_rules(
 def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -> None:
     import shutil
 
+    from episodic.agent_card import record_agent_card
     from episodic.assembly import build_memory
     from episodic.embed.hashing import HashingEmbedder
     from episodic.errors import InvalidArgumentError
-    from episodic.agent_card import record_agent_card
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "projects"
     user = tmp_path / "user-home"

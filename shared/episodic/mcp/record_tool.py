@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from episodic.agent_card import record_agent_card
 from episodic.auth import READ, WRITE, Principal
 from episodic.errors import InvalidCardError
 from episodic.mcp.registry import Tool, ToolOutput
 from episodic.models import Card, Outcome
-from episodic.agent_card import record_agent_card
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
