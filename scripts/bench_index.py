@@ -47,7 +47,10 @@ def _timed(totals: dict[str, float], stage: str, lock: threading.Lock, fn: Calla
 
 def child(folder: str) -> None:
     """One cold index in this process (the tree under test is on PYTHONPATH); prints one JSON line."""
-    from episodic.assembly import build_memory
+    try:
+        from episodic.assembly import build_memory
+    except ImportError:  # a baseline tree from before the assembly package (its composition root)
+        from episodic.backends import build_memory  # type: ignore[no-redef]
     from episodic.cli.core_cmds import run_index
     from episodic.settings import load_settings
 
