@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from datetime import datetime
 from enum import StrEnum
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -30,7 +30,8 @@ UNEMBEDDED_WHEN_UNUSED = frozenset({*OPTIONAL_RENDERINGS, "reflect"})
 Rendering = Literal["struct", "semantic", "reflect", "opening"]
 LOCAL_TENANT = "local"
 # the coding agents whose sessions are read; records written before others were read are Claude Code
-AGENTS = ("claude-code", "codex", "gemini")
+AgentName = Literal["claude-code", "codex", "gemini"]
+AGENTS: tuple[str, ...] = get_args(AgentName)
 DEFAULT_AGENT = "claude-code"
 # retrieval defaults (why: episodic.store.hybrid); here so that settings need not import numpy
 # `reflect` ranked worst alone on both card sets and lowered the blend on both folds of the dev set: it is

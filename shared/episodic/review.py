@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from episodic.distill.checks import card_violations, enforce_card, parse_card_payload
 from episodic.errors import ConfigError, InvalidArgumentError, InvalidCardError, NotFoundError
@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from episodic.memory import Memory
 
 Action = Literal["approve", "edit", "veto", "restore"]
-ACTIONS: tuple[str, ...] = ("approve", "edit", "veto", "restore")
+ReviewAction = Literal["approve", "edit", "veto", "restore"]
+ACTIONS: tuple[str, ...] = get_args(ReviewAction)
 MAX_REASON_CHARS = 500
 
 

@@ -3,35 +3,33 @@ for the caller's tenant. A thin face over the record archive."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
+
+from pydantic import Field
 
 from episodic.auth import Principal
 from episodic.dream.port import DreamArchive
 from episodic.dream.weeks import IsoWeek
 from episodic.errors import NotFoundError
 from episodic.mcp.registry import Tool, ToolOutput
+from episodic.mcp.schema import ToolArguments
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
 
 TOOL_NAME = "get_dream_record"
 DREAM = "dream"  # the feature's name: its part in `Memory.parts` is the archive
-INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "week": {
-            "type": "string",
-            "pattern": r"^\d{4}-W\d{2}$",
-            "description": "An ISO week like 2026-W30; omit for the latest record.",
-        },
-        "part": {
-            "type": "string",
-            "enum": ["record", "synthesis"],
-            "description": "record (default): the full weekly record; synthesis: the short hand-off.",
-        },
-    },
-    "additionalProperties": False,
-}
+
+
+class DreamArguments(ToolArguments):
+    week: str | None = Field(
+        None, pattern=r"^\d{4}-W\d{2}$", description="An ISO week like 2026-W30; omit for the latest record."
+    )
+    part: Literal["record", "synthesis"] | None = Field(
+        None, description="record (default): the full weekly record; synthesis: the short hand-off."
+    )
+
+
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -55,13 +53,13 @@ DESCRIPTION = (
 def dream_tool(archive_for: Any) -> Tool:
     """The read tool over the archive `archive_for()` returns (called per request; the caller may cache)."""
 
-    def handler(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+    def handler(principal: Principal, args: DreamArguments) -> ToolOutput:
         archive: DreamArchive = archive_for()
         weeks = archive.weeks(principal.tenant_id)
-        part = args.get("part", "record")
+        part = args.part or "record"
         if not weeks:
             raise NotFoundError("no dream record exists yet (run `episodic dream`)")
-        week = IsoWeek.parse(args["week"]) if args.get("week") else weeks[-1]
+        week = IsoWeek.parse(args.week) if args.week else weeks[-1]
         text = archive.read(principal.tenant_id, week, part)
         if text is None:
             raise NotFoundError(
@@ -71,13 +69,13 @@ def dream_tool(archive_for: Any) -> Tool:
             text, {"week": str(week), "part": part, "weeks_available": [str(w) for w in weeks], "text": text}
         )
 
-    return Tool(
+    return Tool.from_model(
+        DreamArguments,
+        handler,
         name=TOOL_NAME,
         title="Read the weekly dream record",
         description=DESCRIPTION,
-        input_schema=INPUT_SCHEMA,
         output_schema=OUTPUT_SCHEMA,
-        handler=handler,
     )
 
 

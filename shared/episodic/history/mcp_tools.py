@@ -9,11 +9,15 @@ Whatever is cut is said: `truncated: true` and a line in the text.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from episodic.auth import WRITE, Principal
-from episodic.history.params import filters_from
+from episodic.history.params import RangeArguments
+from episodic.history.views import DEFAULT_THREAD_CHARS
 from episodic.mcp.registry import Tool, ToolOutput
+from episodic.mcp.schema import ToolArguments
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
@@ -28,17 +32,44 @@ WRITE_ANNOTATIONS = {
     "openWorldHint": False,
 }
 
-_RANGE: dict[str, Any] = {
-    "since": {"type": "string", "description": "Sessions started on or after this ISO date (YYYY-MM-DD)."},
-    "until": {"type": "string", "description": "Sessions started on or before this ISO date."},
-    "project": {"type": "string", "description": "Only sessions of this project."},
-}
-_TOPIC = {
-    "type": "string",
-    "minLength": 1,
-    "maxLength": 500,
-    "description": "Words to find (every word must occur, as a word or word prefix), e.g. 'worktree ci'.",
-}
+Limit = Annotated[int, Field(ge=1, le=50, description="At most this many sessions.")]
+
+
+class TopicArguments(RangeArguments):
+    topic: str = Field(
+        min_length=1,
+        max_length=500,
+        description="Words to find (every word must occur, as a word or word prefix), e.g. 'worktree ci'.",
+    )
+
+
+class SearchArguments(TopicArguments):
+    limit: Limit = 20
+
+
+class ThreadArguments(TopicArguments):
+    max_chars: int = Field(DEFAULT_THREAD_CHARS, ge=500, le=TEXT_BUDGET)
+
+
+class QueryArguments(TopicArguments):
+    session_id: str | None = Field(None, description="Only this session.")
+    context: int = Field(1, ge=0, le=10)
+    limit: Limit = 10
+
+
+class TimelineArguments(RangeArguments):
+    week: str | None = Field(None, description="An ISO week like 2026-W30.")
+
+
+class LinkArguments(ToolArguments):
+    session_id: str = Field(min_length=1, max_length=128)
+    item: str = Field(min_length=1, max_length=300)
+    cwd: str | None = Field(None, max_length=1000, description="The session's working folder.")
+    terminal: str | None = Field(None, max_length=200)
+
+
+class TargetArguments(ToolArguments):
+    target: str = Field(min_length=1, max_length=300)
 
 
 def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -93,10 +124,6 @@ def budgeted(text: str, structured: dict[str, Any], list_key: str) -> ToolOutput
     return ToolOutput(text, structured)
 
 
-def _filters(args: dict[str, Any], **extra: Any) -> Any:
-    return filters_from(args.get("since"), args.get("until"), args.get("project"), **extra)
-
-
 HISTORY_TOOL_NAMES = (
     "history_search",
     "history_thread",
@@ -111,38 +138,31 @@ HISTORY_TOOL_NAMES = (
 def history_tools(memory: Memory) -> list[Tool]:
     from episodic.history import service, views
 
-    def search(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        hits = service.search_history(
-            memory, principal.tenant_id, args["topic"], _filters(args), int(args.get("limit", 20))
-        )
-        lines = [f"{len(hits)} session(s) mention {args['topic']!r}, best first:"] + [
+    def search(principal: Principal, args: SearchArguments) -> ToolOutput:
+        hits = service.search_history(memory, principal.tenant_id, args.topic, args.filters(), args.limit)
+        lines = [f"{len(hits)} session(s) mention {args.topic!r}, best first:"] + [
             f"- {h.summary.date} {h.match.session_id} [{h.summary.outcome}] {h.summary.record.project}: "
             f"{h.match.count} mention(s); {h.match.snippet} (resume: {h.summary.resume()})"
             for h in hits
         ]
         return budgeted("\n".join(lines), {"results": [h.as_json() for h in hits]}, "results")
 
-    def thread(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        max_chars = min(int(args.get("max_chars", views.DEFAULT_THREAD_CHARS)), TEXT_BUDGET)
-        doc = views.topic_thread(memory, principal.tenant_id, args["topic"], _filters(args), max_chars)
+    def thread(principal: Principal, args: ThreadArguments) -> ToolOutput:
+        max_chars = min(args.max_chars, TEXT_BUDGET)
+        doc = views.topic_thread(memory, principal.tenant_id, args.topic, args.filters(), max_chars)
         structured = {"sessions": doc.sessions, "truncated": doc.truncated, "more_sessions": doc.more}
         return budgeted(doc.text, structured, "sessions")
 
-    def query(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        filters = _filters(args, session_id=args.get("session_id"))
+    def query(principal: Principal, args: QueryArguments) -> ToolOutput:
+        filters = args.filters(session_id=args.session_id)
         results = views.query_history(
-            memory,
-            principal.tenant_id,
-            args["topic"],
-            filters,
-            int(args.get("context", 1)),
-            int(args.get("limit", 10)),
+            memory, principal.tenant_id, args.topic, filters, args.context, args.limit
         )
         text = json.dumps(results, ensure_ascii=False, default=str)
         return budgeted(text, {"results": results}, "results")
 
-    def decisions(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        found, message = views.find_decisions(memory, principal.tenant_id, args["topic"], _filters(args))
+    def decisions(principal: Principal, args: TopicArguments) -> ToolOutput:
+        found, message = views.find_decisions(memory, principal.tenant_id, args.topic, args.filters())
         lines = [
             f"[{i}] {d.session.date} {d.session.record.session_id} ({d.source}): {d.text}"
             for i, d in enumerate(found, 1)
@@ -153,11 +173,8 @@ def history_tools(memory: Memory) -> list[Tool]:
             "decisions",
         )
 
-    def timeline(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        filters = filters_from(
-            args.get("since"), args.get("until"), args.get("project"), week=args.get("week")
-        )
-        days = views.timeline(memory, principal.tenant_id, filters)
+    def timeline(principal: Principal, args: TimelineArguments) -> ToolOutput:
+        days = views.timeline(memory, principal.tenant_id, args.filters(week=args.week))
         doc = views.timeline_text(days, TEXT_BUDGET)
         structured = {"days": [{"date": d, "sessions": [s.as_json() for s in ss]} for d, ss in days]}
         out = budgeted(doc.text, structured, "days")
@@ -165,16 +182,16 @@ def history_tools(memory: Memory) -> list[Tool]:
             out.structured["truncated"] = True
         return out
 
-    def link(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+    def link(principal: Principal, args: LinkArguments) -> ToolOutput:
         from episodic.history.tracker import BeadsTracker
 
         made = service.link_session(
             memory,
             principal.tenant_id,
-            args["session_id"],
-            args["item"],
-            cwd=args.get("cwd", ""),
-            terminal=args.get("terminal", ""),
+            args.session_id,
+            args.item,
+            cwd=args.cwd or "",
+            terminal=args.terminal or "",
             tracker=BeadsTracker(),
         )
         data = made.model_dump(mode="json")
@@ -182,13 +199,13 @@ def history_tools(memory: Memory) -> list[Tool]:
             f"Linked session {made.session_id} to {made.item} ({made.linked_at.isoformat()}).", data
         )
 
-    def links(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        kind, found = service.show_links(memory, principal.tenant_id, args["target"])
+    def links(principal: Principal, args: TargetArguments) -> ToolOutput:
+        kind, found = service.show_links(memory, principal.tenant_id, args.target)
         rows = [
             {**x.link.model_dump(mode="json"), "session": x.summary.as_json() if x.summary else None}
             for x in found
         ]
-        lines = [f"{len(rows)} link(s) of {kind} {args['target']}, newest first:"] + [
+        lines = [f"{len(rows)} link(s) of {kind} {args.target}, newest first:"] + [
             f"- {r['linked_at'][:10]} {r['item'] if kind == 'session' else r['session_id']} ({r['origin']})"
             + (
                 f" [{r['session']['outcome']}] {r['session']['problem']} (resume: {r['session']['resume']})"
@@ -199,15 +216,10 @@ def history_tools(memory: Memory) -> list[Tool]:
         ]
         return budgeted("\n".join(lines), {"kind": kind, "links": rows}, "links")
 
-    limit = {
-        "type": "integer",
-        "minimum": 1,
-        "maximum": 50,
-        "default": 20,
-        "description": "At most this many sessions.",
-    }
     return [
-        Tool(
+        Tool.from_model(
+            SearchArguments,
+            search,
             name="history_search",
             title="Which past sessions mentioned a topic",
             description=(
@@ -216,11 +228,11 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "topic, a snippet, its outcome and the command to resume it. Start here, then use "
                 "history_thread or history_query on the sessions found."
             ),
-            input_schema=_schema({"topic": _TOPIC, **_RANGE, "limit": limit}, ["topic"]),
             output_schema=_output("results", _OBJECTS),
-            handler=search,
         ),
-        Tool(
+        Tool.from_model(
+            ThreadArguments,
+            thread,
             name="history_thread",
             title="The thread on a topic as one document",
             description=(
@@ -229,44 +241,23 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "each, and the reply) and its closing summary, cut to max_chars and saying so when cut; "
                 "more_sessions counts matching sessions left out."
             ),
-            input_schema=_schema(
-                {
-                    "topic": _TOPIC,
-                    **_RANGE,
-                    "max_chars": {
-                        "type": "integer",
-                        "minimum": 500,
-                        "maximum": TEXT_BUDGET,
-                        "default": views.DEFAULT_THREAD_CHARS,
-                    },
-                },
-                ["topic"],
-            ),
             output_schema=_output(
                 "sessions",
                 {"type": "array", "items": {"type": "string"}},
                 more_sessions={"type": "integer", "description": "Matching sessions not shown."},
             ),
-            handler=thread,
         ),
-        Tool(
+        Tool.from_model(
+            QueryArguments,
+            query,
             name="history_query",
             title="Matches with surrounding turns",
             description="Matches of a topic with `context` turns on each side, for a date range or one session (JSON).",
-            input_schema=_schema(
-                {
-                    "topic": _TOPIC,
-                    **_RANGE,
-                    "session_id": {"type": "string", "description": "Only this session."},
-                    "context": {"type": "integer", "minimum": 0, "maximum": 10, "default": 1},
-                    "limit": {**limit, "default": 10},
-                },
-                ["topic"],
-            ),
             output_schema=_output("results", _OBJECTS),
-            handler=query,
         ),
-        Tool(
+        Tool.from_model(
+            TopicArguments,
+            decisions,
             name="history_decisions",
             title="What was decided about a topic",
             description=(
@@ -274,21 +265,19 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "then decision language in their prompts and summaries, each with date, session and context. "
                 "When several fit, ask the user which one they mean."
             ),
-            input_schema=_schema({"topic": _TOPIC, **_RANGE}, ["topic"]),
             output_schema=_output("decisions", _OBJECTS, message={"type": "string"}),
-            handler=decisions,
         ),
-        Tool(
+        Tool.from_model(
+            TimelineArguments,
+            timeline,
             name="history_timeline",
             title="Sessions per day",
             description="What was worked on: sessions per day with their problem line and outcome, for an ISO week (2026-W30) or a date range.",
-            input_schema=_schema(
-                {**_RANGE, "week": {"type": "string", "description": "An ISO week like 2026-W30."}}, []
-            ),
             output_schema=_output("days", _OBJECTS),
-            handler=timeline,
         ),
-        Tool(
+        Tool.from_model(
+            LinkArguments,
+            link,
             name="link_work_item",
             title="Link a session to a tracked work item",
             description=(
@@ -296,35 +285,19 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "GitHub issue or PR URL or #123, a key like ENT-297, or a Beads id. Appends; earlier links stay. "
                 "Beads epics are refused: link a task."
             ),
-            input_schema=_schema(
-                {
-                    "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
-                    "item": {"type": "string", "minLength": 1, "maxLength": 300},
-                    "cwd": {
-                        "type": "string",
-                        "maxLength": 1000,
-                        "description": "The session's working folder.",
-                    },
-                    "terminal": {"type": "string", "maxLength": 200},
-                },
-                ["session_id", "item"],
-            ),
             output_schema=_LINK_OUTPUT,
-            handler=link,
             annotations=dict(WRITE_ANNOTATIONS),
             required_scope=WRITE,
         ),
-        Tool(
+        Tool.from_model(
+            TargetArguments,
+            links,
             name="work_item_sessions",
             title="Sessions of a work item, or items of a session",
             description=(
                 "Reverse lookups: given a work item (#123, ENT-297, a Beads id, a URL) its sessions newest first "
                 "with their cards and resume commands; given a session id its linked items."
             ),
-            input_schema=_schema(
-                {"target": {"type": "string", "minLength": 1, "maxLength": 300}}, ["target"]
-            ),
             output_schema=_output("links", _OBJECTS, kind={"type": "string", "enum": ["session", "item"]}),
-            handler=links,
         ),
     ]

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, date, datetime, timedelta
 
+from pydantic import Field
+
 from episodic.errors import InvalidArgumentError
 from episodic.history.models import HistoryFilters
+from episodic.mcp.schema import ToolArguments
 
 
 def parse_when(raw: str, name: str, *, end: bool = False) -> datetime:
@@ -43,3 +46,14 @@ def filters_from(
     if start and stop and start >= stop:
         raise InvalidArgumentError("since must be before until")
     return HistoryFilters(since=start, until=stop, project=project or None, session_id=session_id or None)
+
+
+class RangeArguments(ToolArguments):
+    """The date range and project every history tool takes (MCP arguments; the CLI has options)."""
+
+    since: str | None = Field(None, description="Sessions started on or after this ISO date (YYYY-MM-DD).")
+    until: str | None = Field(None, description="Sessions started on or before this ISO date.")
+    project: str | None = Field(None, description="Only sessions of this project.")
+
+    def filters(self, session_id: str | None = None, week: str | None = None) -> HistoryFilters:
+        return filters_from(self.since, self.until, self.project, session_id=session_id, week=week)

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from episodic.agent_card import record_agent_card
 from episodic.auth import READ, WRITE, Principal
 from episodic.errors import InvalidCardError
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.models import Card, Outcome
+from episodic.models import Card
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
@@ -26,24 +28,14 @@ WRITE_ANNOTATIONS = {
 # ---------------------------------------------------------------- the MCP tool
 
 
-def _input_schema() -> dict[str, Any]:
-    card = Card.json_schema()
-    properties = dict(card["properties"])
-    properties["session_id"] = {
-        "type": "string",
-        "minLength": 1,
-        "maxLength": 128,
-        "description": "The id of the session this card describes (the /remember command supplies it).",
-    }
-    return {
-        "type": "object",
-        "properties": properties,
-        "required": ["session_id", "problem", "outcome"],
-        "additionalProperties": False,
-    }
+class RecordArguments(Card):  # the card's fields (omitted ones take its defaults) and its session
+    session_id: str = Field(
+        min_length=1,
+        max_length=128,
+        description="The id of the session this card describes (the /remember command supplies it).",
+    )
 
 
-RECORD_INPUT_SCHEMA = _input_schema()
 RECORD_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -72,17 +64,10 @@ DESCRIPTION = (
 )
 
 
-def _card_fields(args: dict[str, Any]) -> dict[str, Any]:
-    """The card's fields; those the input schema lets the agent omit take the model's defaults."""
-    defaults = Card(problem="-", outcome=Outcome.INFORMATIONAL).model_dump(mode="json")
-    fields = {name: value for name, value in args.items() if name in Card.model_fields}
-    return {**{n: v for n, v in defaults.items() if n not in ("problem", "outcome")}, **fields}
-
-
 def record_tool(memory: Memory) -> Tool:
     """The write tool. Listed to every token (its refusal is a tool error an agent can explain)."""
 
-    def handler(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+    def handler(principal: Principal, args: RecordArguments) -> ToolOutput:
         if not principal.allows(WRITE):
             return ToolOutput(
                 "record_episode needs a token with the write scope; this token is read-only, so nothing "
@@ -91,7 +76,8 @@ def record_tool(memory: Memory) -> Tool:
                 is_error=True,
             )
         try:
-            outcome = record_agent_card(memory, principal.tenant_id, args["session_id"], _card_fields(args))
+            card = args.model_dump(mode="json", exclude={"session_id"})
+            outcome = record_agent_card(memory, principal.tenant_id, args.session_id, card)
         except InvalidCardError as exc:
             return ToolOutput(
                 f"The card was rejected and nothing was recorded: {exc}. Rewrite those fields in plain "
@@ -115,13 +101,13 @@ def record_tool(memory: Memory) -> Tool:
         }
         return ToolOutput("\n".join(lines), structured)
 
-    return Tool(
+    return Tool.from_model(
+        RecordArguments,
+        handler,
         name=TOOL_NAME,
         title="Record this session's card",
         description=DESCRIPTION,
-        input_schema=RECORD_INPUT_SCHEMA,
         output_schema=RECORD_OUTPUT_SCHEMA,
-        handler=handler,
         annotations=dict(WRITE_ANNOTATIONS),
         required_scope=READ,  # checked in the handler, so a read-only token gets an isError result
     )

@@ -1,5 +1,6 @@
 """The MCP tool registry: each tool names the scope it needs; core exceptions become tool errors
-(`isError`) in one place. The tools themselves live in `tools` (read) and `record_tool` (write).
+(`isError`) in one place. The tools themselves live in `tools` (read) and `record_tool` (write); each is
+built by `Tool.from_model`, so its input schema and its handler's check come from one arguments model.
 """
 
 from __future__ import annotations
@@ -8,9 +9,10 @@ import logging
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import jsonschema
+from pydantic import BaseModel
 
 from episodic.auth import READ, Principal
 from episodic.errors import (
@@ -22,6 +24,7 @@ from episodic.errors import (
     ScopeError,
     TenantError,
 )
+from episodic.mcp.schema import input_schema, parse_arguments
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +59,7 @@ class ToolOutput:
 
 
 Handler = Callable[[Principal, dict[str, Any]], ToolOutput]
+A = TypeVar("A", bound=BaseModel)
 
 
 @dataclass(frozen=True)
@@ -68,6 +72,38 @@ class Tool:
     output_schema: dict[str, Any] | None = None
     annotations: dict[str, Any] = field(default_factory=lambda: dict(READ_ONLY))
     required_scope: str = READ  # e.g. "write" for a tool that records episodes
+    arguments: type[BaseModel] | None = None  # the model input_schema was generated from (from_model)
+
+    @classmethod
+    def from_model(
+        cls,
+        arguments: type[A],
+        handler: Callable[[Principal, A], ToolOutput],
+        *,
+        name: str,
+        title: str,
+        description: str,
+        output_schema: dict[str, Any] | None = None,
+        annotations: dict[str, Any] | None = None,
+        required_scope: str = READ,
+    ) -> Tool:
+        """A tool whose input schema is generated from `arguments` and whose handler gets the call's
+        arguments parsed by that same model (`mcp.schema`)."""
+
+        def checked(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+            return handler(principal, parse_arguments(arguments, args))
+
+        return cls(
+            name=name,
+            title=title,
+            description=description,
+            input_schema=input_schema(arguments),
+            handler=checked,
+            output_schema=output_schema,
+            annotations=dict(READ_ONLY if annotations is None else annotations),
+            required_scope=required_scope,
+            arguments=arguments,
+        )
 
     def describe(self) -> dict[str, Any]:
         out: dict[str, Any] = {

@@ -3,13 +3,16 @@ team can review the deployed service remotely. A thin face over `episodic.review
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field, WithJsonSchema
 
 from episodic.auth import READ, WRITE, Principal
 from episodic.errors import InvalidCardError
 from episodic.mcp.registry import Tool, ToolOutput
+from episodic.mcp.schema import ToolArguments
 from episodic.models import Card, CardRecord
-from episodic.review import ACTIONS, review_episode
+from episodic.review import ReviewAction, review_episode
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
@@ -23,24 +26,17 @@ REVIEW_ANNOTATIONS = {
 }
 
 
-def _card_schema() -> dict[str, Any]:
-    schema = Card.json_schema()
-    schema.pop("title", None)
-    return schema
+class ReviewArguments(ToolArguments):
+    session_id: str = Field(min_length=1, max_length=128)
+    action: ReviewAction
+    reason: str | None = Field(None, max_length=500, description="Why (required for veto).")
+    # the schema asks for every field (Card.json_schema), as the core's edit does
+    card: Annotated[Card, WithJsonSchema(Card.json_schema())] | None = Field(
+        None, description="The whole edited card (edit only)."
+    )
+    reviewer: str | None = Field(None, max_length=80)
 
 
-REVIEW_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": {"type": "string", "minLength": 1, "maxLength": 128},
-        "action": {"type": "string", "enum": list(ACTIONS)},
-        "reason": {"type": "string", "maxLength": 500, "description": "Why (required for veto)."},
-        "card": {**_card_schema(), "description": "The whole edited card (edit only)."},
-        "reviewer": {"type": "string", "maxLength": 80},
-    },
-    "required": ["session_id", "action"],
-    "additionalProperties": False,
-}
 REVIEW_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
@@ -75,7 +71,7 @@ def review_json(record: CardRecord, action: str, notes: list[str]) -> dict[str, 
 
 
 def review_tool(memory: Memory) -> Tool:
-    def handler(principal: Principal, args: dict[str, Any]) -> ToolOutput:
+    def handler(principal: Principal, args: ReviewArguments) -> ToolOutput:
         if not principal.allows(WRITE):
             return ToolOutput(
                 "review_episode needs a token with the write scope; this token is read-only, so nothing "
@@ -86,11 +82,11 @@ def review_tool(memory: Memory) -> Tool:
             done = review_episode(
                 memory,
                 principal.tenant_id,
-                args["session_id"],
-                args["action"],
-                reason=args.get("reason", ""),
-                card=args.get("card"),
-                reviewer=args.get("reviewer", ""),
+                args.session_id,
+                args.action,
+                reason=args.reason or "",
+                card=args.card.model_dump(mode="json") if args.card else None,
+                reviewer=args.reviewer or "",
             )
         except InvalidCardError as exc:
             return ToolOutput(f"The edit was refused and nothing was changed: {exc}.", is_error=True)
@@ -98,13 +94,13 @@ def review_tool(memory: Memory) -> Tool:
         text = f"Session {done.record.session_id}: {done.action} done; review state {structured['review']}."
         return ToolOutput(" ".join([text, *(f"Note: {n}." for n in done.notes)]), structured)
 
-    return Tool(
+    return Tool.from_model(
+        ReviewArguments,
+        handler,
         name=TOOL_NAME,
         title="Review a past session's card",
         description=DESCRIPTION,
-        input_schema=REVIEW_INPUT_SCHEMA,
         output_schema=REVIEW_OUTPUT_SCHEMA,
-        handler=handler,
         annotations=dict(REVIEW_ANNOTATIONS),
         required_scope=READ,  # checked in the handler, so a read-only token gets an isError result
     )

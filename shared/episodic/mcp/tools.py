@@ -7,7 +7,9 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from episodic.auth import Principal
 from episodic.errors import (
@@ -21,7 +23,8 @@ from episodic.mcp.registry import (  # re-exported: the faces and tests import t
     ToolRegistry,
     UnknownToolError,
 )
-from episodic.models import AGENTS, Card, CardRecord, SearchFilters, SearchHit
+from episodic.mcp.schema import ToolArguments
+from episodic.models import AgentName, Card, CardRecord, SearchFilters, SearchHit
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
@@ -67,60 +70,38 @@ def _hit_schema() -> dict[str, Any]:
     }
 
 
-SEARCH_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 2000,
-            "description": (
-                "What you observed, in plain words, as one or two sentences: the symptom or goal, not a guessed "
-                "cause (e.g. 'pytest cannot find a fixture after conftest was moved into a subfolder'). Name "
-                "the tool and the error text if there is one; leave out file paths and code."
-            ),
-        },
-        "k": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 5,
-            "default": 3,
-            "description": "How many episodes (1-5).",
-        },
-        "include_unverified": {
-            "type": "boolean",
-            "default": False,
-            "description": "Also return episodes whose fix was never verified (failed, unverified, informational).",
-        },
-        "project": {"type": "string", "description": "Only episodes from this project."},
-        "agent": {
-            "type": "string",
-            "enum": list(AGENTS),
-            "description": "Only episodes of this coding agent's sessions.",
-        },
-        "tags": {
-            "type": "array",
-            "items": {"type": "string"},
-            "description": "Only episodes carrying at least one of these tags (e.g. ['python', 'pytest']).",
-        },
-        "since": {
-            "type": "string",
-            "description": "Only episodes started on or after this ISO date (YYYY-MM-DD).",
-        },
-        "approved_only": {
-            "type": "boolean",
-            "default": False,
-            "description": "Only episodes a person reviewed and approved.",
-        },
-        "include_weak": {
-            "type": "boolean",
-            "default": False,
-            "description": "Also list weak matches (maybe unrelated), marked as weak, after the confident ones.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+class SearchArguments(ToolArguments):
+    query: str = Field(
+        min_length=1,
+        max_length=2000,
+        description=(
+            "What you observed, in plain words, as one or two sentences: the symptom or goal, not a guessed "
+            "cause (e.g. 'pytest cannot find a fixture after conftest was moved into a subfolder'). Name "
+            "the tool and the error text if there is one; leave out file paths and code."
+        ),
+    )
+    # omitted: the server's `default_k` decides (the schema shows the shipped default)
+    k: Annotated[int, Field(ge=1, le=5)] | None = Field(
+        None, json_schema_extra={"default": 3}, description="How many episodes (1-5)."
+    )
+    include_unverified: bool = Field(
+        False,
+        description="Also return episodes whose fix was never verified (failed, unverified, informational).",
+    )
+    project: str | None = Field(None, description="Only episodes from this project.")
+    agent: AgentName | None = Field(None, description="Only episodes of this coding agent's sessions.")
+    tags: list[str] | None = Field(
+        None, description="Only episodes carrying at least one of these tags (e.g. ['python', 'pytest'])."
+    )
+    since: str | None = Field(
+        None, description="Only episodes started on or after this ISO date (YYYY-MM-DD)."
+    )
+    approved_only: bool = Field(False, description="Only episodes a person reviewed and approved.")
+    include_weak: bool = Field(
+        False,
+        description="Also list weak matches (maybe unrelated), marked as weak, after the confident ones.",
+    )
+
 
 SEARCH_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -132,18 +113,10 @@ SEARCH_OUTPUT_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 
-EPISODE_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": {
-            "type": "string",
-            "minLength": 1,
-            "description": "A session_id returned by search_traces.",
-        }
-    },
-    "required": ["session_id"],
-    "additionalProperties": False,
-}
+
+class EpisodeArguments(ToolArguments):
+    session_id: str = Field(min_length=1, description="A session_id returned by search_traces.")
+
 
 EPISODE_OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -220,21 +193,18 @@ def read_tools(memory: Memory) -> list[Tool]:
     from episodic.present import WEAK_HEADER, episode_text, pack_card, pointer_line
     from episodic.search import get_episode, search_traces
 
-    def search(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        include_unverified = bool(args.get("include_unverified", False))
+    def search(principal: Principal, args: SearchArguments) -> ToolOutput:
+        include_unverified = args.include_unverified
         filters = SearchFilters(
             include_unverified=include_unverified,
-            project=args.get("project") or None,
-            agent=args.get("agent") or None,
-            tags=list(args.get("tags") or []),
-            since=_parse_since(args["since"]) if args.get("since") else None,
-            approved_only=bool(args.get("approved_only", False)),
+            project=args.project or None,
+            agent=args.agent or None,
+            tags=list(args.tags or []),
+            since=_parse_since(args.since) if args.since else None,
+            approved_only=args.approved_only,
         )
-        k = args.get("k")  # JSON Schema's "integer" admits 3.0: the core wants an int
-        found = search_traces(
-            memory, principal.tenant_id, args["query"], k=None if k is None else int(k), filters=filters
-        )
-        hits = shown(found, include_weak=bool(args.get("include_weak", False)))
+        found = search_traces(memory, principal.tenant_id, args.query, k=args.k, filters=filters)
+        hits = shown(found, include_weak=args.include_weak)
         strong = [h for h in hits if h.confidence == Confidence.STRONG]
         weak = [h for h in hits if h.confidence == Confidence.WEAK]
         parts: list[str] = []
@@ -268,12 +238,14 @@ def read_tools(memory: Memory) -> list[Tool]:
             structured["message"] = message
         return ToolOutput("\n\n".join(parts), structured)
 
-    def episode(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        record = get_episode(memory, principal.tenant_id, args["session_id"].strip())
+    def episode(principal: Principal, args: EpisodeArguments) -> ToolOutput:
+        record = get_episode(memory, principal.tenant_id, args.session_id.strip())
         return ToolOutput(episode_text(record), episode_json(record))
 
     return [
-        Tool(
+        Tool.from_model(
+            SearchArguments,
+            search,
             name="search_traces",
             title="Search past coding sessions",
             description=(
@@ -287,11 +259,11 @@ def read_tools(memory: Memory) -> list[Tool]:
                 "Only verified fixes unless include_unverified is true. Says explicitly when no confident "
                 "match exists; include_weak=true also lists weak matches as one-line pointers, marked weak."
             ),
-            input_schema=SEARCH_INPUT_SCHEMA,
             output_schema=SEARCH_OUTPUT_SCHEMA,
-            handler=search,
         ),
-        Tool(
+        Tool.from_model(
+            EpisodeArguments,
+            episode,
             name="get_episode",
             title="Read one past session's card",
             description=(
@@ -299,9 +271,7 @@ def read_tools(memory: Memory) -> list[Tool]:
                 "misleading intuitions, critical checks, tags) and its metadata (project, dates, "
                 "distiller). Call it with a session_id from search_traces when a hit looks relevant."
             ),
-            input_schema=EPISODE_INPUT_SCHEMA,
             output_schema=EPISODE_OUTPUT_SCHEMA,
-            handler=episode,
         ),
     ]
 

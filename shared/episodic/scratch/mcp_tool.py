@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
 
 from episodic.auth import Principal
 from episodic.mcp.registry import Tool, ToolOutput
+from episodic.mcp.schema import ToolArguments
 from episodic.scratch.models import K_MAX, K_MIN
 from episodic.scratch.pack import pack_recalls
 
@@ -27,29 +30,24 @@ def degraded_reason(degraded: str, deadline: float) -> str:
     return f"timed out after {deadline:g} s" if degraded == "timeout" else degraded
 
 
-RECALL_INPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 2000,
-            "description": (
-                "What you are about to do or what failed, in plain words (e.g. 'rename UserContext in the "
-                "auth middleware and fix the type errors')."
-            ),
-        },
-        "k": {"type": "integer", "minimum": K_MIN, "maximum": K_MAX, "default": 3, "description": "3-5."},
-        "deadline_seconds": {
-            "type": "number",
-            "exclusiveMinimum": 0,
-            "maximum": 30,
-            "description": "Give up after this (default: the server's agent deadline; the prompt hook sends its own).",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
+class RecallArguments(ToolArguments):
+    query: str = Field(
+        min_length=1,
+        max_length=2000,
+        description=(
+            "What you are about to do or what failed, in plain words (e.g. 'rename UserContext in the "
+            "auth middleware and fix the type errors')."
+        ),
+    )
+    # omitted: the server's `scratch_k` decides (the schema shows the shipped default)
+    k: Annotated[int, Field(ge=K_MIN, le=K_MAX)] | None = Field(
+        None, json_schema_extra={"default": 3}, description="3-5."
+    )
+    deadline_seconds: Annotated[float, Field(gt=0, le=30)] | None = Field(
+        None,
+        description="Give up after this (default: the server's agent deadline; the prompt hook sends its own).",
+    )
+
 
 _RESULT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -86,12 +84,9 @@ def scratch_tools(memory: Memory) -> list[Tool]:
         return []
     from episodic.scratch.recall import recall_similar
 
-    def recall(principal: Principal, args: dict[str, Any]) -> ToolOutput:
-        k = args.get("k")
-        wait = float(args.get("deadline_seconds") or scratch.settings.scratch_agent_deadline_seconds)
-        found = recall_similar(
-            scratch, principal.tenant_id, args["query"], None if k is None else int(k), deadline_seconds=wait
-        )
+    def recall(principal: Principal, args: RecallArguments) -> ToolOutput:
+        wait = float(args.deadline_seconds or scratch.settings.scratch_agent_deadline_seconds)
+        found = recall_similar(scratch, principal.tenant_id, args.query, args.k, deadline_seconds=wait)
         if found.degraded:  # a timeout or a store failure is never "nothing similar"
             return ToolOutput(
                 DEGRADED_TEXT.format(reason=degraded_reason(found.degraded, wait)), is_error=True
@@ -115,7 +110,9 @@ def scratch_tools(memory: Memory) -> list[Tool]:
         return ToolOutput(text, {"results": results, "task": found.task})
 
     return [
-        Tool(
+        Tool.from_model(
+            RecallArguments,
+            recall,
             name="recall_similar",
             title="Recall prior similar tool outcomes",
             description=(
@@ -125,8 +122,6 @@ def scratch_tools(memory: Memory) -> list[Tool]:
                 "repair work, each citing its session_id. Hints only: verify against the current tree. "
                 "Says explicitly when nothing is similar enough."
             ),
-            input_schema=RECALL_INPUT_SCHEMA,
             output_schema=RECALL_OUTPUT_SCHEMA,
-            handler=recall,
         )
     ]
