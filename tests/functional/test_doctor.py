@@ -14,6 +14,7 @@ import pytest
 from click.testing import CliRunner
 from episodic.auth import LocalTokenStore
 from episodic.cli import doctor
+from episodic.cli.errors import EpisodicGroup
 from episodic.errors import ConfigError
 from episodic.hook_token import set_config_value
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
@@ -26,7 +27,7 @@ DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 def _cli() -> click.Group:
     from episodic.cli.mcp_cmds import register
 
-    group = click.Group("episodic")
+    group = EpisodicGroup("episodic")  # the real group: it maps errors
     register(group)
     return group
 

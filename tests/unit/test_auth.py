@@ -6,10 +6,10 @@ import json
 import stat
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 from episodic.auth import LocalTokenStore, Principal, StaticAuthenticator
+from episodic.cli.errors import EpisodicGroup
 from episodic.errors import AuthError, InvalidArgumentError, NotFoundError
 
 
@@ -75,7 +75,7 @@ def test_static_authenticator() -> None:
 def test_token_commands(episodic_home: Path) -> None:
     from episodic.cli.mcp_cmds import register
 
-    group = click.Group("episodic")
+    group = EpisodicGroup("episodic")  # the real group: it maps errors
     register(group)
     runner = CliRunner()
     added = runner.invoke(group, ["token", "add", "--tenant", "alpha"])

@@ -10,6 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 from episodic.auth import LocalTokenStore
+from episodic.cli.errors import EpisodicGroup
 from episodic.errors import ConfigError
 from episodic.hook_token import ensure_hook_token, set_config_value
 from episodic.settings import load_settings
@@ -62,7 +63,7 @@ def test_ensure_hook_token_does_not_provision_for_a_remote_endpoint(episodic_hom
 def _cli() -> click.Group:
     from episodic.cli.mcp_cmds import register
 
-    group = click.Group("episodic")
+    group = EpisodicGroup("episodic")  # the real group: it maps errors
     register(group)
     return group
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
+from episodic.cli.errors import EpisodicGroup
 from episodic.cli.setup_clients import (
     ClientPlan,
     apply_plan,
@@ -170,7 +170,7 @@ def test_unreadable_files_are_never_overwritten(tmp_path: Path, content: str) ->
 def test_setup_commands(episodic_home: Path) -> None:
     from episodic.cli.mcp_cmds import register
 
-    group = click.Group("episodic")
+    group = EpisodicGroup("episodic")  # the real group: it maps errors
     register(group)
     runner = CliRunner()
     printed = runner.invoke(group, ["setup", "claude-code", "--url", URL, "--token", "epi_abc"])
@@ -197,7 +197,7 @@ def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
     from episodic.cli.mcp_cmds import register
     from episodic.settings import load_settings
 
-    group = click.Group("episodic")
+    group = EpisodicGroup("episodic")  # the real group: it maps errors
     register(group)
     runner = CliRunner()
     monkeypatch.setenv("EPISODIC_HOOK_AUTOSTART", "false")  # no background server from this test
@@ -282,7 +282,7 @@ def test_setup_claude_code_reads_the_dream_setting(
 ) -> None:
     from episodic.cli.mcp_cmds import register
 
-    group = click.Group("episodic")
+    group = EpisodicGroup("episodic")  # the real group: it maps errors
     register(group)
     monkeypatch.setenv("EPISODIC_DREAM_SESSION_START", "true")
     result = CliRunner().invoke(group, ["setup", "claude-code"])

@@ -38,14 +38,7 @@ def build_cli(features: tuple[Feature, ...] | None = None) -> Any:
 
     from episodic.assembly.features import FEATURES
     from episodic.cli import cards_cmds, core_cmds, eval_cmds, harvest_cmds, mcp_cmds
-    from episodic.errors import EpisodicError
-
-    class EpisodicGroup(click.Group):
-        def invoke(self, ctx: click.Context) -> Any:
-            try:
-                return super().invoke(ctx)
-            except EpisodicError as exc:  # typed core errors → one clear line, exit 1
-                raise click.ClickException(str(exc)) from exc
+    from episodic.cli.errors import EpisodicGroup  # errors are mapped there, once
 
     @click.group(cls=EpisodicGroup)
     @click.version_option(package_name="episodic")

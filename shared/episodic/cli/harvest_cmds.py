@@ -339,11 +339,8 @@ def setup_aws(outputs_file: Path) -> None:
     from episodic.harvest.state import OUTPUTS_FILE, harvester_policy, record_stack_outputs
 
     settings = _settings()
-    try:
-        outputs = record_stack_outputs(settings.home, outputs_file)
-        policy = harvester_policy(outputs, settings.tenant)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    outputs = record_stack_outputs(settings.home, outputs_file)
+    policy = harvester_policy(outputs, settings.tenant)
     click.echo(f"recorded {settings.home / OUTPUTS_FILE}: bucket {outputs['TranscriptsBucket']}")
     if policy is None:
         click.echo(

@@ -13,10 +13,7 @@ from episodic.errors import EpisodicError
 def _settings():  # type: ignore[no-untyped-def]
     from episodic.settings import load_settings
 
-    try:
-        return load_settings()
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    return load_settings()
 
 
 def _token_store():  # type: ignore[no-untyped-def]
@@ -52,8 +49,6 @@ def serve_cmd(host: str | None, port: int | None) -> None:
             where = (host or settings.host, settings.port if port is None else port)
             raise click.ClickException(port_taken_message(settings, *where)) from exc
         raise click.ClickException(str(exc)) from exc
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
 
 
 @click.command("mcp")
@@ -61,10 +56,7 @@ def mcp_cmd() -> None:
     """Serve MCP over stdio (for `claude mcp add episodic -- episodic mcp`); local tenant, no token."""
     from episodic.mcp.stdio import serve_stdio
 
-    try:
-        serve_stdio(_settings())
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    serve_stdio(_settings())
 
 
 @click.group("token")
@@ -121,11 +113,8 @@ def token_add(tenant: str | None, scope: str, on_aws: bool, secret: str | None, 
     settings = _settings()
     tenant = tenant or settings.tenant  # the tenant `index` writes, so the token finds its cards
     if on_aws:
-        try:
-            store = _secret_store(secret, profile)
-            token, added = store.add(tenant, scope)
-        except EpisodicError as exc:
-            raise click.ClickException(str(exc)) from exc
+        store = _secret_store(secret, profile)
+        token, added = store.add(tenant, scope)
         click.echo(token)
         click.echo(
             f"token {added.token_id} for tenant {tenant!r} ({scope}); shown once, store it now. "
@@ -134,10 +123,7 @@ def token_add(tenant: str | None, scope: str, on_aws: bool, secret: str | None, 
         )
         return
     store = _token_store()
-    try:
-        token = store.add(tenant, scope)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    token = store.add(tenant, scope)
     info = next(t for t in store.list() if token.startswith(t.prefix) and t.tenant_id == tenant)
     click.echo(token)
     click.echo(
@@ -157,10 +143,7 @@ def token_add(tenant: str | None, scope: str, on_aws: bool, secret: str | None, 
 @_aws_options
 def token_list(on_aws: bool, secret: str | None, profile: str | None) -> None:
     """Tokens by id, tenant, scope and first characters (never the token)."""
-    try:
-        tokens = _secret_store(secret, profile).list() if on_aws else _token_store().list()
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    tokens = _secret_store(secret, profile).list() if on_aws else _token_store().list()
     if not tokens:
         click.echo("no tokens (create one with `episodic token add --tenant NAME`)")
         return
@@ -174,10 +157,7 @@ def token_list(on_aws: bool, secret: str | None, profile: str | None) -> None:
 @_aws_options
 def token_revoke(token_id: str, on_aws: bool, secret: str | None, profile: str | None) -> None:
     """Revoke a token by its id (see `episodic token list`)."""
-    try:
-        info = _secret_store(secret, profile).revoke(token_id) if on_aws else _token_store().revoke(token_id)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    info = _secret_store(secret, profile).revoke(token_id) if on_aws else _token_store().revoke(token_id)
     click.echo(f"revoked token {info.token_id} of tenant {info.tenant_id!r}")
     if on_aws:
         click.echo(f"the deployed endpoint refuses it {REVOCATION_DELAY}", err=True)
@@ -194,10 +174,7 @@ def _finish(plan, write: bool) -> None:  # type: ignore[no-untyped-def]
     if not write:
         click.echo(render_plan(plan))
         return
-    try:
-        results = apply_plan(plan)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    results = apply_plan(plan)
     for result in results:
         if result.changed:
             backup = f" (backup: {result.backup})" if result.backup else ""
@@ -211,19 +188,13 @@ def _finish(plan, write: bool) -> None:  # type: ignore[no-untyped-def]
 def _executable() -> str:
     from episodic.cli.setup_clients import installed_executable
 
-    try:
-        return installed_executable()
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    return installed_executable()
 
 
 def _provision_hook_token(settings) -> None:  # type: ignore[no-untyped-def]
     from episodic.hook_token import ensure_hook_token
 
-    try:
-        outcome = ensure_hook_token(settings)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    outcome = ensure_hook_token(settings)
     where = f" (`token` in {outcome.config_path})" if outcome.created else ""
     click.echo(f"prompt hook token: {outcome.reason}{where}")
 
@@ -309,10 +280,7 @@ def setup_codex(url: str | None, token: str | None, write: bool) -> None:
     if not write:
         click.echo(render_codex_plan(plan))
         return
-    try:
-        result = apply_codex_plan(plan)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    result = apply_codex_plan(plan)
     backup = f" (backup: {result.backup})" if result.backup else ""
     click.echo(
         f"updated {result.path}{backup}"

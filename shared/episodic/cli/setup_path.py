@@ -6,8 +6,6 @@ import os
 
 import click
 
-from episodic.errors import EpisodicError
-
 
 @click.command("path")
 @click.option("--write", is_flag=True, help="Create the link (replacing an older episodic link).")
@@ -17,19 +15,13 @@ def setup_path(write: bool) -> None:
     from episodic.cli.setup_clients import installed_executable, link_executable, path_link, user_home
     from episodic.settings import load_settings
 
-    try:
-        executable = installed_executable()
-        link = path_link(user_home(load_settings().user_home))
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    executable = installed_executable()
+    link = path_link(user_home(load_settings().user_home))
     if not write:
         click.echo(f"# Link {link} -> {executable}:\nln -sf {executable} {link}")
         click.echo("# Run again with --write to create the link.")
         return
-    try:
-        result = link_executable(executable, link)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    result = link_executable(executable, link)
     click.echo(f"{'linked' if result.changed else 'unchanged'} {link} -> {executable}")
     folders = [os.path.realpath(p) for p in envsource.environ().get("PATH", "").split(os.pathsep) if p]
     if os.path.realpath(link.parent) not in folders:

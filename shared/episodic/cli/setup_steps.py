@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import click
 
-from episodic.errors import EpisodicError
-
 
 def offer_claude_code_distiller(settings, why: str = "") -> None:  # type: ignore[no-untyped-def]
     """Claude Code on PATH and cards still heuristic: say what distilling with it would take."""
@@ -35,10 +33,7 @@ def _save_distiller(distiller: str) -> str:
     from episodic.hook_token import set_config_value
 
     path = envsource.config_path()
-    try:
-        set_config_value(path, "distiller", distiller)
-    except EpisodicError as exc:
-        raise click.ClickException(str(exc)) from exc
+    set_config_value(path, "distiller", distiller)
     return f"saved in {path}"
 
 
