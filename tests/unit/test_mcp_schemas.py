@@ -6,12 +6,13 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from episodic.assembly.features import scratch_part
 from episodic.auth import Principal
+from episodic.aws.clients import AwsClients
 from episodic.errors import InvalidArgumentError
 from episodic.mcp.registry import ToolRegistry
 from episodic.mcp.schema import ToolArguments, input_schema, parse_arguments
 from episodic.mcp.tools import default_registry
-from episodic.scratch.backends import build_scratch
 from mcp_testkit import ALPHA, build_memory, settings_for
 from pydantic import BaseModel, Field
 
@@ -38,7 +39,7 @@ MINIMAL: dict[str, dict[str, Any]] = {
 def registry(tmp_path_factory: pytest.TempPathFactory) -> ToolRegistry:
     settings = settings_for(tmp_path_factory.mktemp("schemas-home"))
     memory = build_memory(settings)
-    memory.scratch = build_scratch(settings, memory.embedder)  # so recall_similar is registered too
+    memory.parts["scratch"] = scratch_part(settings, memory, AwsClients(settings))  # recall_similar too
     return default_registry(memory)
 
 
