@@ -8,14 +8,15 @@ null, no default), and the model reads an omitted argument as None.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, TypeVar
+from typing import Annotated, Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from episodic.errors import InvalidArgumentError
 
 A = TypeVar("A", bound=BaseModel)
 NULL = {"type": "null"}
+Query = Annotated[str, Field(min_length=1, max_length=2000)]  # what an agent asks, in plain words
 VALUES = frozenset({"default", "enum", "const", "examples"})  # data, not schema: kept as they are
 
 

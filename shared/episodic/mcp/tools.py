@@ -23,7 +23,7 @@ from episodic.mcp.registry import (  # re-exported: the faces and tests import t
     ToolRegistry,
     UnknownToolError,
 )
-from episodic.mcp.schema import ToolArguments
+from episodic.mcp.schema import Query, ToolArguments
 from episodic.models import AgentName, Card, CardRecord, SearchFilters, SearchHit
 
 if TYPE_CHECKING:
@@ -71,9 +71,7 @@ def _hit_schema() -> dict[str, Any]:
 
 
 class SearchArguments(ToolArguments):
-    query: str = Field(
-        min_length=1,
-        max_length=2000,
+    query: Query = Field(
         description=(
             "What you observed, in plain words, as one or two sentences: the symptom or goal, not a guessed "
             "cause (e.g. 'pytest cannot find a fixture after conftest was moved into a subfolder'). Name "

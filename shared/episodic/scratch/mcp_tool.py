@@ -8,7 +8,7 @@ from pydantic import Field
 
 from episodic.auth import Principal
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.mcp.schema import ToolArguments
+from episodic.mcp.schema import Query, ToolArguments
 from episodic.scratch.models import K_MAX, K_MIN
 from episodic.scratch.pack import pack_recalls
 
@@ -31,9 +31,7 @@ def degraded_reason(degraded: str, deadline: float) -> str:
 
 
 class RecallArguments(ToolArguments):
-    query: str = Field(
-        min_length=1,
-        max_length=2000,
+    query: Query = Field(
         description=(
             "What you are about to do or what failed, in plain words (e.g. 'rename UserContext in the "
             "auth middleware and fix the type errors')."
