@@ -21,9 +21,9 @@ from episodic.dream.archive import LocalArchive
 from episodic.dream.cycle import run_dream
 from episodic.dream.exemplar import load_exemplar
 from episodic.dream.extract import DreamPhaseError
-from episodic.dream.mcp_tool import dream_tool
 from episodic.dream.port import DreamModel
 from episodic.dream.record import SECTIONS, parse_record, section_items
+from episodic.dream.tools import dream_tool
 from episodic.dream.weeks import IsoWeek
 from episodic.mcp.registry import ToolRegistry
 

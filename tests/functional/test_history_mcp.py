@@ -15,8 +15,8 @@ import httpx2
 import pytest
 from episodic.auth import READ, WRITE, LocalTokenStore, Principal
 from episodic.errors import ScopeError
-from episodic.history.mcp_tools import STRUCTURED_BUDGET, TEXT_BUDGET, budgeted
 from episodic.history.service import kept_history
+from episodic.history.tools import STRUCTURED_BUDGET, TEXT_BUDGET, budgeted
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
 from episodic.models import LOCAL_TENANT

@@ -10,7 +10,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 from episodic.auth import LocalTokenStore
-from episodic.history.mcp_tools import HISTORY_TOOL_NAMES
+from episodic.history.tools import HISTORY_TOOL_NAMES
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.protocol import McpEndpoint
 from episodic.models import Card

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 
 def _tools(memory: Memory) -> list[Tool]:
-    from episodic.dream.mcp_tool import memory_dream_tool
+    from episodic.dream.tools import memory_dream_tool
 
     return [memory_dream_tool(memory)]
 

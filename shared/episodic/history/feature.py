@@ -32,7 +32,7 @@ class HistoryObserver(SessionObserver):
 
 
 def _tools(memory: Memory) -> list[Tool]:
-    from episodic.history.mcp_tools import history_tools
+    from episodic.history.tools import history_tools
 
     return history_tools(memory)
 

@@ -72,9 +72,9 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True)
     def recall_cmd(query: str, k: int | None, tenant: str | None, as_json: bool) -> None:
         """Prior similar tool outcomes for QUERY, packed as the prompt hook injects them."""
-        from episodic.scratch.mcp_tool import DEGRADED_TEXT, degraded_reason
         from episodic.scratch.pack import pack_recalls
         from episodic.scratch.recall import recall_similar
+        from episodic.scratch.tools import DEGRADED_TEXT, degraded_reason
 
         memory, scratch = _scratch()
         wait = memory.settings.scratch_agent_deadline_seconds

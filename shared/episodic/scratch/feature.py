@@ -31,7 +31,7 @@ class ScratchObserver(SessionObserver):
 
 
 def _tools(memory: Memory) -> list[Tool]:
-    from episodic.scratch.mcp_tool import scratch_tools
+    from episodic.scratch.tools import scratch_tools
 
     return scratch_tools(memory)
 
