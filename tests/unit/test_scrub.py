@@ -89,6 +89,8 @@ PLANTED: list[tuple[str, str, str]] = [
         "Pqo8Xq1Vd",
     ),
     ("private-key", "cat id_rsa\n-----BEGIN PRIVATE KEY-----\n" + PEM_BODY, "Pqo8Xq1Vd"),  # cut, no END
+    # glued to a word (hypothesis found it after a token): a PEM header needs no boundary before it
+    ("private-key", "key=abc8-----BEGIN RSA PRIVATE KEY-----\n" + PEM_BODY, "Pqo8Xq1Vd"),
     ("password", "DATABASE_URL=postgres://app:" + "Zq8-wX3pL2@db.internal:5432/app", "Zq8-wX3pL2"),
     ("password", "mongodb+srv://admin:" + "n7Kp2xQ9vR@cluster0.example.net/test", "n7Kp2xQ9vR"),
     ("password", "PGPASSWORD=" + "xK9#mP2$vL5nQ8wR3tY6 psql -h db", "xK9#mP2$vL5nQ8wR3tY6"),

@@ -43,10 +43,11 @@ class TokenRule:
     pattern: re.Pattern[str]
     back: int = 0
     check: Callable[[str], bool] | None = None
+    glued: bool = False  # its shape is unmistakable even glued to a word (`…abc8-----BEGIN … PRIVATE KEY`)
 
     def __call__(self, text: str, start: int) -> Span | None:
         at = start - self.back
-        if at < 0 or not starts_word(text, at):
+        if at < 0 or not (self.glued or starts_word(text, at)):
             return None
         match = self.pattern.match(text, at)
         group = "secret" if "secret" in self.pattern.groupindex else 0
@@ -64,7 +65,7 @@ class TokenRule:
         """The start of a token that the text ends on (`…AKIAIOSFOD`, the rest in the next message):
         a run of 6+ characters after the literal that some completion would make a token of this rule."""
         at = start - self.back
-        if at < 0 or not starts_word(text, at):
+        if at < 0 or not (self.glued or starts_word(text, at)):
             return None
         head_end = _TOKEN_RUN.match(text, at).end()  # type: ignore[union-attr]
         if head_end - start < literal_len + 6 or text[head_end:].strip():
@@ -185,6 +186,7 @@ TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
                 r"(?:\\+[nrt]|[\sA-Za-z0-9+/=:,]|-(?!----END)){0,20000}"
                 r"(?:-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)?"
             ),
+            glued=True,
         ),
     ),
 ]
