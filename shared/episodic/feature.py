@@ -8,6 +8,7 @@ feature's part and adds its MCP tools and CLI commands. Copy `episodic/experimen
 
 from __future__ import annotations
 
+import importlib
 import logging
 from abc import ABC, abstractmethod
 from collections.abc import Callable
@@ -52,9 +53,22 @@ class Feature:
     # local-or-AWS is built by the assembly instead (episodic.assembly.features)
     build: Callable[[Memory], object | None] | None = None
     observer: Callable[[Any, Memory], SessionObserver] | None = None  # (part, memory) → its observer
-    mcp_tools: Callable[[Memory], list[Tool]] | None = None
-    # the module whose `register(group)` adds its commands to `episodic` (a face: imported by the CLI only)
-    cli: str = ""
+    # "module:function" references, imported only when used (the MCP server never imports click, and a
+    # feature's CLI module, a face, is imported by the CLI alone):
+    mcp_tools: str = ""  # `function(memory) -> [Tool]`: its MCP tools, added after the core's
+    cli: str = ""  # `function(group)`: adds its commands to the `episodic` click group
+
+    def tools(self, memory: Memory) -> list[Tool]:
+        return list(_resolve(self.mcp_tools)(memory)) if self.mcp_tools else []
+
+    def add_commands(self, group: Any) -> None:
+        if self.cli:
+            _resolve(self.cli)(group)
+
+
+def _resolve(reference: str) -> Callable[..., Any]:
+    module, _, name = reference.partition(":")
+    return getattr(importlib.import_module(module), name)  # type: ignore[no-any-return]
 
 
 def observe_quietly(

@@ -231,6 +231,8 @@ def test_every_feature_package_declares_its_contract_and_is_registered() -> None
         declared[package] = feature
         # its settings section exists in the one settings model
         assert any(name.startswith(feature.settings_prefix) for name in Settings.model_fields), package
-        if feature.cli:
-            assert callable(importlib.import_module(feature.cli).register)
+        for reference in (feature.cli, feature.mcp_tools):  # "module:function", resolved when used
+            if reference:
+                module, _, name = reference.partition(":")
+                assert callable(getattr(importlib.import_module(module), name)), reference
     assert sorted(f.name for f in FEATURES) == sorted(f.name for f in declared.values())

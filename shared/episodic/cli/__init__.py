@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -55,8 +54,7 @@ def build_cli(features: tuple[Feature, ...] | None = None) -> Any:
 
     ui_cmds.register(cli)
     for feature in FEATURES if features is None else features:  # each feature's commands (episodic.feature)
-        if feature.cli:
-            importlib.import_module(feature.cli).register(cli)
+        feature.add_commands(cli)
     return cli
 
 

@@ -89,3 +89,8 @@ def memory_dream_tool(memory: Memory) -> Tool:
         return archive
 
     return dream_tool(archive_for)
+
+
+def dream_tools(memory: Memory) -> list[Tool]:
+    """The dream feature's MCP tools (episodic.dream.feature)."""
+    return [memory_dream_tool(memory)]

@@ -7,4 +7,4 @@ from __future__ import annotations
 
 from episodic.feature import Feature
 
-FEATURE = Feature(name="experiment", settings_prefix="experiment_", cli="episodic.experiment.cli")
+FEATURE = Feature(name="experiment", settings_prefix="experiment_", cli="episodic.experiment.cli:register")

@@ -11,7 +11,6 @@ from episodic.history.service import HISTORY, store_history
 from episodic.scrub import Scrubber
 
 if TYPE_CHECKING:
-    from episodic.mcp.registry import Tool
     from episodic.memory import Memory
     from episodic.models import Trajectory
 
@@ -31,16 +30,10 @@ class HistoryObserver(SessionObserver):
         return self.store.forget(tenant_id, session_id)
 
 
-def _tools(memory: Memory) -> list[Tool]:
-    from episodic.history.tools import history_tools
-
-    return history_tools(memory)
-
-
 FEATURE = Feature(
     name=HISTORY,
     settings_prefix="history_",
     observer=HistoryObserver,
-    mcp_tools=_tools,
-    cli="episodic.history.cli",
+    mcp_tools="episodic.history.tools:history_tools",
+    cli="episodic.history.cli:register",
 )

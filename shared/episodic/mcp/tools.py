@@ -285,7 +285,7 @@ def default_registry(memory: Memory) -> ToolRegistry:
     """The core's tools, then each registered feature's (episodic.feature: the registry knows no feature)."""
     from episodic.mcp.review_tool import review_tool
 
-    features = [tool for f in memory.features if f.mcp_tools is not None for tool in f.mcp_tools(memory)]
+    features = [tool for feature in memory.features for tool in feature.tools(memory)]
     return ToolRegistry([*read_tools(memory), record_tool(memory), review_tool(memory), *features])
 
 

@@ -9,7 +9,6 @@ from episodic.feature import Feature, SessionObserver
 from episodic.scratch.service import SCRATCH, ScratchMemory, forget_session, remember_outcomes, sweep
 
 if TYPE_CHECKING:
-    from episodic.mcp.registry import Tool
     from episodic.memory import Memory
     from episodic.models import Trajectory
 
@@ -30,16 +29,10 @@ class ScratchObserver(SessionObserver):
         return sweep(self.scratch)
 
 
-def _tools(memory: Memory) -> list[Tool]:
-    from episodic.scratch.tools import scratch_tools
-
-    return scratch_tools(memory)
-
-
 FEATURE = Feature(
     name=SCRATCH,
     settings_prefix="scratch_",
     observer=ScratchObserver,
-    mcp_tools=_tools,
-    cli="episodic.scratch.cli",
+    mcp_tools="episodic.scratch.tools:scratch_tools",
+    cli="episodic.scratch.cli:register",
 )
