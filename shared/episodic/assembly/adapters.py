@@ -25,7 +25,9 @@ def build_source(settings: Settings) -> TranscriptSource:
     """Every agent's sessions (Claude Code, Codex CLI, Gemini CLI), each from its own default roots."""
     from episodic.parse.agents import AllAgentsSource
 
-    return AllAgentsSource.from_settings(settings, build_scrubber(settings))
+    # a Lambda never scans a home folder: it parses the files it is handed
+    deployed = isinstance(settings, DeployedSettings)
+    return AllAgentsSource.from_settings(settings, build_scrubber(settings), scan_home=not deployed)
 
 
 def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) -> TranscriptSource:

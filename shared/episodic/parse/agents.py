@@ -26,24 +26,27 @@ class AllAgentsSource(TranscriptSource):
         self.others = {source.agent: source for source in others}
 
     @classmethod
-    def from_settings(cls, settings: Settings, scrubber: TextScrubber) -> AllAgentsSource:
+    def from_settings(
+        cls, settings: Settings, scrubber: TextScrubber, *, scan_home: bool = True
+    ) -> AllAgentsSource:
+        """Each agent's default roots under the user's home; without `scan_home` (a Lambda, which parses the
+        files it is handed) no roots at all (the assembly decides)."""
         from episodic.parse.discovery import default_roots
         from episodic.parse.formats import codex_roots, gemini_roots
-        from episodic.settings import DeployedSettings
 
         chars, cap = settings.tool_output_chars, settings.max_transcript_bytes
-        # a Lambda never scans a home folder: it parses the files it is handed
-        deployed = isinstance(settings, DeployedSettings)
         return cls(
             ClaudeCodeSource(
                 scrubber,
-                roots=[] if deployed else default_roots(settings),
+                roots=default_roots(settings) if scan_home else [],
                 tool_output_chars=chars,
                 max_file_bytes=cap,
             ),
             [
-                CodexSource(scrubber, [] if deployed else codex_roots(settings), chars, max_file_bytes=cap),
-                GeminiSource(scrubber, [] if deployed else gemini_roots(settings), chars, max_file_bytes=cap),
+                CodexSource(scrubber, codex_roots(settings) if scan_home else [], chars, max_file_bytes=cap),
+                GeminiSource(
+                    scrubber, gemini_roots(settings) if scan_home else [], chars, max_file_bytes=cap
+                ),
             ],
         )
 
