@@ -1,7 +1,7 @@
 """The feature contract: what a feature (history, scratch, dream, experiment) declares to plug into the core.
 
 A feature is a package with a `feature.py` holding one `Feature`, registered by one line in
-`episodic.assembly.features.FEATURES`. The core (`Memory`, ingest, scope, the MCP registry) knows this
+`episodic.assembly.features.FEATURE_PACKAGES`. The core (`Memory`, ingest, scope, the MCP registry) knows this
 contract and never a feature: it calls the session observers on the write path, the assembly builds each
 feature's part and adds its MCP tools and CLI commands. Copy `episodic/experiment/feature.py` to start one.
 """

@@ -236,3 +236,6 @@ def test_every_feature_package_declares_its_contract_and_is_registered() -> None
                 module, _, name = reference.partition(":")
                 assert callable(getattr(importlib.import_module(module), name)), reference
     assert sorted(f.name for f in FEATURES) == sorted(f.name for f in declared.values())
+    from episodic.assembly.features import ADAPTED_PARTS
+
+    assert set(ADAPTED_PARTS) <= {f.name for f in FEATURES}  # the assembly builds parts of registered ones

@@ -1,21 +1,18 @@
 """The registered features, and the parts the assembly builds for those whose part depends on local or AWS.
 
-Adding a feature: its package with a `feature.py` (`episodic.feature.Feature`), and one line in FEATURES.
+Adding a feature: its package with a `feature.py` (`episodic.feature.Feature`), and one line in
+FEATURE_PACKAGES.
 """
 
 from __future__ import annotations
 
-import logging
+import importlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from episodic.aws.clients import AwsClients
-from episodic.dream.feature import FEATURE as DREAM
 from episodic.errors import ConfigError
-from episodic.experiment.feature import FEATURE as EXPERIMENT
 from episodic.feature import Feature
-from episodic.history.feature import FEATURE as HISTORY
-from episodic.scratch.feature import FEATURE as SCRATCH
 from episodic.scrub import Scrubber
 from episodic.settings import DeployedSettings, Settings
 
@@ -25,10 +22,16 @@ if TYPE_CHECKING:
     from episodic.memory import Memory
     from episodic.scratch.service import ScratchMemory
 
-log = logging.getLogger(__name__)
-
 # registration order: the order of their MCP tools after the core's, and of their observers on the write path
-FEATURES: tuple[Feature, ...] = (DREAM, SCRATCH, HISTORY, EXPERIMENT)
+FEATURE_PACKAGES = (
+    "episodic.dream",
+    "episodic.scratch",
+    "episodic.history",
+    "episodic.experiment",
+)
+FEATURES: tuple[Feature, ...] = tuple(
+    importlib.import_module(f"{package}.feature").FEATURE for package in FEATURE_PACKAGES
+)
 
 
 def scratch_part(settings: Settings, memory: Memory, clients: AwsClients) -> ScratchMemory | None:
@@ -115,9 +118,9 @@ def dream_part(settings: Settings, memory: Memory, clients: AwsClients) -> Dream
 
 # features whose part is a local or an AWS adapter: built here, never inside the feature
 ADAPTED_PARTS: dict[str, Callable[[Settings, Memory, AwsClients], object | None]] = {
-    DREAM.name: dream_part,
-    HISTORY.name: history_part,
-    SCRATCH.name: scratch_part,
+    "dream": dream_part,
+    "history": history_part,
+    "scratch": scratch_part,
 }
 
 
