@@ -1,9 +1,13 @@
 """Throughput of the numpy MiniLM embedder (texts/s) and the hashing embedder, on this machine.
 
     python scripts/bench_embed.py [--texts 64] [--threads default,1]
+    python scripts/bench_embed.py --cores [--texts 256]
 
 Each BLAS thread setting runs in a fresh subprocess (OpenBLAS reads OPENBLAS_NUM_THREADS at load time).
 Texts: ~60-word card-like texts and texts long enough to hit the 256-token cap; plus one short query.
+`--cores`: how a bulk call uses the machine's cores, side by side on the same ~60-word texts: one process
+on one BLAS thread, one process on one BLAS thread per core, and one worker process per core with one
+BLAS thread each (what `index` does).
 """
 
 from __future__ import annotations
@@ -129,14 +133,49 @@ def measure(count: int) -> dict[str, float]:
     return result
 
 
+def measure_cores(count: int) -> None:
+    from episodic.embed.minilm import MiniLMEmbedder, _blas_controller
+
+    cores = os.cpu_count() or 1
+    short = texts(random.Random(3), count, 60)
+    single = MiniLMEmbedder(workers=1)
+    single.embed(short[:4])  # weights loaded, caches warm
+    pooled = MiniLMEmbedder(workers=cores)
+    pooled.embed(short)  # the workers started and loaded (their first call is not timed)
+
+    def rate(run: object) -> float:
+        started = time.perf_counter()
+        run()  # type: ignore[operator]
+        return count / (time.perf_counter() - started)
+
+    def threaded() -> object:
+        with _blas_controller().limit(limits=cores, user_api="blas"):
+            return single._embed(short)
+
+    rows = [
+        ("one process, 1 BLAS thread", lambda: single.embed(short)),
+        (f"one process, {cores} BLAS threads", threaded),
+        (f"{cores} worker processes x 1 thread", lambda: pooled.embed(short)),
+    ]
+    print(f"cpus: {cores}, load average: {os.getloadavg()[0]:.2f}, {count} texts of ~60 words")
+    for name, run in rows:
+        best = max(rate(run) for _ in range(2))
+        print(f"  {name:<34} {best:6.1f} texts/s")
+    pooled.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--texts", type=int, default=64)
     parser.add_argument("--threads", default="default,1", help="comma list: 'default' or a number")
+    parser.add_argument("--cores", action="store_true", help="processes against BLAS threads")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.cores:
+        measure_cores(args.texts)
+        return
     if args.child:
         print(json.dumps(measure(args.texts)))
         return

@@ -35,6 +35,10 @@ CASES = {
         "store.query (all outcomes, tag filter)",
     ),
     "bench_embed": (["scripts/bench_embed.py", "--texts", "4", "--threads", "1"], "texts/s"),
+    "bench_embed_cores": (
+        ["scripts/bench_embed.py", "--cores", "--texts", "64"],
+        "worker processes x 1 thread",
+    ),
     "bench_matmul_precision": (["scripts/bench_matmul_precision.py", "--repeat", "1"], "x float32"),
     "bench_hook": (
         ["scripts/bench_hook.py", "--n", "3", "--embedder", "hashing"],
