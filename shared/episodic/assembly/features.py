@@ -60,13 +60,9 @@ def scratch_part(settings: Settings, memory: Memory, clients: AwsClients) -> Scr
     return ScratchMemory(settings, store, memory.embedder, Scrubber.from_settings(settings))
 
 
-def history_part(settings: Settings, memory: Memory, clients: AwsClients) -> HistoryStore | None:
-    return history_store(settings, clients)
-
-
-def history_store(settings: Settings, clients: AwsClients) -> HistoryStore | None:
+def build_history(settings: Settings, clients: AwsClients | None = None) -> HistoryStore | None:
     """DynamoDB + S3 in the AWS deployment (when the stack names its table), a SQLite file beside the index
-    locally; None when history is switched off."""
+    locally; None when history is switched off (dream reads a week through it without a whole memory)."""
     if not settings.history_enabled:
         return None
     if isinstance(settings, DeployedSettings) or settings.store == "s3vectors":
@@ -74,6 +70,7 @@ def history_store(settings: Settings, clients: AwsClients) -> HistoryStore | Non
             return None  # a deployment without the history table keeps cards only
         from episodic.aws.dynamo_history import DynamoS3HistoryStore
 
+        clients = clients or AwsClients(settings)
         return DynamoS3HistoryStore(
             clients.get("dynamodb"),
             clients.get("s3"),
@@ -87,11 +84,6 @@ def history_store(settings: Settings, clients: AwsClients) -> HistoryStore | Non
     path = settings.home / HISTORY_FILE
     secure_home(settings.home, path)  # prompts in full: 700 / 600 like the card index, before SQLite opens it
     return SQLiteHistoryStore(path)
-
-
-def build_history(settings: Settings, clients: AwsClients | None = None) -> HistoryStore | None:
-    """The history store alone (dream reads a week through it without a whole memory)."""
-    return history_store(settings, clients or AwsClients(settings))
 
 
 def dream_archive(settings: Settings, clients: AwsClients) -> DreamArchive:
@@ -112,14 +104,10 @@ def dream_archive(settings: Settings, clients: AwsClients) -> DreamArchive:
     return local_archive(settings.home)
 
 
-def dream_part(settings: Settings, memory: Memory, clients: AwsClients) -> DreamArchive:
-    return dream_archive(settings, clients)
-
-
 # features whose part is a local or an AWS adapter: built here, never inside the feature
 ADAPTED_PARTS: dict[str, Callable[[Settings, Memory, AwsClients], object | None]] = {
-    "dream": dream_part,
-    "history": history_part,
+    "dream": lambda settings, _memory, clients: dream_archive(settings, clients),
+    "history": lambda settings, _memory, clients: build_history(settings, clients),
     "scratch": scratch_part,
 }
 
