@@ -10,8 +10,10 @@ Two measures must agree (README "Injection", chosen on the dev set's fold A, rep
   terms (on the dev set, a strong cosine bar of 0.50 instead of 0.55 gives 5 of 40 negatives a full card).
 
 - strong: score >= strong_score and similarity >= STRONG_FACTOR x floor; a full card, described as close;
-- weak: score >= weak_score and similarity >= WEAK_FACTOR x floor; at most a pointer, marked as weak;
-- below: dropped: no confident or weak match is the real answer.
+- weak: score >= weak_score and similarity >= WEAK_FACTOR x floor; a one-line pointer even unasked (the hook);
+- faint: score >= faint_score and similarity >= FAINT_FACTOR x floor; a compact entry only for an agent that
+  asks (search_traces, `episodic search`), labelled faint; the hook stays silent on it;
+- below: dropped: no match at all is the real answer.
 
 A z-score over a handful of cards cannot reach the bar (the largest z of n values is (n-1)/sqrt(n)) and
 measures nothing there: below MIN_POOL cards only the cosine bars apply.
@@ -26,7 +28,8 @@ from episodic.models import Confidence, SearchHit
 
 MIN_POOL = 20  # the pool a z-score needs before it says anything (max z of 20 values is 4.25)
 STRONG_FACTOR = 2.2  # MiniLM: floor 0.25 -> a full card needs cosine >= 0.55
-WEAK_FACTOR = 1.4  # MiniLM: floor 0.25 -> a pointer needs cosine >= 0.35
+WEAK_FACTOR = 1.6  # MiniLM: floor 0.25 -> an unasked pointer needs cosine >= 0.40
+FAINT_FACTOR = 1.4  # MiniLM: floor 0.25 -> an entry for an agent that asks needs cosine >= 0.35
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,7 @@ class ConfidenceRule:
     strong_score: float
     weak_score: float
     min_similarity: float  # the embedder's floor (a hit below it never reaches this rule)
+    faint_score: float = 2.0
 
     @property
     def strong_similarity(self) -> float:
@@ -43,20 +47,27 @@ class ConfidenceRule:
     def weak_similarity(self) -> float:
         return self.min_similarity * WEAK_FACTOR
 
+    @property
+    def faint_similarity(self) -> float:
+        return self.min_similarity * FAINT_FACTOR
+
     def tier(self, hit: SearchHit) -> Confidence | None:
         small = 0 < hit.pool_size < MIN_POOL
         if hit.similarity >= self.strong_similarity and (small or hit.score >= self.strong_score):
             return Confidence.STRONG
         if hit.similarity >= self.weak_similarity and (small or hit.score >= self.weak_score):
             return Confidence.WEAK
+        if hit.similarity >= self.faint_similarity and (small or hit.score >= self.faint_score):
+            return Confidence.FAINT
         return None
 
     def label(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
-        """The hits, best first, each with its confidence (None: below the weak bar)."""
+        """The hits, best first, each with its confidence (None: below the faint bar)."""
         return [hit.model_copy(update={"confidence": self.tier(hit)}) for hit in hits]
 
 
 def shown(hits: Sequence[SearchHit], include_weak: bool) -> list[SearchHit]:
-    """What an agent is given: the strong hits, and the weak ones only when asked; never those below."""
-    wanted = {Confidence.STRONG, Confidence.WEAK} if include_weak else {Confidence.STRONG}
+    """What an agent is given: the strong hits, and the weak and faint ones unless it asked for strong only;
+    never those below the faint bar."""
+    wanted = set(Confidence) if include_weak else {Confidence.STRONG}
     return [hit for hit in hits if hit.confidence in wanted]

@@ -39,10 +39,12 @@ HEADER = (
     "Episodic memory: past sessions that closely match this prompt and ended with a verified fix. "
     "They come from other sessions and were not checked against the current code."
 )
-# stdlib copies of episodic.present's WEAK_HEADER / POINTER_PROBLEM_CHARS (a test pins them)
-WEAK_HEADER = "Weak matches, maybe unrelated (get_episode ID gives the card):"
-POINTER_PROBLEM_CHARS = 56
+MAX_POINTERS = 2  # unasked, a pointer is a hint: two at most (issue 38)
+# stdlib copies of episodic.present's WEAK_HEADER / POINTER_CHARS / first_sentence (a test pins them)
+WEAK_HEADER = "Possibly related past sessions (get_episode ID gives the card):"
+POINTER_CHARS = 120
 POINTER_ID_CHARS = 8
+_SENTENCE_END = (". ", "? ", "! ", "\n")
 
 
 class HookSkip(Exception):
@@ -281,13 +283,23 @@ def search_arguments(query: str, approved_only: bool) -> dict[str, Any]:
 
 
 def select_hits(results: list[Any], approved_only: bool) -> list[dict[str, Any]]:
-    """What the hook injects of search_traces' results: verified (and approved) ones, at most MAX_CARDS."""
+    """What the hook injects of search_traces' results: verified (and approved) strong or weak ones; a full
+    card only for the best hit when it is strong (a second strong card was the wrong one too often: README
+    "Injection"), the rest as at most MAX_POINTERS pointers; faint ones never (the agent can ask)."""
     verified = [
-        r for r in results if isinstance(r, dict) and (r.get("card") or {}).get("outcome") == "verified"
+        r
+        for r in results
+        if isinstance(r, dict)
+        and (r.get("card") or {}).get("outcome") == "verified"
+        and r.get("confidence") in ("strong", "weak", None)
     ]
     if approved_only:
         verified = [r for r in verified if r.get("review") == "approved"]
-    return verified[:MAX_CARDS]
+    if not verified:
+        return []
+    best, rest = verified[0], verified[1:]
+    pointers = [{**r, "confidence": "weak"} if is_strong(r) else r for r in rest]
+    return [best, *pointers[:MAX_POINTERS]]
 
 
 def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[str, Any]]:
@@ -341,9 +353,21 @@ def is_strong(hit: dict[str, Any]) -> bool:
     return hit.get("confidence") == "strong"
 
 
+def _first_sentence(text: str, limit: int = POINTER_CHARS) -> str:
+    """Stdlib copy of episodic.present.first_sentence (a test pins them)."""
+    text = text.strip()
+    ends = [i for i in (text.find(mark) for mark in _SENTENCE_END) if i > 0]
+    sentence = " ".join(text[: min(ends) + 1].split()) if ends else " ".join(text.split())
+    if len(sentence) <= limit:
+        return sentence
+    room = sentence[: max(limit - 1, 0)]
+    word = room.rsplit(" ", 1)[0] if " " in room[limit // 2 :] else room
+    return word.rstrip(" ,;:-") + "…"
+
+
 def pointer_line(hit: dict[str, Any]) -> str:
     """Stdlib copy of episodic.present.pointer_line over a search result (a test pins them)."""
-    problem = _cut(" ".join(str((hit.get("card") or {}).get("problem") or "").split()), POINTER_PROBLEM_CHARS)
+    problem = _first_sentence(str((hit.get("card") or {}).get("problem") or ""))
     return f"- {hit.get('date') or 'undated'} {str(hit.get('session_id', '?'))[:POINTER_ID_CHARS]} {problem}"
 
 

@@ -359,7 +359,8 @@ class Confidence(StrEnum):
     """How sure the read path is that a hit is the same problem (episodic.confidence decides)."""
 
     STRONG = "strong"  # a full card may be shown, phrased as a close match
-    WEAK = "weak"  # a one-line pointer at most, marked as weak
+    WEAK = "weak"  # a one-line pointer at most, marked as weak (the hook gives it unasked)
+    FAINT = "faint"  # a compact entry for an agent that asks, marked as faint (never injected unasked)
 
 
 class SearchHit(BaseModel):

@@ -30,15 +30,28 @@ def fit_lines(lines: Iterable[str], budget: int, min_room: int) -> list[str]:
     return out
 
 
-POINTER_PROBLEM_CHARS = 56
+POINTER_CHARS = 120  # what a pointer says of its session: about one sentence
 POINTER_ID_CHARS = 8  # get_episode takes a unique prefix of a session id, as git takes a short hash
-WEAK_HEADER = "Weak matches, maybe unrelated (get_episode ID gives the card):"
+WEAK_HEADER = "Possibly related past sessions (get_episode ID gives the card):"
+_SENTENCE_END = (". ", "? ", "! ", "\n")
 
 
-def pointer_line(session_id: str, date: str | None, problem: str) -> str:
-    """A weak hit as one line: date, short session id, the start of its problem (tens of tokens)."""
-    problem = cut(" ".join(problem.split()), POINTER_PROBLEM_CHARS)
-    return f"- {date or 'undated'} {session_id[:POINTER_ID_CHARS]} {problem}"
+def first_sentence(text: str, limit: int = POINTER_CHARS) -> str:
+    """The first sentence of `text` on one line, at most `limit` characters, cut at a word with an ellipsis."""
+    text = text.strip()
+    ends = [i for i in (text.find(mark) for mark in _SENTENCE_END) if i > 0]
+    sentence = " ".join(text[: min(ends) + 1].split()) if ends else " ".join(text.split())
+    if len(sentence) <= limit:
+        return sentence
+    room = sentence[: max(limit - 1, 0)]
+    word = room.rsplit(" ", 1)[0] if " " in room[limit // 2 :] else room
+    return word.rstrip(" ,;:-") + "…"
+
+
+def pointer_line(session_id: str, date: str | None, problem: str, label: str | None = None) -> str:
+    """A hit as one line: date, short session id, its label, what the session was about (one sentence)."""
+    tag = f"[{label}] " if label else ""
+    return f"- {date or 'undated'} {session_id[:POINTER_ID_CHARS]} {tag}{first_sentence(problem)}"
 
 
 def pack_card(record: CardRecord, similarity: float | None = None, max_chars: int = 1500) -> str:

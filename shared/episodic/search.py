@@ -53,7 +53,9 @@ def search_traces(
 
 def confidence_rule(memory: Memory) -> ConfidenceRule:
     settings = memory.settings
-    return ConfidenceRule(settings.strong_score, settings.weak_score, memory.min_similarity)
+    return ConfidenceRule(
+        settings.strong_score, settings.weak_score, memory.min_similarity, faint_score=settings.faint_score
+    )
 
 
 def resolve_session_id(memory: Memory, tenant_id: str, session_id: str) -> str:

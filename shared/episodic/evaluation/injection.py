@@ -81,6 +81,50 @@ class InjectionFigures(BaseModel):
     chars_per_negative: float = 0.0
 
 
+class McpFigures(BaseModel):
+    """What `search_traces` returns with its defaults, as an agent calls it (only `query` given)."""
+
+    positives: int = 0
+    negatives: int = 0
+    target_returned: float = 0.0  # share of positives whose target is among the results (card or entry)
+    target_first: float = 0.0  # ... is the first result
+    target_as_card: float = 0.0  # ... is returned as a strong card
+    results_per_positive: float = 0.0
+    negatives_with_card: float = 0.0
+    negatives_with_anything: float = 0.0
+    no_match_said: float = 0.0  # share of negatives answered "No confident match" with nothing listed
+    chars_per_negative: float = 0.0
+
+
+@dataclass(frozen=True)
+class Asked:
+    """What search_traces returned to an agent for one prompt."""
+
+    fold: str
+    target: str | None
+    results: tuple[tuple[str, str], ...]  # (session id, confidence), best first
+    chars: int
+
+
+def summarize_mcp(rows: Sequence[Asked]) -> McpFigures:
+    pos = [r for r in rows if r.target]
+    neg = [r for r in rows if not r.target]
+    n, m = max(len(pos), 1), max(len(neg), 1)
+    ids = [[sid for sid, _ in r.results] for r in pos]
+    return McpFigures(
+        positives=len(pos),
+        negatives=len(neg),
+        target_returned=round(sum(r.target in i for r, i in zip(pos, ids, strict=True)) / n, 4),
+        target_first=round(sum(bool(i) and i[0] == r.target for r, i in zip(pos, ids, strict=True)) / n, 4),
+        target_as_card=round(sum((r.target, "strong") in r.results for r in pos) / n, 4),
+        results_per_positive=round(sum(len(r.results) for r in pos) / n, 3),
+        negatives_with_card=round(sum(any(c == "strong" for _, c in r.results) for r in neg) / m, 4),
+        negatives_with_anything=round(sum(bool(r.results) for r in neg) / m, 4),
+        no_match_said=round(sum(not r.results for r in neg) / m, 4),
+        chars_per_negative=round(sum(r.chars for r in neg) / m, 1),
+    )
+
+
 @dataclass(frozen=True)
 class Injected:
     """What the hook injected for one prompt."""
@@ -138,6 +182,9 @@ class InjectionView(BaseModel):
     card_curve: list[dict[str, float]]
     pointer_curve: list[dict[str, float]]
     prompts: list[dict[str, Any]] = Field(default_factory=list)
+    # what an agent calling search_traces with its defaults receives (overall, then per fold)
+    mcp: McpFigures = Field(default_factory=McpFigures)
+    mcp_by_fold: dict[str, McpFigures] = Field(default_factory=dict)
 
 
 def _prompts(
@@ -161,6 +208,7 @@ def injection_view(
     principal = Principal(LOCAL_TENANT)
     max_chars = int(memory.settings.hook_max_chars)
     rows: list[Injected] = []
+    asked: list[Asked] = []
     recorded: list[tuple[str, str, str | None, list[SearchHit]]] = []
     filters = SearchFilters(include_unverified=False)
     for prompt_id, fold, target, text in _prompts(positives, negatives):
@@ -168,6 +216,10 @@ def injection_view(
         arguments = hook.search_arguments(query, approved_only=False)
         results = (tool.handler(principal, arguments).structured or {}).get("results", [])
         rows.append(injected_for(prompt_id, fold, target, results, max_chars))
+        default = tool.handler(principal, {"query": query})
+        found = (default.structured or {}).get("results", [])
+        pairs = tuple((str(h.get("session_id")), str(h.get("confidence"))) for h in found)
+        asked.append(Asked(fold, target, pairs, len(default.text) if found else 0))
         raw = search_traces(memory, LOCAL_TENANT, query, k=arguments["k"], filters=filters)
         recorded.append((prompt_id, fold, target, raw))
     rule = confidence_rule(memory)
@@ -189,6 +241,8 @@ def injection_view(
 
     folds = sorted({r.fold for r in rows})
     return InjectionView(
+        mcp=summarize_mcp(asked),
+        mcp_by_fold={f: summarize_mcp([a for a in asked if a.fold == f]) for f in folds},
         card_set=label,
         strong_score=rule.strong_score,
         weak_score=rule.weak_score,

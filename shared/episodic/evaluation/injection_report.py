@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from episodic.evaluation.injection import InjectionFigures, InjectionView
+    from episodic.evaluation.injection import InjectionFigures, InjectionView, McpFigures
 
 CHART_NAME = "injection.png"
 
@@ -40,7 +40,30 @@ def render_injection(views: dict[str, InjectionView]) -> list[str]:
         bars = f"strong ≥ {view.strong_score:g}, weak ≥ {view.weak_score:g}"
         out.append(_row(f"**{label}** ({bars})", view.overall))
         out += [_row(f"{label}, fold {fold}", figures) for fold, figures in view.by_fold.items()]
+    out += [
+        "",
+        "## What an agent gets from `search_traces` (its defaults: only `query` given)",
+        "",
+        "Positives: target among the results (a card or a labelled entry), first, as a strong card; results "
+        "per prompt. Negatives: share given a strong card, anything, or the explicit \"no match\" answer; "
+        "characters returned per negative.",
+        "",
+        "| card set | target returned | target first | target as card | results per positive | negatives "
+        "with a card | negatives with anything | no match said | chars per negative | n pos / neg |",
+        "|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for label, view in views.items():
+        out.append(_mcp_row(f"**{label}**", view.mcp))
+        out += [_mcp_row(f"{label}, fold {fold}", figures) for fold, figures in view.mcp_by_fold.items()]
     return [*out, ""]
+
+
+def _mcp_row(name: str, f: McpFigures) -> str:
+    return (
+        f"| {name} | {f.target_returned:.3f} | {f.target_first:.3f} | {f.target_as_card:.3f} | "
+        f"{f.results_per_positive:.2f} | {f.negatives_with_card:.3f} | {f.negatives_with_anything:.3f} | "
+        f"{f.no_match_said:.3f} | {f.chars_per_negative:.0f} | {f.positives} / {f.negatives} |"
+    )
 
 
 # (curve, x, y, what moved, x label, y label, title): one panel each

@@ -37,6 +37,11 @@ NO_MATCH_TEXT = (
     "This is a real answer, not an error: proceed without past-episode guidance, or retry once with "
     "the symptom phrased differently{hint}."
 )
+ENTRIES_HEADER = (
+    "No close match{scope}. Possibly related sessions, best first (weak: maybe related; faint: probably "
+    "not); get_episode ID gives a card:"
+)
+MORE_HEADER = "Also possibly related (weak: maybe related; faint: probably not); get_episode ID gives a card:"
 
 
 # ---------------------------------------------------------------- schemas
@@ -61,8 +66,11 @@ def _hit_schema() -> dict[str, Any]:
             "review": {"type": "string", "description": "unreviewed | approved (a person's review)."},
             "confidence": {
                 "type": "string",
-                "enum": ["strong", "weak"],
-                "description": "strong: a close match; weak: maybe unrelated, check get_episode before use.",
+                "enum": ["strong", "weak", "faint"],
+                "description": (
+                    "strong: a close match; weak: maybe related; faint: probably unrelated. Check a weak or "
+                    "faint one with get_episode before use."
+                ),
             },
         },
         "required": ["session_id", "project", "date", "score", "similarity", "card"],
@@ -96,8 +104,11 @@ class SearchArguments(ToolArguments):
     )
     approved_only: bool = Field(False, description="Only episodes a person reviewed and approved.")
     include_weak: bool = Field(
-        False,
-        description="Also list weak matches (maybe unrelated), marked as weak, after the confident ones.",
+        True,
+        description=(
+            "List weak and faint matches (maybe related), labelled, as one-line entries after the close "
+            "ones; false: close matches only."
+        ),
     )
 
 
@@ -166,6 +177,13 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
     }
 
 
+def _label(hit: SearchHit) -> str:
+    """How an entry is marked for the agent: its confidence, and its outcome when not verified."""
+    label = hit.confidence.value if hit.confidence else "faint"
+    outcome = hit.record.card.outcome.value
+    return label if outcome == "verified" else f"{label}, {outcome}"
+
+
 def _date(hit: SearchHit) -> str | None:
     return hit.record.started_at.date().isoformat() if hit.record.started_at else None
 
@@ -188,7 +206,7 @@ def read_tools(memory: Memory) -> list[Tool]:
     """search_traces and get_episode over one Memory (built once per server)."""
     from episodic.confidence import shown
     from episodic.models import Confidence
-    from episodic.present import WEAK_HEADER, episode_text, pack_card, pointer_line
+    from episodic.present import episode_text, pack_card, pointer_line
     from episodic.search import get_episode, search_traces
 
     def search(principal: Principal, args: SearchArguments) -> ToolOutput:
@@ -204,7 +222,10 @@ def read_tools(memory: Memory) -> list[Tool]:
         found = search_traces(memory, principal.tenant_id, args.query, k=args.k, filters=filters)
         hits = shown(found, include_weak=args.include_weak)
         strong = [h for h in hits if h.confidence == Confidence.STRONG]
-        weak = [h for h in hits if h.confidence == Confidence.WEAK]
+        entries = [h for h in hits if h.confidence != Confidence.STRONG]
+        scope = "" if include_unverified else " (verified episodes only)"
+        if filters.approved_only:
+            scope = " (episodes a person approved only)"
         parts: list[str] = []
         message = None
         if strong:
@@ -215,22 +236,19 @@ def read_tools(memory: Memory) -> list[Tool]:
             parts += [
                 pack_card(h.record, similarity=h.similarity, max_chars=PACKED_CARD_CHARS) for h in strong
             ]
-        else:
-            scope = "" if include_unverified else " (verified episodes only)"
-            if filters.approved_only:
-                scope = " (episodes a person approved only: none of them matched)"
+        elif not entries:
             hint = "" if include_unverified else ", or with include_unverified=true"
-            if not weak and any(h.confidence == Confidence.WEAK for h in found):
-                hint += "; include_weak=true lists weak matches"
+            if not args.include_weak and any(h.confidence is not None for h in found):
+                hint += "; include_weak=true lists possibly related sessions"
             message = NO_MATCH_TEXT.format(scope=scope, hint=hint)
             parts.append(message)
-        if weak:
-            parts.append(
-                "\n".join(
-                    [WEAK_HEADER]
-                    + [pointer_line(h.record.session_id, _date(h), h.record.card.problem) for h in weak]
-                )
-            )
+        if entries:
+            header = MORE_HEADER if strong else ENTRIES_HEADER.format(scope=scope)
+            message = None if strong else header
+            lines = [
+                pointer_line(h.record.session_id, _date(h), h.record.card.problem, _label(h)) for h in entries
+            ]
+            parts.append("\n".join([header, *lines]))
         structured: dict[str, Any] = {"results": [hit_json(h) for h in hits]}
         if message:
             structured["message"] = message
@@ -252,10 +270,10 @@ def read_tools(memory: Memory) -> list[Tool]:
                 "(the symptom: the behaviour or error message, the tool involved), not what you suspect "
                 "the cause is; past episodes are indexed by their symptom, so a query shaped like one "
                 "finds them best. No file paths or code. Returns up to k (default 3) "
-                "episode cards that closely match, best first, each with the problem, the insight, dead ends, "
-                "misleading intuitions, critical checks, outcome, date, session_id, score and confidence. "
-                "Only verified fixes unless include_unverified is true. Says explicitly when no confident "
-                "match exists; include_weak=true also lists weak matches as one-line pointers, marked weak."
+                "episodes, best first: close matches as cards (the problem, the insight, dead ends, misleading "
+                "intuitions, critical checks, outcome, date, session_id), possibly related ones as one-line "
+                "entries labelled weak or faint (open one with get_episode). Only verified fixes unless "
+                "include_unverified is true. Says explicitly when nothing matches."
             ),
             output_schema=SEARCH_OUTPUT_SCHEMA,
         ),
