@@ -71,7 +71,9 @@ class Settings(BaseSettings):
     min_similarity: float | None = None  # None: the embedder's calibrated default
     # the confidence tiers of a hit (episodic.confidence; chosen on the dev set, see README "Injection")
     strong_score: float = Field(default=3.5, ge=0.0, le=50.0)  # fused score for a full card
-    weak_score: float = Field(default=3.25, ge=0.0, le=50.0)  # fused score for a pointer the hook gives unasked
+    weak_score: float = Field(
+        default=3.25, ge=0.0, le=50.0
+    )  # fused score for a pointer the hook gives unasked
     faint_score: float = Field(default=2.0, ge=0.0, le=50.0)  # fused score for an entry an agent asked for
 
     # serving and the hook

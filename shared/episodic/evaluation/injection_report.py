@@ -45,7 +45,7 @@ def render_injection(views: dict[str, InjectionView]) -> list[str]:
         "## What an agent gets from `search_traces` (its defaults: only `query` given)",
         "",
         "Positives: target among the results (a card or a labelled entry), first, as a strong card; results "
-        "per prompt. Negatives: share given a strong card, anything, or the explicit \"no match\" answer; "
+        'per prompt. Negatives: share given a strong card, anything, or the explicit "no match" answer; '
         "characters returned per negative.",
         "",
         "| card set | target returned | target first | target as card | results per positive | negatives "
