@@ -38,9 +38,12 @@ def test_the_default_retrieval_on_the_dev_set_beats_raw_text_on_both_card_sets(
     assert hard["hybrid@heuristic"] >= hard["raw-bm25"] + 0.25
     if not result.injection:
         return
-    # the right episode or silence (README "Injection"): today 0 / 0 negatives with a card, 288 / 286
-    # characters per negative, targets surfaced 0.634 / 0.720, injected cards that are the target 0.83 / 0.90
-    for label, floor in (("heuristic", 0.60), ("cards", 0.68)):
+    # the right episode or silence (README "Injection"): today 0 / 0.025 negatives with a card, 0.375 / 0.475
+    # with anything, targets as a full card 0.328 / 0.371, surfaced 0.452 / 0.575, injected cards that are the
+    # target 0.85 / 0.90; search_traces with its defaults returns the target for 0.634 / 0.720
+    for label, card, surfaced, returned in (("heuristic", 0.27, 0.40, 0.58), ("cards", 0.31, 0.50, 0.66)):
         view = result.injection[label].overall
-        assert view.negatives_with_card <= 0.10 and view.chars_per_negative <= 340, view
-        assert view.target_surfaced >= floor and (view.cards_that_are_target or 0) >= 0.6, view
+        assert view.negatives_with_card <= 0.10 and view.negatives_with_anything <= 0.55, view
+        assert view.target_as_card >= card and view.target_surfaced >= surfaced, view
+        assert (view.cards_that_are_target or 0) >= 0.75, view
+        assert result.injection[label].mcp.target_returned >= returned, result.injection[label].mcp
