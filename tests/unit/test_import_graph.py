@@ -1,5 +1,5 @@
 """The module graph (function-local and type-only imports count too): no import cycles, the AWS adapters
-never reach into local-only modules, and the layers of ARCHITECTURE.md hold: only faces import the assembly,
+never reach into local-only modules, and the layers of docs/architecture.md hold: only faces import the assembly,
 only the assembly (and the AWS faces) import `aws/`, the core and `mcp/` import no feature, a feature reaches
 another only through its port, and every feature package declares its contract and is registered."""
 
@@ -130,7 +130,7 @@ def test_backend_neutral_code_never_imports_the_aws_package() -> None:
     assert {name: targets for name, targets in upward.items() if targets} == {}
 
 
-# ---------------------------------------------------------------- the layers (ARCHITECTURE.md), as data
+# ---------------------------------------------------------------- the layers (docs/architecture.md), as data
 
 FEATURE_PACKAGES = sorted(p.parent.name for p in (SHARED / "episodic").glob("*/feature.py"))
 # the faces: entry points that ask the assembly for what they need (each feature's `cli` module is one too)
