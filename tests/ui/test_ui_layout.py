@@ -169,6 +169,10 @@ def test_each_page_fits_the_width_with_one_line_headings(
         page.goto(url)
         shot(page, f"{name}-{width}")
         assert overflow(page) <= 0, (name, width, overflow(page))
+        assert page.locator(".one-line").count() >= 1, (
+            name,
+            width,
+        )  # the page's headings are kept to one line
         assert multi_line_headings(page) == [], (name, width)
     context.close()
 
