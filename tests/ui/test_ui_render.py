@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from episodic.dream.record import read_record_file
 from episodic.models import Confidence
-from episodic.ui.render import CONFIDENCE_LABELS, card_heading, record_html, record_title
+from episodic.ui.render import CONFIDENCE_LABELS, card_heading, listing_order, record_html, record_title
 
 # (a stored problem, its heading): real shapes of heuristic and LLM problems
 HEADINGS = [
@@ -70,6 +70,7 @@ def test_a_record_is_html_with_raw_html_escaped_and_citations_linked() -> None:
         in html
     )
     assert "[zzzzzzzz 2026-03-11]" in html and "/episode/zzzzzzzz" not in html  # not a cited session: text
+    assert '<details class="appendix"><summary>Sessions Cited and run checks</summary>' in html
     assert "week: 2026-W11" not in html  # the front matter is the table, not the body
     assert record_title(record) == "Week 2026-W11 · 3 sessions"
 
@@ -78,3 +79,19 @@ def test_a_json_record_is_shown_as_text() -> None:
     record = read_record_file("w.json", '{"title": "Week <b>11</b>", "week": "2026-W11"}')
     html = str(record_html(record))
     assert html.startswith("<pre>") and "&lt;b&gt;" in html
+
+
+def test_a_weeks_files_are_listed_record_first_under_what_they_are() -> None:
+    files = {
+        "2026-W10.survey.md": "# Survey 2026-W10\n",
+        "2026-W11.synthesis.md": "---\nweek: 2026-W11\ntype: dreaming-synthesis\n---\n",
+        "2026-W10.md": "---\nweek: 2026-W10\nsessions_analysed: 4\n---\n",
+        "2026-W11.md": "---\nweek: 2026-W11\nsessions_analysed: 3\n---\n",
+    }
+    listed = listing_order([read_record_file(name, text) for name, text in files.items()])
+    assert [record_title(r) for r in listed] == [
+        "Week 2026-W11 · 3 sessions",
+        "Week 2026-W11 · hand-off synthesis",
+        "Week 2026-W10 · 4 sessions",
+        "Week 2026-W10 · survey",
+    ]

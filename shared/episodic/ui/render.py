@@ -12,7 +12,7 @@ from urllib.parse import quote
 from markdown_it import MarkdownIt
 from markupsafe import Markup
 
-from episodic.dream.record import CITATION_RE, ParsedRecord
+from episodic.dream.record import CITATION_RE, CITED_HEADING, ParsedRecord
 from episodic.models import Confidence
 
 HEADING_CHARS = 120  # a heading longer than this is cut at a word (the CSS ellipsis cuts it to the width)
@@ -94,16 +94,46 @@ def record_html(record: ParsedRecord) -> Markup:
     if record.name.endswith(".json"):
         return Markup("<pre>{}</pre>").format(record.text)
     body = _FRONT.sub("", record.text, count=1)
-    html = _markdown().render(body)
+    main, marker, lists = body.partition(f"## {CITED_HEADING}")
+    html = _markdown().render(main)
+    if marker:  # the id list and the run's counters: there to verify, folded away from the reading
+        folded = _markdown().render(marker + lists)
+        html += (
+            f'<details class="appendix"><summary>{CITED_HEADING} and run checks</summary>{folded}</details>'
+        )
     return Markup(_cite_links(html, record.cited_sessions()))
 
 
+# the files `episodic dream` writes beside a week's record (suffix, what the page calls it)
+COMPANION_FILES: tuple[tuple[str, str], ...] = (
+    (".synthesis.md", "hand-off synthesis"),
+    (".survey.md", "survey"),
+)
+
+
+def _companion(name: str) -> tuple[int, str]:
+    for rank, (suffix, kind) in enumerate(COMPANION_FILES, 1):
+        if name.endswith(suffix):
+            return rank, kind
+    return 0, ""
+
+
 def record_title(record: ParsedRecord) -> str:
-    """A record's heading: its week with the sessions it read, or its own title."""
-    front = record.front
-    if record.fields and record.title:  # a JSON record titles itself
+    """A record's heading: its week with the sessions it read (a companion file: what it is), or the
+    record's own title (a JSON record from another writer)."""
+    if record.fields and record.title:
         return record.title
-    if front.get("week"):  # its period and the rest are in the front matter's table
-        sessions = front.get("sessions_analysed", "")
-        return f"Week {front['week']}" + (f" · {sessions} sessions" if sessions else "")
-    return record.title or record.name
+    rank, kind = _companion(record.name)
+    week = record.front.get("week") or (record.name.split(".", 1)[0] if rank else "")
+    if not week:
+        return record.title or record.name
+    if kind:
+        return f"Week {week} · {kind}"
+    sessions = record.front.get("sessions_analysed", "")
+    return f"Week {week}" + (f" · {sessions} sessions" if sessions else "")
+
+
+def listing_order(records: list[ParsedRecord]) -> list[ParsedRecord]:
+    """Newest week first; in a week, the record, then its synthesis, then its survey."""
+    by_kind = sorted(records, key=lambda r: _companion(r.name)[0])
+    return sorted(by_kind, key=lambda r: r.front.get("week") or r.name.split(".", 1)[0], reverse=True)

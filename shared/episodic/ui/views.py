@@ -22,7 +22,7 @@ from episodic.present import pack_card, pointer_line
 from episodic.review import needs_review, queue_order
 from episodic.ui import pages
 from episodic.ui.data import MAX_LISTED, Browse, ViewerSource, sort_newest
-from episodic.ui.render import card_heading, confidence_label, record_html, record_title
+from episodic.ui.render import card_heading, confidence_label, listing_order, record_html, record_title
 
 STATIC = Path(__file__).parent / "static"
 LIST_FIELDS = ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags")
@@ -126,8 +126,9 @@ class Viewer:
             chart = pages.eval_chart(self.eval_dir)
             return Response(200, chart, "image/png") if chart else self.refused(404, "no chart")
         if path == "/dream":
+            dream = pages.dream_records(self.dream_dir, self.tenant_id)
             return self.page(
-                "dream.html", dream=pages.dream_records(self.dream_dir, self.tenant_id), title=record_title
+                "dream.html", dream=dream, records=listing_order(dream.records), title=record_title
             )
         if path.startswith("/dream/"):
             return self.dream_record(unquote(path.removeprefix("/dream/").strip("/")))
