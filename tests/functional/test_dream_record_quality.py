@@ -53,6 +53,9 @@ NOT_A_STATEMENT = (
     r"(?:…|\.\.\.|[:,;(—–-])\s*$",
     r"[a-z0-9_)] (?:The|This|A|An|Only|Both|It|We)\s",  # "…returns local values Only name local…"
     r"(?i)\b(?:at|in|of|from)\s+now\s+\w+s\b",  # "The change at now calls…"
+    r"\bfrom to\b|\buse instead\b",  # "changed from to X", "now use instead": a name was removed
+    r"[a-z0-9)] (?:Creates|Verifies|Avoids|Used|Called|Replaced|Returns)\b",  # two list items run together
+    r"^(?:Instead of|Rather than)(?: \S+){1,3}$",  # "Instead of lines 235-236"
 )
 # counts belong to the statistics appendix, not to the narrative
 NARRATIVE_STATISTICS = (

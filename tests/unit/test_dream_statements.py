@@ -32,6 +32,10 @@ from episodic.embed.hashing import HashingEmbedder
         "A new row in the Configuration Options table for output_filter A new section explaining it",
         "Add convenience wrappers to avoid at every call site",
         "The config loader is read twice and then the…",
+        "Prompt-submit lock file message — changed from to outputHookMessage so the message is visible",
+        "The test checks for go run, but the wrapper script commands now use instead.",
+        "Setup Claude Code hooks (setupClaudeCodeHook) Verifies it returns false when the folder exists",
+        "Instead of lines 235-236",
     ],
 )
 def test_a_statement_with_a_hole_is_refused(text: str) -> None:

@@ -55,6 +55,13 @@ EXTRA_HOLES: tuple[tuple[str, str], ...] = (
         r"(?i)\bto (?:avoid|call|use|replace|import|set)\s+(?:at|in|on)\s+(?:every|each|all)\b",
     ),
     ("cut short", r"(?:…|\.\.\.)\s*$"),
+    ("a version or a name missing", r"(?i)\bfrom\s+to\b|\b(?:use|uses|used|call|calls)\s+instead\b"),
+    (  # a list item run into the next one: "… (setupClaudeCodeHook) Verifies it returns …"
+        "joined items",
+        r"[a-z0-9)] (?:Creates|Verifies|Avoids|Adds|Returns|Handles|Ensures|Checks|Calls|Writes|Used|Called"
+        r"|Replaced|Added|Removed|Updated|Fixed)\b",
+    ),
+    ("a fragment of a comparison", r"(?i)^\W*(?:instead of|rather than)(?:\s+\S+){1,3}\W*$"),
 )
 _HOLES = tuple((name, re.compile(pattern)) for name, pattern in EXTRA_HOLES)
 
