@@ -195,3 +195,45 @@ def test_the_week_is_read_from_the_history_records_not_reparsed(
     assert week and source.from_history == len(week)  # every digest from its record, no transcript parsed
     assert all(d.transcript_found and d.prompts for d in week)
     assert sha256(history_file) == before  # dreaming reads history, never writes it
+
+
+def test_the_viewer_shows_a_real_record_as_html_at_a_phones_width(
+    dreamt: dict,  # type: ignore[type-arg]
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A week of the corpus in the viewer at 420 px: rendered markdown (no raw marks), the front matter as a
+    table, nothing wider than the window, and every citation a link to an episode the index holds."""
+    from browser_kit import CHROMIUM, CHROMIUM_ARGS, require_browser
+    from episodic.assembly import build_memory
+    from episodic.settings import load_settings
+    from episodic.ui.data import LocalSource
+    from episodic.ui.server import BackgroundUi
+    from episodic.ui.views import Viewer
+
+    require_browser()
+    from playwright.sync_api import sync_playwright
+
+    monkeypatch.setenv("EPISODIC_HOME", str(dreamt["home"]))
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    settings = load_settings()
+    memory = build_memory(settings)
+    folder = dreamt["home"] / "dreams" / "local"
+    viewer = Viewer(LocalSource(memory), settings.tenant, dream_dir=folder)
+    with BackgroundUi(viewer) as ui, sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        try:
+            page = browser.new_page(viewport={"width": 420, "height": 900})
+            page.goto(ui.url)
+            page.goto(f"{ui.base}/dream/2026-W06.md")
+            assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+            assert page.locator("#front-matter td").first.inner_text() == "2026-W06"
+            text = page.locator("#record").inner_text()
+            assert "## " not in text and "**" not in text and "Appendix: Statistics" in text
+            hrefs = page.locator("#record a.cite").evaluate_all(
+                "links => links.map(a => a.getAttribute('href'))"
+            )
+            assert len(hrefs) >= 10
+            for href in set(hrefs):
+                assert memory.store.get(settings.tenant, href.removeprefix("/episode/")) is not None, href
+        finally:
+            browser.close()

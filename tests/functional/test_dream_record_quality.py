@@ -20,11 +20,12 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+from conftest import TRANSCRIPTS_DIR
 from episodic.dream.record import SECTIONS, ParsedRecord, parse_record
 
 pytestmark = pytest.mark.transcripts
 WEEKS = ["2026-W02", "2026-W03", "2026-W04", "2026-W05", "2026-W06", "2026-W07"]
-CARDS = Path(__file__).resolve().parents[2] / ".." / "shared" / "eval" / "cards"
+CARDS = TRANSCRIPTS_DIR.parent / "eval" / "cards"  # beside the transcripts, wherever they are
 SAME_DECISION = 0.80  # MiniLM cosine at which two statements say the same thing (paraphrases 0.63-0.68)
 ITEM_SECTIONS = ("themes", "decisions", "unfinished", "insights", "risks", "flags")
 INPUTS = ("index.sqlite3", "history.sqlite3", "scratch.sqlite3")
@@ -38,6 +39,32 @@ HOLES = (
 CHANGE_LOG = re.compile(
     r"(?i)^(?:\d{4}-\d{2}-\d{2}: )?(?:\(unverified\) )?(?:updated|added|replaced|removed|renamed|changed|created"
     r"|modified|committed|pushed|edited)\b(?!.*\b(?:because|so that|rather than|instead of|to avoid)\b)"
+)
+# a title names the work (issue 39: "When:" was one): these make it a word, a label or a fragment
+TITLE_WORDS = 3
+NOT_A_TITLE = (
+    r"[:;,(—–-]\s*$",  # left open: "When:"
+    r"(?:…|\.\.\.)\s*$",  # cut
+    r"^[a-z]",  # begins mid-sentence
+    r"(?i)^(?:when|where|what|why|context|problem|summary|steps|expected|actual)\s*:",  # a template label
+)
+# an insight or a decision is a complete statement: not cut, not two lines run together
+NOT_A_STATEMENT = (
+    r"(?:…|\.\.\.|[:,;(—–-])\s*$",
+    r"[a-z0-9_)] (?:The|This|A|An|Only|Both|It|We)\s",  # "…returns local values Only name local…"
+    r"(?i)\b(?:at|in|of|from)\s+now\s+\w+s\b",  # "The change at now calls…"
+    r"\bfrom to\b|\buse instead\b",  # "changed from to X", "now use instead": a name was removed
+    r"[a-z0-9)] (?:Creates|Verifies|Avoids|Used|Called|Replaced|Returns)\b",  # two list items run together
+    r"^(?:Instead of|Rather than)(?: \S+){1,3}$",  # "Instead of lines 235-236"
+)
+# counts belong to the statistics appendix, not to the narrative
+NARRATIVE_STATISTICS = (
+    r"\bsessions? across\b",
+    r"(?i)\boutcomes?:",
+    r"\bcandidates?\b",
+    r"\bgates?\b",
+    r"\bset aside\b",
+    r"\bproject\(s\)",
 )
 _CITE = re.compile(r"\[([A-Za-z0-9_.-]{1,8}) (\d{4}-\d{2}-\d{2})\]")
 
@@ -209,3 +236,74 @@ def test_patterns_across_weeks_join_threads_by_meaning(built) -> None:  # type: 
             if " recurs from " in line or " carries over from " in line:
                 assert re.search(r"similarity 0\.\d\d\)", line), line
     print(json.dumps({w: r.front["sessions_analysed"] for w, r in built["records"].items()}))
+
+
+def titles(record: ParsedRecord) -> list[str]:
+    """Every thread title the record shows: a theme's bold title, an unfinished thread's, a flag's."""
+    bold = [re.match(r"\*\*(.+?)\*\*", x) for x in items(record, "themes")]
+    out = [m[1] for m in bold if m]
+    out += [
+        claim(x).split(": its last session", 1)[0] for x in items(record, "unfinished") if ": its last" in x
+    ]
+    out += [claim(x).split(" gate: ", 1)[1] for x in items(record, "flags") if " gate: " in x]
+    return [t for t in out if t]
+
+
+def test_no_title_is_a_single_word_or_a_fragment(built) -> None:  # type: ignore[no-untyped-def]
+    from episodic.distill.holes import hole_breaks
+
+    seen = 0
+    for week, record in built["records"].items():
+        for title in titles(record):
+            seen += 1
+            assert len(title.split()) >= TITLE_WORDS, (built["kind"], week, title)
+            for rule in (*NOT_A_TITLE, *HOLES):
+                assert not re.search(rule, title), (built["kind"], week, rule, title)
+            assert hole_breaks(title) == (), (built["kind"], week, title)
+    assert seen >= 10
+
+
+def test_insights_and_decisions_are_complete_statements(built) -> None:  # type: ignore[no-untyped-def]
+    for week, record in built["records"].items():
+        for key in ("insights", "decisions"):
+            for line in items(record, key):
+                said = re.sub(
+                    r"^(?:\d{4}-\d{2}-\d{2}: )?(?:\(unverified\) )?(?:Misleading: )?", "", claim(line)
+                )
+                if said.startswith("None this week"):
+                    continue
+                assert len(said.split()) >= 4, (built["kind"], week, key, line)
+                for rule in NOT_A_STATEMENT:
+                    assert not re.search(rule, said), (built["kind"], week, key, rule, line)
+
+
+def test_the_narrative_says_in_sentences_what_the_week_was_about(built) -> None:  # type: ignore[no-untyped-def]
+    """The narrative names the week's threads, a decision when one was made and what is left open; its
+    counts are in the appendix instead."""
+    busy = 0
+    for week, record in built["records"].items():
+        narrative = claim(" ".join(items(record, "narrative")))
+        for rule in NARRATIVE_STATISTICS:
+            assert not re.search(rule, narrative), (built["kind"], week, rule, narrative)
+        sentences = [s for s in re.split(r"(?<=[.!?])\s+(?=[A-Z“])", narrative) if s]
+        assert all(s.endswith((".", "!", "?")) for s in sentences), (built["kind"], week, narrative)
+        if int(record.front["sessions_analysed"]) <= 5:
+            continue
+        busy += 1
+        assert len(sentences) >= 2, (built["kind"], week, narrative)
+        shown = titles(record)
+        assert any(t in narrative for t in shown), (built["kind"], week, shown, narrative)
+        left = [
+            claim(x).split(": its last session", 1)[0]
+            for x in items(record, "unfinished")
+            if ": its last" in x
+        ]
+        for title in left[:3]:
+            assert title in narrative, (built["kind"], week, title, narrative)
+        decided = [re.sub(r"^\d{4}-\d{2}-\d{2}: ", "", claim(x)) for x in items(record, "decisions")]
+        decided = [d for d in decided if not d.startswith("None this week")]
+        if decided:
+            assert any(d[:40] in narrative for d in decided), (built["kind"], week, narrative)
+        appendix = " ".join(record.sections.get("statistics", []))
+        assert re.search(r"\d+ sessions across \d+ project", appendix), (built["kind"], week, appendix)
+    assert busy >= 4

@@ -199,5 +199,5 @@ def test_eval_and_dream_pages_show_their_folders(chromium: Any, world: World, tm
     assert page.locator("img.chart").evaluate("img => img.naturalWidth") > 0  # served locally
     screenshot(page, "eval")
     page.goto(f"{world.ui.base}/dream")
-    assert "Week 11: cookie and rounding bugs" in page.locator("details.dream summary").inner_text()
+    assert "Week 11: cookie and rounding bugs" in page.locator("#dream-records").inner_text()
     assert "broken.json: not JSON" in page.content()

@@ -124,3 +124,20 @@ def test_the_default_range_runs_from_the_last_record_to_the_last_complete_week()
         )
     with pytest.raises(InvalidArgumentError, match="go together"):
         resolve_weeks(week=None, since="2026-07-22", until=None, recorded=[], first_session=None, now=now)
+
+
+def test_the_statistics_are_an_appendix_after_the_sections() -> None:
+    built = record()
+    cite = Citation(session_id="abcdef12-3456", day="2026-07-21")
+    built.statistics = [Item(text="3 sessions across 1 project(s); outcomes: 3 verified.", cites=[cite])]
+    text = render_record(built)
+    assert (
+        text.index("## Flags for Review")
+        < text.index("## Appendix: Statistics")
+        < text.index("## Sessions Cited")
+    )
+    parsed = parse_record(text)
+    assert parsed.sections["statistics"] == [
+        "- 3 sessions across 1 project(s); outcomes: 3 verified. [abcdef12 2026-07-21]"
+    ]
+    assert "sessions across" not in " ".join(parsed.sections["narrative"])

@@ -12,6 +12,7 @@ from episodic.dream.statements import (
     is_raw_prompt,
     project_name,
     statement_problems,
+    title_problems,
 )
 from episodic.embed.hashing import HashingEmbedder
 
@@ -25,6 +26,16 @@ from episodic.embed.hashing import HashingEmbedder
         "Initializes a test repo on a feature branch Creates a first session",
         "The fix works for both strategies because",
         "Moved the check into .",
+        # issue 39's record: an identifier removed before "now", a line joined to the next one
+        "The change at now calls GetGitAuthorFromRepo(repo) so the author is the repository's.",
+        "Both set locally — returns local values Only name local — falls back to global for email",
+        "A new row in the Configuration Options table for output_filter A new section explaining it",
+        "Add convenience wrappers to avoid at every call site",
+        "The config loader is read twice and then the…",
+        "Prompt-submit lock file message — changed from to outputHookMessage so the message is visible",
+        "The test checks for go run, but the wrapper script commands now use instead.",
+        "Setup Claude Code hooks (setupClaudeCodeHook) Verifies it returns false when the folder exists",
+        "Instead of lines 235-236",
     ],
 )
 def test_a_statement_with_a_hole_is_refused(text: str) -> None:
@@ -93,3 +104,32 @@ def test_duplicates_by_meaning_keep_the_first_of_each() -> None:
     ]
     assert meaning.distinct(texts) == [0, 1]
     assert meaning.thresholds.same_statement == 0.60  # the hashing family's stated threshold
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "When:",
+        "Refactor",
+        "Context: the user asked for",
+        "fix the thing",
+        "Word the Gemini Preview section…",
+        "Show the status in",
+        "Fix (",
+        "The lint error in is",
+    ],
+)
+def test_a_word_a_fragment_or_a_holed_text_is_no_title(title: str) -> None:
+    assert title_problems(title)
+
+
+@pytest.mark.parametrize(
+    "title",
+    [
+        "Fix: output_filter not being applied when writing to entire/sessions",
+        "Unify the two ways that settings are parsed",
+        "Work on telemetry.go and posthog-telemetry-integration.md (go, mise, cobra)",
+    ],
+)
+def test_a_title_that_names_the_work_passes(title: str) -> None:
+    assert title_problems(title) == []

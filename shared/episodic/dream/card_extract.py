@@ -23,7 +23,14 @@ import numpy as np
 
 from episodic.dream.extract import Claim, InsightClaim, ThreadExtract, UnfinishedClaim, deep_sentences
 from episodic.dream.source import SessionDigest
-from episodic.dream.statements import Meaning, as_title, first_sentence, is_raw_prompt, statement_problems
+from episodic.dream.statements import (
+    Meaning,
+    as_title,
+    first_sentence,
+    is_raw_prompt,
+    statement_problems,
+    title_problems,
+)
 from episodic.dream.threads import Thread
 from episodic.models import Outcome, Trajectory
 
@@ -38,8 +45,9 @@ def thread_title(
     sessions: Sequence[SessionDigest], meaning: Meaning, prompts: frozenset[str] = frozenset()
 ) -> str:
     """The first sentence of the most central card's problem (the one nearest the thread's mean) that is
-    not a prompt as typed; when every card's problem is one (a heuristic card states the opening request),
-    what the thread worked on: its most touched files and its cards' tags."""
+    not a prompt as typed and reads as a title (`statements.title_problems`: not one word, not cut, not a
+    label like "When:", no hole); when no card's problem is one (a heuristic card states the opening
+    request), what the thread worked on: its most touched files and its cards' tags."""
     problems = [" ".join(d.record.card.problem.split()) for d in sessions]
     order = list(range(len(problems)))
     if len(problems) > 2:
@@ -47,7 +55,7 @@ def thread_title(
         order.sort(key=lambda i: -float(vectors[i] @ vectors.mean(axis=0)))
     for i in order:
         title = as_title(problems[i])
-        if not is_raw_prompt(title, prompts):
+        if not is_raw_prompt(title, prompts) and not title_problems(title):
             return title
     return _work_title(sessions)
 
@@ -55,8 +63,12 @@ def thread_title(
 def _work_title(sessions: Sequence[SessionDigest]) -> str:
     files = Counter(PurePosixPath(f).name for d in sessions for f in d.files_touched)
     tags = Counter(t for d in sessions for t in d.record.card.tags)
-    named = " and ".join(f for f, _ in files.most_common(2)) or "no file"
+    named = " and ".join(f for f, _ in files.most_common(2))
     tagged = ", ".join(t for t, _ in tags.most_common(3))
+    if not named:
+        return (
+            f"Work tagged {tagged}" if tagged else f"Work of {len(sessions)} session(s) without a file edit"
+        )
     return f"Work on {named}" + (f" ({tagged})" if tagged else "")
 
 

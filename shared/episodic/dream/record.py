@@ -25,6 +25,7 @@ SECTIONS: tuple[tuple[str, str], ...] = (
     ("risks", "Risks"),
     ("flags", "Flags for Review"),
 )
+STATISTICS_HEADING = "Appendix: Statistics"  # the week's counts, kept out of the narrative
 CITED_HEADING = "Sessions Cited"
 CHECKS_HEADING = "Run Checks"
 RECORD_TYPE = "dreaming-cycle"
@@ -68,6 +69,7 @@ class DreamRecord(BaseModel):
     survey_bytes: int = 0
     raw_bytes: int = 0
     sections: dict[str, list[Item]] = Field(default_factory=dict)
+    statistics: list[Item] = Field(default_factory=list)  # the appendix: counts, gates, noise
     counters: dict[str, int] = Field(default_factory=dict)
     sessions: dict[str, str] = Field(default_factory=dict)  # short id -> full id of every session cited
     empty_reasons: dict[str, str] = Field(default_factory=dict)  # section key -> why it holds nothing
@@ -105,6 +107,8 @@ def render_record(record: DreamRecord, headings: dict[str, str] | None = None) -
             numbered = key == "flags"
             lines += [item.render(n if numbered else None) for n, item in enumerate(items, 1)]
         lines.append("")
+    if record.statistics:
+        lines += [f"## {STATISTICS_HEADING}", *(item.render() for item in record.statistics), ""]
     lines.append(f"## {CITED_HEADING}")
     lines += [f"- {short} {full}" for short, full in sorted(record.sessions.items())] or ["- None."]
     lines += ["", f"## {CHECKS_HEADING}"]
@@ -145,6 +149,8 @@ def _key_for(heading: str, headings: dict[str, str]) -> str:
     for key, title in [*SECTIONS, *headings.items()]:
         if title.lower() == lowered:
             return key
+    if lowered == STATISTICS_HEADING.lower():
+        return "statistics"
     if lowered == CITED_HEADING.lower():
         return "cited"
     if lowered == CHECKS_HEADING.lower():

@@ -48,7 +48,20 @@ EXTRA_HOLES: tuple[tuple[str, str], ...] = (
     ("dangling end", r"(?i)\b(?:in|at|to|via|see|because|like|as|and|or|but)\s*\W?$"),
     ("double space", r"\S {2,}\S"),
     ("preposition before a conjunction", r"\b(?:for|in|to|from|of|with|into|on|at)\s+(?:and|or|but)\b"),
-    ("joined lines", r"[a-z0-9)] (?:[A-Z][a-z]+s (?:a|an|the)\b|(?:The|This|It|We|I)\s)"),
+    ("joined lines", r"[a-z0-9_)] (?:[A-Z][a-z]+s (?:a|an|the)\b|(?:The|This|It|We|I|A|An|Only|Both|Is)\s)"),
+    ("time word where a name was", r"(?i)\b(?:at|in|of|from)\s+now\s+\w+s\b"),  # "the change at now calls"
+    (
+        "verb missing its object",
+        r"(?i)\bto (?:avoid|call|use|replace|import|set)\s+(?:at|in|on)\s+(?:every|each|all)\b",
+    ),
+    ("cut short", r"(?:…|\.\.\.)\s*$"),
+    ("a version or a name missing", r"(?i)\bfrom\s+to\b|\b(?:use|uses|used|call|calls)\s+instead\b"),
+    (  # a list item run into the next one: "… (setupClaudeCodeHook) Verifies it returns …"
+        "joined items",
+        r"[a-z0-9)] (?:Creates|Verifies|Avoids|Adds|Returns|Handles|Ensures|Checks|Calls|Writes|Used|Called"
+        r"|Replaced|Added|Removed|Updated|Fixed)\b",
+    ),
+    ("a fragment of a comparison", r"(?i)^\W*(?:instead of|rather than)(?:\s+\S+){1,3}\W*$"),
 )
 _HOLES = tuple((name, re.compile(pattern)) for name, pattern in EXTRA_HOLES)
 
@@ -65,6 +78,18 @@ CHANGE_LOG_PATTERNS: tuple[str, ...] = (
     r"\b[a-zA-Z]*[a-z][A-Z]\w*\b.*\b[a-zA-Z]*[a-z][A-Z]\w*\b",  # two camelCase identifiers: a list of edits
 )
 _CHANGE_LOG = tuple(re.compile(p) for p in CHANGE_LOG_PATTERNS)
+# a title names the work: a few words, whole (not cut, not a label left open like "When:")
+MIN_TITLE_WORDS = 3
+TITLE_RULES: tuple[tuple[str, str], ...] = (
+    ("cut or left open", r"(?:…|\.\.\.|[:;,(—–-])\s*$"),
+    (  # a template's heading ("When:", "Context: …") is not what the work was about
+        "a template label",
+        r"(?i)^\W*(?:when|where|what|why|how|context|problem|summary|task|description|steps|expected|actual"
+        r"|goal|background|note|todo|issue|question|request)\s*:",
+    ),
+    ("starts mid-sentence", r"^[a-z]"),
+)
+_TITLE_RULES = tuple((name, re.compile(pattern)) for name, pattern in TITLE_RULES)
 _WORTH_CHATTER = frozenset({"fragment", "first person", "addressed to the user", "narrative opener"})
 MIN_WORDS = 4
 _SENTENCE_SPLIT = re.compile(r"(?<=[.!?])\s+")
@@ -114,6 +139,14 @@ def statement_problems(text: str, prompts: Sequence[str] | frozenset[str] = ()) 
     return found
 
 
+def title_problems(title: str) -> list[str]:
+    """Why `title` cannot head a thread (empty: it can): too short, cut, a label, or holed."""
+    found = [name for name, pattern in _TITLE_RULES if pattern.search(title)]
+    if len(title.split()) < MIN_TITLE_WORDS:
+        found.append(f"fewer than {MIN_TITLE_WORDS} words")
+    return found + [f"hole: {h}" for h in holes(title)]
+
+
 def first_sentence(text: str, limit: int = 110) -> str:
     """The first sentence, cut at a word boundary to `limit` characters, without its full stop."""
     flat = " ".join(text.split())
@@ -133,7 +166,10 @@ _ADDRESSING = re.compile(
     r"(?i)^\W*(?:(?:hey|hi|ok|okay|so|now|please|pls|can you|could you|would you|i want(?: you)? to"
     r"|i need(?: you)? to|i'?d like(?: you)? to|let'?s|we need to|help me|go ahead and)\b[\s,:]*)+"
 )
-_JOINED_LINE = re.compile(r"(?<=[a-z0-9)]) (?=(?:The|This|It|We|I|Please|Also)\b)|\b(?:and )?let me know\b")
+_JOINED_LINE = re.compile(
+    r"(?<=[a-z0-9)]) (?=(?:The|This|It|We|I|Please|Also|Is|Are|Can|Could|Should|Does|Why|How|What|When)\b)"
+    r"|\b(?:and )?let me know\b"
+)
 _TRAILING_POLITENESS = re.compile(r"(?i)[\s,]*(?:please|pls|thanks|thank you|for me|asap)\W*$")
 
 

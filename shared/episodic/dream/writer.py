@@ -67,35 +67,98 @@ def _outcomes(digests: list[SessionDigest]) -> str:
     return ", ".join(f"{n} {name}" for name, n in sorted(counts.items(), key=lambda kv: -kv[1]))
 
 
-def offline_narrative(analysis: WeekAnalysis) -> list[Item]:
+def _quoted(text: str) -> str:
+    return f"“{text.rstrip('.').strip()}”"
+
+
+def _joined(parts: list[str]) -> str:
+    return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
+
+
+def _days(scored: Scored) -> str:
+    days = {d.started_at.date() for d in scored.thread.sessions if d.started_at}
+    return f"{len(scored.thread.sessions)} sessions" + (f" over {len(days)} days" if len(days) > 1 else "")
+
+
+def offline_narrative(analysis: WeekAnalysis, decisions: list[Item], unfinished: list[Item]) -> list[Item]:
+    """What the week was about, in sentences: its threads, what was decided, what is left open (the counts
+    are in the statistics appendix)."""
+    if not analysis.digests:
+        return [Item(text="No session was indexed for this week.")]
+    centred = analysis.promoted[:MAX_NARRATIVE_THREADS]
+    recurring = [s for s in analysis.scored if len(s.thread.sessions) >= 2 and not s.promoted]
+    if centred:
+        parts = [f"{_quoted(s.thread.label)} ({_days(s)})" for s in centred]
+        text = f"The week's work was about {_joined(parts)}."
+        about = centred
+    elif recurring:
+        about = sorted(recurring, key=lambda s: -s.score)[:MAX_NARRATIVE_THREADS]
+        text = (
+            "No thread stood out enough to become a theme; the work that came back most was "
+            + _joined([f"{_quoted(s.thread.label)} ({_days(s)})" for s in about])
+            + "."
+        )
+    else:
+        about = sorted(analysis.scored, key=lambda s: -len(s.thread.sessions[0].prompts))[:2]
+        titles = _joined([_quoted(s.thread.label) for s in about]) if about else "none"
+        text = f"The week was one-off tasks, none taken up again; the largest were {titles}."
+    items = [
+        Item(text=text, cites=cites_of(analysis, [sid for s in about for sid in s.thread.session_ids][:6]))
+    ]
+    if decisions:
+        mine = {sid for s in about for sid in s.thread.session_ids}  # the named threads' decisions first
+        picked = sorted(decisions, key=lambda d: not any(c.session_id in mine for c in d.cites))[:2]
+        said = _joined([_quoted(first_sentence(d.text, 140)) for d in picked])
+        more = f" ({len(decisions) - 2} more below)" if len(decisions) > 2 else ""
+        items.append(
+            Item(
+                text=f"Decided along the way: {said}{more}.",
+                cites=[c for d in picked for c in d.cites],
+            )
+        )
+    else:
+        items.append(
+            Item(text="No key decision was recorded in the week's threads.", cites=items[0].cites[:1])
+        )
+    if unfinished:
+        open_titles = [_quoted(u.text.split(": its last session", 1)[0]) for u in unfinished[:3]]
+        items.append(
+            Item(
+                text=f"Left open at the week's end: {_joined(open_titles)}; no passing check ran after "
+                f"{'its' if len(open_titles) == 1 else 'their'} last change.",
+                cites=[u.cites[-1] for u in unfinished[:3] if u.cites],
+            )
+        )
+    elif analysis.extracts:
+        items.append(
+            Item(
+                text="Nothing was left open: the latest session of each thread ended verified or informational.",
+                cites=items[0].cites[-1:],
+            )
+        )
+    return items
+
+
+def week_statistics(analysis: WeekAnalysis) -> list[Item]:
+    """The week in numbers (the appendix): sessions, projects and outcomes, the gates, the noise."""
     digests = analysis.digests
     if not digests:
-        return [Item(text="No session was indexed for this week.")]
+        return []
     projects = Counter(project_of(d) for d in digests)
     top = ", ".join(f"{p} ({n})" for p, n in projects.most_common(3))
+    recurring = [s for s in analysis.scored if len(s.thread.sessions) >= 2]
     items = [
         Item(
             text=f"{len(digests)} sessions across {len(projects)} project(s), mostly {top}; "
             f"outcomes: {_outcomes(digests)}.",
             cites=[citation(digests[0]), citation(digests[-1])],
-        )
+        ),
+        Item(
+            text=f"{len(analysis.promoted)} of {len(analysis.scored)} candidate threads "
+            f"({len(recurring)} recurring) passed all three gates.",
+            cites=cites_of(analysis, [s.thread.session_ids[0] for s in analysis.scored][:6]),
+        ),
     ]
-    centred = analysis.promoted[:MAX_NARRATIVE_THREADS]
-    if centred:
-        parts = [f"“{s.thread.label}” ({len(s.thread.sessions)} sessions)" for s in centred]
-        joined = parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]
-        cites = cites_of(analysis, [sid for s in centred for sid in s.thread.session_ids])
-        items.append(Item(text=f"The week centred on {joined}.", cites=cites))
-    if not analysis.promoted:
-        recurring = [s for s in analysis.scored if len(s.thread.sessions) >= 2]
-        best = max(analysis.scored, key=lambda s: s.score, default=None)
-        items.append(
-            Item(
-                text=f"No thread passed all three gates ({len(analysis.scored)} candidates, "
-                f"{len(recurring)} recurring).",
-                cites=cites_of(analysis, best.thread.session_ids) if best else [],
-            )
-        )
     noise = [*analysis.noise.retries, *analysis.noise.loop_ticks, *analysis.noise.chatter]
     if noise:
         items.append(
@@ -267,10 +330,11 @@ def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> D
     ]
     unfinished = _unfinished(analysis, exemplar.cap("unfinished"))
     insights, verified, marked = _insights(analysis, exemplar.cap("insights"))
+    decisions = _decisions(analysis, exemplar.cap("decisions"))
     sections = {
-        "narrative": analysis.narrative or offline_narrative(analysis),
+        "narrative": analysis.narrative or offline_narrative(analysis, decisions, unfinished),
         "themes": themes,
-        "decisions": _decisions(analysis, exemplar.cap("decisions")),
+        "decisions": decisions,
         "unfinished": unfinished,
         "insights": insights,
         "projects": _projects(analysis, exemplar.cap("projects")),
@@ -278,7 +342,8 @@ def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> D
         "flags": _flags(analysis, unfinished, exemplar.cap("flags")),
     }
     reasons = empty_reasons(analysis, sections)
-    cited = {c.session_id for items in sections.values() for i in items for c in i.cites}
+    statistics = week_statistics(analysis)
+    cited = {c.session_id for items in [*sections.values(), statistics] for i in items for c in i.cites}
     claims = [i for items in sections.values() for i in items]
     starts = [d.started_at for d in analysis.digests if d.started_at]
     newest = max(starts) if starts else None
@@ -312,6 +377,7 @@ def build_record(analysis: WeekAnalysis, exemplar: Exemplar, now: datetime) -> D
         survey_bytes=analysis.survey.bytes,
         raw_bytes=analysis.survey.raw_bytes,
         sections=sections,
+        statistics=statistics,
         counters=counters,
         sessions={sid[:8]: sid for sid in sorted(cited)},
         empty_reasons=reasons,

@@ -12,7 +12,7 @@ from datetime import datetime
 from typing import Any
 
 from episodic.errors import AuthError, EpisodicError, InvalidArgumentError, NotFoundError
-from episodic.models import Card, CardRecord, DistillerInfo, Review, ReviewState, SearchHit
+from episodic.models import Card, CardRecord, Confidence, DistillerInfo, Review, ReviewState, SearchHit
 from episodic.ui.data import Browse, SurveyView, ViewerSource
 
 PROTOCOL_VERSION = "2025-11-25"
@@ -93,6 +93,7 @@ class RemoteSource(ViewerSource):
             "query": query,
             "k": 5,
             "include_unverified": browse.outcome != "verified",
+            "include_weak": True,  # weak hits are listed, labelled weak, as the agent would meet them
         }
         if browse.project:
             arguments["project"] = browse.project
@@ -101,7 +102,15 @@ class RemoteSource(ViewerSource):
         if browse.tag:
             arguments["tags"] = [browse.tag]
         found = self.call("search_traces", arguments).get("results", [])
-        hits = [SearchHit(record=_record(r), score=r["score"], similarity=r["similarity"]) for r in found]
+        hits = [
+            SearchHit(
+                record=_record(r),
+                score=r["score"],
+                similarity=r["similarity"],
+                confidence=Confidence(r["confidence"]) if r.get("confidence") in set(Confidence) else None,
+            )
+            for r in found
+        ]
         return [h for h in hits if browse.admits(h.record)]
 
     def records(self, tenant_id: str) -> list[CardRecord]:

@@ -16,11 +16,13 @@ from urllib.parse import quote, unquote
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from episodic.errors import EpisodicError, InvalidCardError
-from episodic.models import AGENTS, Card, CardRecord, Outcome, ReviewState
-from episodic.present import pack_card
+from episodic.mcp.tools import PACKED_CARD_CHARS
+from episodic.models import AGENTS, Card, CardRecord, Outcome, ReviewState, SearchHit
+from episodic.present import pack_card, pointer_line
 from episodic.review import needs_review, queue_order
 from episodic.ui import pages
 from episodic.ui.data import MAX_LISTED, Browse, ViewerSource, sort_newest
+from episodic.ui.render import card_heading, confidence_label, listing_order, record_html, record_title
 
 STATIC = Path(__file__).parent / "static"
 LIST_FIELDS = ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags")
@@ -61,6 +63,20 @@ def card_form_payload(form: dict[str, str]) -> dict[str, Any]:
     return payload
 
 
+def agent_view(hit: SearchHit) -> dict[str, Any]:
+    """A hit's confidence label and what the agent is given for it: the packed card (strong), a one-line
+    pointer (weak), nothing (below the weak bar)."""
+    label = confidence_label(hit.confidence)
+    record = hit.record
+    given = ""
+    if label.tier == "strong":
+        given = pack_card(record, similarity=hit.similarity, max_chars=PACKED_CARD_CHARS)
+    elif label.tier == "weak":
+        day = record.started_at.date().isoformat() if record.started_at else None
+        given = pointer_line(record.session_id, day, record.card.problem)
+    return {"confidence": label, "given": given}
+
+
 class Viewer:
     """Routes a checked request to a page; `tenant_id` is the one whose cards are shown."""
 
@@ -84,6 +100,7 @@ class Viewer:
             lstrip_blocks=True,
         )
         self.env.filters["q"] = lambda value: quote(str(value), safe="")
+        self.env.filters["heading"] = card_heading
 
     # ------------------------------------------------------------ plumbing
 
@@ -109,7 +126,12 @@ class Viewer:
             chart = pages.eval_chart(self.eval_dir)
             return Response(200, chart, "image/png") if chart else self.refused(404, "no chart")
         if path == "/dream":
-            return self.page("dream.html", dream=pages.dream_records(self.dream_dir, self.tenant_id))
+            dream = pages.dream_records(self.dream_dir, self.tenant_id)
+            return self.page(
+                "dream.html", dream=dream, records=listing_order(dream.records), title=record_title
+            )
+        if path.startswith("/dream/"):
+            return self.dream_record(unquote(path.removeprefix("/dream/").strip("/")))
         if path.startswith("/episode/"):
             session_id = unquote(path.removeprefix("/episode/").strip("/"))  # links quote the id
             if method == "POST":
@@ -137,10 +159,7 @@ class Viewer:
                 found = self.source.search(self.tenant_id, browse.query, browse)
             except EpisodicError as exc:
                 found, error = [], str(exc)
-            hits = [
-                {"record": h.record, "similarity": h.similarity, "packed": pack_card(h.record, h.similarity)}
-                for h in found
-            ]
+            hits = [{"record": h.record, "similarity": h.similarity, **agent_view(h)} for h in found]
         if self.source.can_list:
             records = self.source.records(self.tenant_id)
             facets = {
@@ -166,7 +185,19 @@ class Viewer:
             agents=AGENTS,
             states=[s.value for s in ReviewState],
             can_list=self.source.can_list,
-            pack=pack_card,
+        )
+
+    def dream_record(self, name: str) -> Response:
+        found = pages.dream_records(self.dream_dir, self.tenant_id)
+        record = next((r for r in found.records if r.name == name), None)
+        if record is None:
+            return self.refused(404, f"no dream record named {name!r}")
+        return self.page(
+            "dream_record.html",
+            record=record,
+            heading=record_title(record),
+            front=record.front,
+            body=record_html(record),
         )
 
     def queue(self) -> Response:
