@@ -40,7 +40,7 @@ def test_a_long_first_sentence_is_cut_at_a_word() -> None:
 
 
 def test_every_tier_has_a_label_and_says_what_the_agent_gets() -> None:
-    assert {label.tier for label in CONFIDENCE_LABELS.values()} == {"strong", "weak", "below"}
+    assert {label.tier for label in CONFIDENCE_LABELS.values()} == {"strong", "weak", "faint", "below"}
     assert set(CONFIDENCE_LABELS) == {*Confidence, None}
 
 

@@ -60,9 +60,12 @@ class ConfidenceLabel:
 CONFIDENCE_LABELS: dict[Confidence | None, ConfidenceLabel] = {
     Confidence.STRONG: ConfidenceLabel("strong", "The agent gets this card (search_traces)"),
     Confidence.WEAK: ConfidenceLabel(
-        "weak", "The agent gets a one-line pointer, when it asks for weak matches"
+        "weak", "The agent gets a one-line entry (search_traces), the hook a pointer"
     ),
-    None: ConfidenceLabel("below", "Below the weak bar: the agent is not shown it"),
+    Confidence.FAINT: ConfidenceLabel(
+        "faint", "The agent gets a one-line entry when it asks (search_traces); the hook says nothing"
+    ),
+    None: ConfidenceLabel("below", "Below the faint bar: the agent is not shown it"),
 }
 
 

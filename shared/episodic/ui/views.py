@@ -65,15 +65,15 @@ def card_form_payload(form: dict[str, str]) -> dict[str, Any]:
 
 def agent_view(hit: SearchHit) -> dict[str, Any]:
     """A hit's confidence label and what the agent is given for it: the packed card (strong), a one-line
-    pointer (weak), nothing (below the weak bar)."""
+    entry (weak, faint), nothing (below the faint bar)."""
     label = confidence_label(hit.confidence)
     record = hit.record
     given = ""
     if label.tier == "strong":
         given = pack_card(record, similarity=hit.similarity, max_chars=PACKED_CARD_CHARS)
-    elif label.tier == "weak":
+    elif label.tier in ("weak", "faint"):
         day = record.started_at.date().isoformat() if record.started_at else None
-        given = pointer_line(record.session_id, day, record.card.problem)
+        given = pointer_line(record.session_id, day, record.card.problem, label.tier)
     return {"confidence": label, "given": given}
 
 
