@@ -7,8 +7,8 @@ sessions the agent deletes within a week that are not indexed; `setup claude-cod
 
 from __future__ import annotations
 
-import gzip
 import json
+import lzma
 import os
 import re
 import subprocess
@@ -68,7 +68,7 @@ class User:
 
     def kept(self, tenant: str = "local") -> list[Path]:
         folder = self.home / "trajectories" / tenant
-        return sorted(folder.glob("*.json.gz")) if folder.is_dir() else []
+        return sorted(folder.glob("*.json.xz")) if folder.is_dir() else []
 
 
 SID = "aaaaaaaa-1111-4111-8111-000000000001"
@@ -127,7 +127,7 @@ def test_the_kept_file_is_the_scrubbed_trajectory_and_a_grown_session_replaces_i
     user.session(SID, "2026-11-01", "login redirects back to the form")
     user.run("index")
     (first,) = user.kept()
-    raw = gzip.decompress(first.read_bytes()).decode()
+    raw = lzma.decompress(first.read_bytes()).decode()
     assert not any(token in raw for token in PLANTED)
     kept = json.loads(raw)
     assert kept["session_id"] == SID and "[REDACTED" in kept["request"] and kept["tool_calls"]
@@ -136,7 +136,7 @@ def test_the_kept_file_is_the_scrubbed_trajectory_and_a_grown_session_replaces_i
     user.session(SID, "2026-11-01", "login redirects back to the form", turns=3)  # the session grew
     user.run("index")
     (second,) = user.kept()
-    assert second != first and len(json.loads(gzip.decompress(second.read_bytes()))["tool_calls"]) == 9
+    assert second != first and len(json.loads(lzma.decompress(second.read_bytes()))["tool_calls"]) == 9
     user.run("index")
     assert user.kept() == [second] and second.stat().st_mtime == user.kept()[0].stat().st_mtime
 

@@ -1,6 +1,6 @@
-"""Kept trajectories on this machine: `<home>/trajectories/<tenant>/<session>~<hash>.json.gz`.
+"""Kept trajectories on this machine: `<home>/trajectories/<tenant>/<session>~<hash>.json.xz`.
 
-One gzip'd JSON `Trajectory` a session (already scrubbed: what a distiller reads, never the raw
+One xz-compressed JSON `Trajectory` a session (already scrubbed: what a distiller reads, never the raw
 transcript). The source hash in the name lets an unchanged session be skipped with one directory read; a
 grown session's new file replaces the old one (written beside it, then renamed: a reader never sees half a
 file). Each file's mtime is its session's end, so eviction under the per-tenant cap drops the oldest
@@ -10,9 +10,9 @@ sessions first without opening a file.
 from __future__ import annotations
 
 import contextlib
-import gzip
 import hashlib
 import logging
+import lzma
 import os
 import re
 import tempfile
@@ -26,10 +26,11 @@ from episodic.private_home import DIR_MODE, FILE_MODE
 log = logging.getLogger(__name__)
 
 KEPT_FOLDER = "trajectories"  # below the home: `<home>/trajectories/<tenant>/`
-SUFFIX = ".json.gz"
+SUFFIX = ".json.xz"
 _SEPARATOR = "~"  # never in a safe session id: `<session>~<hash16>.json.gz`
 _SAFE_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-COMPRESS_LEVEL = 9  # measured in scripts/bench_kept.py: 9 costs little more time than 6 for smaller files
+# scripts/bench_kept.py: xz preset 2 is half gzip 9's size for about its time (~12 ms a session to write)
+XZ_PRESET = 2
 
 
 def _file_stem(session_id: str) -> str:
@@ -70,7 +71,7 @@ class KeptTrajectoryFiles(KeptTrajectories):
             return False  # unchanged since it was kept
         for path in (self.root, folder):
             path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
-        data = gzip.compress(trajectory.model_dump_json().encode("utf-8"), COMPRESS_LEVEL, mtime=0)
+        data = lzma.compress(trajectory.model_dump_json().encode("utf-8"), preset=XZ_PRESET)
         fd, tmp = tempfile.mkstemp(prefix=".kept-", suffix=".tmp", dir=folder)
         try:
             with os.fdopen(fd, "wb") as handle:
@@ -92,8 +93,13 @@ class KeptTrajectoryFiles(KeptTrajectories):
         files = self._files(tenant_id, session_id)
         for path in sorted(files, key=_mtime, reverse=True):  # two only in a race: the later session
             try:
-                trajectory = Trajectory.model_validate_json(gzip.decompress(path.read_bytes()))
-            except (OSError, EOFError, ValueError) as exc:  # a damaged file is a missing one, said in the log
+                trajectory = Trajectory.model_validate_json(lzma.decompress(path.read_bytes()))
+            except (
+                OSError,
+                EOFError,
+                ValueError,
+                lzma.LZMAError,
+            ) as exc:  # a damaged file is a missing one, said in the log
                 log.warning("kept trajectory %s is unreadable: %s", path, exc)
                 continue
             if trajectory.session_id == session_id:
