@@ -109,7 +109,9 @@ def _kept(memory: Memory, tenant_id: str, session_id: str) -> Trajectory | None:
     if memory.kept is None:
         return None
     try:
-        return memory.kept.get(tenant_id, session_id)
+        kept = memory.kept.get(tenant_id, session_id)
+        admitted = memory.source.admit(kept) if kept is not None else None  # today's scope rules apply
+        return admitted if isinstance(admitted, Trajectory) else None
     except Exception:  # as for a missing transcript: the claim is downgraded, not refused
         log.exception("reading the kept trajectory of session %s failed", session_id)
         return None

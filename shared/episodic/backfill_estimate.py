@@ -146,9 +146,12 @@ def render_one(
 
     if kept is not None and tenant_id and not Path(path).expanduser().exists():
         trajectory = _kept_named(kept, tenant_id, path)
-        if trajectory is not None:
-            return render_survey(trajectory, token_budget)
-        raise NotFoundError(f"no session file at {path}, and no kept trajectory of that session")
+        if trajectory is None:
+            raise NotFoundError(f"no session file at {path}, and no kept trajectory of that session")
+        admitted = source.admit(trajectory)  # the scope rules apply to a kept session as to a file
+        if isinstance(admitted, NotEpisode):
+            raise NotFoundError(f"{path} is not an episode to distill ({admitted.reason})")
+        return render_survey(admitted, token_budget)
     sessions = list(source.discover([path]))
     if not sessions:
         raise NotFoundError(f"no Claude Code session found at {path}")

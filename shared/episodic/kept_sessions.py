@@ -32,8 +32,8 @@ def load_session(memory: Memory, tenant_id: str, source: SessionSource) -> Traje
     """The session from its files; from the tenant's kept trajectory once the agent deleted them."""
     if memory.kept is not None and not Path(source.main_path).exists():
         kept = memory.kept.get(tenant_id, source.session_key)
-        if kept is not None:
-            return kept
+        if kept is not None:  # the scope rules of today apply to it as to a file
+            return memory.source.admit(kept)
     return memory.source.load(source)
 
 

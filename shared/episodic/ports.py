@@ -33,6 +33,10 @@ class TranscriptSource(ABC):
     def load(self, source: SessionSource) -> Trajectory | NotEpisode:
         """Parse one session; never raises on bad input (counts it in the stats instead)."""
 
+    def admit(self, loaded: Trajectory) -> Trajectory | NotEpisode:
+        """A session read from elsewhere (its kept trajectory), through the rules `load` applies."""
+        return loaded
+
 
 @dataclass
 class DistillResult:

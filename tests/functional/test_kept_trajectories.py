@@ -240,3 +240,17 @@ def test_setup_raises_cleanup_period_days_only_with_consent(tmp_path: Path) -> N
         assert bad.returncode != 0 and "--keep-transcripts-days must be" in bad.stderr
     finally:
         stop_spawned_server(user.home)
+
+
+def test_a_kept_session_a_scope_rule_now_excludes_is_neither_redistilled_nor_rendered(tmp_path: Path) -> None:
+    user = User(tmp_path)
+    path = user.session(SID, "2026-11-01", "the coupon field rejects valid codes")
+    user.run("index", "--distiller", "heuristic")
+    path.unlink()
+    with (user.home / "config.toml").open("a") as config:
+        config.write('index_exclude = ["/home/dev/webshop"]\n')
+    upgraded = user.run("index", "--upgrade", "--distiller", "claude-code", "--json", ok=False)
+    assert json.loads(upgraded.stdout)["indexed"] == 0
+    assert not (tmp_path / "fake-claude.log").exists()  # nothing was sent to the distiller
+    refused = user.run("inspect", "--render", SID, ok=False)
+    assert refused.returncode != 0 and "coupon" not in refused.stdout
