@@ -68,10 +68,17 @@ class User:
 
     def kept(self, tenant: str = "local") -> list[Path]:
         folder = self.home / "trajectories" / tenant
-        return sorted(folder.glob("*.json.xz")) if folder.is_dir() else []
+        return sorted(folder.glob("*.kept")) if folder.is_dir() else []
 
 
 SID = "aaaaaaaa-1111-4111-8111-000000000001"
+
+
+def _unpacked(path: Path) -> str:
+    """A kept file read as its documented format: a header line, then xz'd JSON."""
+    header, body = path.read_bytes().split(b"\n", 1)
+    assert header.startswith(b"episodic-kept 1 ")
+    return lzma.decompress(body).decode()
 
 
 @contextmanager
@@ -127,7 +134,7 @@ def test_the_kept_file_is_the_scrubbed_trajectory_and_a_grown_session_replaces_i
     user.session(SID, "2026-11-01", "login redirects back to the form")
     user.run("index")
     (first,) = user.kept()
-    raw = lzma.decompress(first.read_bytes()).decode()
+    raw = _unpacked(first)
     assert not any(token in raw for token in PLANTED)
     kept = json.loads(raw)
     assert kept["session_id"] == SID and "[REDACTED" in kept["request"] and kept["tool_calls"]
@@ -136,9 +143,10 @@ def test_the_kept_file_is_the_scrubbed_trajectory_and_a_grown_session_replaces_i
     user.session(SID, "2026-11-01", "login redirects back to the form", turns=3)  # the session grew
     user.run("index")
     (second,) = user.kept()
-    assert second != first and len(json.loads(lzma.decompress(second.read_bytes()))["tool_calls"]) == 9
-    user.run("index")
-    assert user.kept() == [second] and second.stat().st_mtime == user.kept()[0].stat().st_mtime
+    assert len(json.loads(_unpacked(second))["tool_calls"]) == 9
+    written = second.stat().st_ino, second.stat().st_mtime_ns
+    user.run("index")  # unchanged: not rewritten
+    assert user.kept() == [second] and (second.stat().st_ino, second.stat().st_mtime_ns) == written
 
 
 def test_the_cap_evicts_the_oldest_sessions_first(tmp_path: Path) -> None:
@@ -150,7 +158,7 @@ def test_the_cap_evicts_the_oldest_sessions_first(tmp_path: Path) -> None:
     assert report["indexed"] == 3
     kept = user.kept()
     assert sum(p.stat().st_size for p in kept) <= 0.0025 * 1024 * 1024
-    names = [p.name.split("~")[0][-1] for p in kept]
+    names = [p.stem[-1] for p in kept]
     assert names == ["2", "3"]  # the oldest session went first
 
 

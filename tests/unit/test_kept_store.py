@@ -41,7 +41,8 @@ def test_unchanged_is_not_rewritten_and_a_damaged_file_reads_as_missing(tmp_path
     path.write_bytes(b"not xz at all")
     assert kept.get("local", "s-1") is None
     assert kept.keep("local", _session("s-1", "b" * 64))  # the session grew: replaced
-    assert [p.name for p in (tmp_path / "local").iterdir()] == [f"s-1~{'b' * 16}.json.xz"]
+    assert [p.name for p in (tmp_path / "local").iterdir()] == ["s-1.kept"]
+    assert (tmp_path / "local" / "s-1.kept").read_bytes().startswith(b"episodic-kept 1 " + b"b" * 64 + b"\n")
     assert kept.delete("local", "s-1") and not kept.has("local", "s-1")
 
 
