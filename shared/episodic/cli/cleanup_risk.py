@@ -57,3 +57,25 @@ def doctor_findings(settings: Settings) -> list[tuple[str, str, str]]:
     if risk.unindexed:
         return [("warn", risk.sentence(), KEEP_FIX)]
     return [("ok", risk.sentence(), "")]
+
+
+def kept_usage(settings: Settings, tenant_id: str) -> dict[str, object]:
+    """What the tenant's kept trajectories take on disk (`inspect`)."""
+    from episodic.assembly import build_kept
+
+    kept = build_kept(settings)
+    if kept is None:
+        return {"enabled": False}
+    sessions, used = kept.usage(tenant_id)
+    cap = int(settings.keep_trajectories_max_mb * 1024 * 1024)
+    return {"enabled": True, "sessions": sessions, "bytes": used, "cap_bytes": cap}
+
+
+def kept_line(usage: dict[str, object]) -> str:
+    if not usage["enabled"]:
+        return "kept trajectories: off (keep_trajectories = false)"
+    used, cap = usage["bytes"], usage["cap_bytes"]
+    assert isinstance(used, int) and isinstance(cap, int)
+    return (
+        f"kept trajectories: {usage['sessions']} sessions, {used / 1e6:.1f} MB of the {cap / 1e6:.0f} MB cap"
+    )

@@ -246,7 +246,7 @@ def register(group: click.Group) -> None:
         """How much history there is, what a distiller would receive, and what a backfill would cost."""
         from episodic.assembly import build_kept, build_scoped_source
         from episodic.backfill_estimate import inspect_history, render_one
-        from episodic.cli.cleanup_risk import risk_for
+        from episodic.cli.cleanup_risk import kept_line, kept_usage, risk_for
 
         settings = _settings({})
         tenant = tenant or settings.tenant
@@ -269,13 +269,15 @@ def register(group: click.Group) -> None:
             )
         scope = _scope_summary(source)
         risk = risk_for(settings, tenant, source, list(paths) or None)
-        data = {**report.as_dict(), "scope": scope, "agent_cleanup": risk.as_dict()}
+        usage = kept_usage(settings, tenant)
+        data = {**report.as_dict(), "scope": scope, "agent_cleanup": risk.as_dict(), "kept": usage}
         if as_json:
             _echo_json(data)
             return
         _print_inspect(data)
         _print_scope(scope)
         click.echo(risk.sentence())
+        click.echo(kept_line(usage))
 
     @group.command("stats")
     @click.option("--json", "as_json", is_flag=True)
