@@ -159,7 +159,7 @@ def test_the_cap_evicts_the_oldest_sessions_first(tmp_path: Path) -> None:
     report = json.loads(user.run("index", "--json").stdout)
     assert report["indexed"] == 3
     kept = user.kept()
-    assert sum(p.stat().st_size for p in kept) <= 0.0025 * 1024 * 1024
+    assert sum(p.stat().st_size for p in kept) <= 0.0025 * 1_000_000
     names = [p.stem[-1] for p in kept]
     assert names == ["2", "3"]  # the oldest session went first
 

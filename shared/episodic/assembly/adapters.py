@@ -139,7 +139,7 @@ def build_kept(settings: Settings) -> KeptTrajectories | None:
     from episodic.store.kept import KEPT_FOLDER, KeptTrajectoryFiles
 
     return KeptTrajectoryFiles(
-        settings.home / KEPT_FOLDER, int(settings.keep_trajectories_max_mb * 1024 * 1024)
+        settings.home / KEPT_FOLDER, int(settings.keep_trajectories_max_mb * 1_000_000)
     )
 
 

@@ -67,7 +67,7 @@ def kept_usage(settings: Settings, tenant_id: str) -> dict[str, object]:
     if kept is None:
         return {"enabled": False}
     sessions, used = kept.usage(tenant_id)
-    cap = int(settings.keep_trajectories_max_mb * 1024 * 1024)
+    cap = int(settings.keep_trajectories_max_mb * 1_000_000)
     return {"enabled": True, "sessions": sessions, "bytes": used, "cap_bytes": cap}
 
 
