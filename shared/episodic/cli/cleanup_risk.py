@@ -79,3 +79,12 @@ def kept_line(usage: dict[str, object]) -> str:
     return (
         f"kept trajectories: {usage['sessions']} sessions, {used / 1e6:.1f} MB of the {cap / 1e6:.0f} MB cap"
     )
+
+
+def kept_summary(
+    settings: Settings, tenant_id: str, source: TranscriptSource, paths: Sequence[str] | None
+) -> tuple[dict[str, object], list[str]]:
+    """`inspect`'s JSON fields and lines on Claude Code's cleanup and the tenant's kept trajectories."""
+    risk = risk_for(settings, tenant_id, source, paths)
+    usage = kept_usage(settings, tenant_id)
+    return {"agent_cleanup": risk.as_dict(), "kept": usage}, [risk.sentence(), kept_line(usage)]

@@ -233,10 +233,7 @@ def register(group: click.Group) -> None:
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
     @click.option(
-        "--render",
-        "render_survey",
-        is_flag=True,
-        help="Print the scrubbed survey for one FILE (or, once deleted, its kept trajectory: FILE or session id).",
+        "--render", "render_survey", is_flag=True, help="Print the survey of one FILE (or session id)."
     )
     @click.option(
         "--tenant", default=None, help="Whose indexed and kept sessions (default: settings.tenant)."
@@ -246,7 +243,7 @@ def register(group: click.Group) -> None:
         """How much history there is, what a distiller would receive, and what a backfill would cost."""
         from episodic.assembly import build_kept, build_scoped_source
         from episodic.backfill_estimate import inspect_history, render_one
-        from episodic.cli.cleanup_risk import kept_line, kept_usage, risk_for
+        from episodic.cli.cleanup_risk import kept_summary
 
         settings = _settings({})
         tenant = tenant or settings.tenant
@@ -254,8 +251,9 @@ def register(group: click.Group) -> None:
         if render_survey:
             if len(paths) != 1:
                 raise click.UsageError("--render takes exactly one session FILE")
-            kept = build_kept(settings)
-            click.echo(render_one(source, paths[0], settings.survey_token_budget, kept, tenant))
+            click.echo(
+                render_one(source, paths[0], settings.survey_token_budget, build_kept(settings), tenant)
+            )
             return
         found = list(source.discover(list(paths) or None))
         with _progress(len(found), "inspecting", enabled=not as_json) as advance:
@@ -268,16 +266,14 @@ def register(group: click.Group) -> None:
                 progress=advance,
             )
         scope = _scope_summary(source)
-        risk = risk_for(settings, tenant, source, list(paths) or None)
-        usage = kept_usage(settings, tenant)
-        data = {**report.as_dict(), "scope": scope, "agent_cleanup": risk.as_dict(), "kept": usage}
+        cleanup, cleanup_lines = kept_summary(settings, tenant, source, list(paths) or None)
+        data = {**report.as_dict(), "scope": scope, **cleanup}
         if as_json:
             _echo_json(data)
             return
         _print_inspect(data)
         _print_scope(scope)
-        click.echo(risk.sentence())
-        click.echo(kept_line(usage))
+        click.echo("\n".join(cleanup_lines))
 
     @group.command("stats")
     @click.option("--json", "as_json", is_flag=True)
