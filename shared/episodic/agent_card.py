@@ -92,12 +92,29 @@ def owned_trajectory(
     of — another tenant's session by naming its id."""
     where = (existing.source_path, existing.agent) if existing is not None else ("", DEFAULT_AGENT)
     if is_server_tenant(memory, tenant_id):
-        return True, find_trajectory(memory, session_id, *where)
+        found = find_trajectory(memory, session_id, *where)
+        return True, found if found is not None else _kept(memory, tenant_id, session_id)
     indexed = existing.source_sha256 if existing is not None else ""
     if not indexed:
         return False, None
     trajectory = find_trajectory(memory, session_id, *where)
-    return True, (trajectory if trajectory is not None and trajectory.source_sha256 == indexed else None)
+    if trajectory is not None and trajectory.source_sha256 == indexed:
+        return True, trajectory
+    # deleted by the agent (or not the file it indexed): the copy this tenant kept when it indexed the session
+    return True, _kept(memory, tenant_id, session_id)
+
+
+def _kept(memory: Memory, tenant_id: str, session_id: str) -> Trajectory | None:
+    """The tenant's own kept trajectory of the session (episodic.kept_sessions), or None."""
+    if memory.kept is None:
+        return None
+    try:
+        kept = memory.kept.get(tenant_id, session_id)
+        admitted = memory.source.admit(kept) if kept is not None else None  # today's scope rules apply
+        return admitted if isinstance(admitted, Trajectory) else None
+    except Exception:  # as for a missing transcript: the claim is downgraded, not refused
+        log.exception("reading the kept trajectory of session %s failed", session_id)
+        return None
 
 
 def load_session(

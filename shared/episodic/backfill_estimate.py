@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from pathlib import Path
 
 from episodic.models import NotEpisode, SessionSource, Trajectory
-from episodic.ports import TranscriptSource
+from episodic.ports import KeptTrajectories, TranscriptSource
 from episodic.pricing import (
     DISTILL_OUTPUT_TOKENS,
     DISTILL_PROMPT_TOKENS,
@@ -131,10 +133,25 @@ def _add_episode(report: InspectReport, trajectory: Trajectory, token_budget: in
         report.last = stamp if report.last is None or stamp > report.last else report.last
 
 
-def render_one(source: TranscriptSource, path: str, token_budget: int) -> str:
-    """The exact scrubbed survey a distiller would receive for the session in `path`."""
+def render_one(
+    source: TranscriptSource,
+    path: str,
+    token_budget: int,
+    kept: KeptTrajectories | None = None,
+    tenant_id: str = "",
+) -> str:
+    """The exact scrubbed survey a distiller would receive for the session in `path` (once the agent deleted
+    the file: from the tenant's kept trajectory, named by the file or by the session id)."""
     from episodic.errors import NotFoundError
 
+    if kept is not None and tenant_id and not Path(path).expanduser().exists():
+        trajectory = _kept_named(kept, tenant_id, path)
+        if trajectory is None:
+            raise NotFoundError(f"no session file at {path}, and no kept trajectory of that session")
+        admitted = source.admit(trajectory)  # the scope rules apply to a kept session as to a file
+        if isinstance(admitted, NotEpisode):
+            raise NotFoundError(f"{path} is not an episode to distill ({admitted.reason})")
+        return render_survey(admitted, token_budget)
     sessions = list(source.discover([path]))
     if not sessions:
         raise NotFoundError(f"no Claude Code session found at {path}")
@@ -142,3 +159,16 @@ def render_one(source: TranscriptSource, path: str, token_budget: int) -> str:
     if isinstance(loaded, NotEpisode):
         raise NotFoundError(f"{path} is not an episode to distill ({loaded.reason})")
     return render_survey(loaded, token_budget)
+
+
+_UUID_TAIL_RE = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$", re.I)
+
+
+def _kept_named(kept: KeptTrajectories, tenant_id: str, path: str) -> Trajectory | None:
+    """The kept trajectory a deleted file's path (`<id>.jsonl`, a Codex rollout) or a session id names."""
+    stem = Path(path).name.split(".", 1)[0]
+    tail = _UUID_TAIL_RE.search(stem)
+    for name in dict.fromkeys([path, stem, tail.group(1) if tail else ""]):
+        if name and "/" not in name and kept.has(tenant_id, name):
+            return kept.get(tenant_id, name)
+    return None

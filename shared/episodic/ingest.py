@@ -31,6 +31,7 @@ from episodic.card_write import (
 from episodic.embed.batcher import EmbedBatcher
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.feature import observe_quietly
+from episodic.kept_sessions import evict_kept, keep_trajectory, load_session
 from episodic.memory import Memory
 from episodic.models import (
     CardRecord,
@@ -213,8 +214,10 @@ def settle(
 
 
 def begin_session(memory: Memory, tenant_id: str, loaded: Trajectory) -> SessionOutcome | None:
-    """Every loaded session, whoever indexes it: the features observe it (before the card: an unchanged card
-    needs them too; never fatal), then an outcome when the stored card stays, else None: distill it."""
+    """Every loaded session, whoever indexes it: its trajectory is kept and the features observe it (before
+    the card: an unchanged card needs them too; never fatal), then an outcome when the stored card stays,
+    else None: distill it."""
+    keep_trajectory(memory, tenant_id, loaded)
     for observer in memory.observers():
         record = partial(observer.record, tenant_id, loaded)
         observe_quietly(observer, f"record of {loaded.session_id}", record, None)
@@ -284,6 +287,7 @@ def index_sessions(
                 settle_one(done, result, _vectors(done_texts, matrix))
         for (done, result, done_texts), matrix in batcher.finish():
             settle_one(done, result, _vectors(done_texts, matrix))
+    evict_kept(memory, tenant_id)
     return report
 
 
@@ -324,7 +328,7 @@ def _pending(
         report.source_bytes += source.total_bytes
         wanted: tuple[Trajectory, str] | None = None
         try:  # everything about one file (parse, the store lookup, the survey) fails for that file alone
-            loaded = memory.source.load(source)
+            loaded = load_session(memory, tenant_id, source)
             report.stats.merge(loaded.stats)
             if isinstance(loaded, NotEpisode):
                 report.skipped[loaded.reason] += 1

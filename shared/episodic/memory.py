@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from episodic.models import IndexManifest
-from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, UploadedSessions, VectorStore
+from episodic.ports import (
+    Distiller,
+    Embedder,
+    IngestLedger,
+    KeptTrajectories,
+    TranscriptSource,
+    UploadedSessions,
+    VectorStore,
+)
 from episodic.settings import Settings
 
 if TYPE_CHECKING:
@@ -23,6 +31,7 @@ class Memory:
     store: VectorStore
     ledger: IngestLedger | None = None
     uploaded: UploadedSessions | None = None  # on AWS: record_episode judges against the uploaded transcript
+    kept: KeptTrajectories | None = None  # locally: trajectories kept after the agent deletes the transcript
     features: tuple[Feature, ...] = ()  # the registered features (episodic.assembly.features)
     parts: dict[str, object | None] = field(default_factory=dict)  # each feature's part by name; None: off
 
@@ -44,9 +53,11 @@ class Memory:
         return self.parts.get(name)
 
     def forget_session(self, tenant_id: str, session_id: str) -> bool:
-        """Everything remembered of a session: its card and what each feature kept (e.g. the history's
-        prompts in full, scratch records). True when anything was there."""
+        """Everything remembered of a session: its card, its kept trajectory and what each feature kept (e.g.
+        the history's prompts in full, scratch records). True when anything was there."""
         found = self.store.delete(tenant_id, session_id)
+        if self.kept is not None:
+            found = self.kept.delete(tenant_id, session_id) or found
         for observer in self.observers():
             found = observer.forget(tenant_id, session_id) or found
         return found

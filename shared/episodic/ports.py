@@ -33,6 +33,10 @@ class TranscriptSource(ABC):
     def load(self, source: SessionSource) -> Trajectory | NotEpisode:
         """Parse one session; never raises on bad input (counts it in the stats instead)."""
 
+    def admit(self, loaded: Trajectory) -> Trajectory | NotEpisode:
+        """A session read from elsewhere (its kept trajectory), through the rules `load` applies."""
+        return loaded
+
 
 @dataclass
 class DistillResult:
@@ -166,3 +170,32 @@ class UploadedSessions(ABC):
     @abstractmethod
     def archive(self, record: CardRecord) -> str:
         """Keep the card beside the transcripts; returns where."""
+
+
+class KeptTrajectories(ABC):
+    """Each indexed session's scrubbed trajectory, kept per tenant after the agent deletes its transcript
+    (Claude Code's `cleanupPeriodDays`): what a re-distil, the survey and the viewer fall back to."""
+
+    @abstractmethod
+    def keep(self, tenant_id: str, trajectory: Trajectory) -> bool:
+        """Keep (or replace, when the session grew) the session's trajectory; True when it was written."""
+
+    @abstractmethod
+    def get(self, tenant_id: str, session_id: str) -> Trajectory | None:
+        """The kept trajectory of one of the tenant's sessions; None when none is kept."""
+
+    @abstractmethod
+    def has(self, tenant_id: str, session_id: str) -> bool:
+        """Whether the session's trajectory is kept (without reading it)."""
+
+    @abstractmethod
+    def delete(self, tenant_id: str, session_id: str) -> bool:
+        """Forget the session's kept trajectory; True when one was there."""
+
+    @abstractmethod
+    def usage(self, tenant_id: str) -> tuple[int, int]:
+        """(sessions kept, bytes they take) for the tenant."""
+
+    @abstractmethod
+    def evict(self, tenant_id: str) -> int:
+        """Hold the tenant's kept trajectories under the size cap, the oldest sessions first; how many went."""

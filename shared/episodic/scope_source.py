@@ -52,6 +52,10 @@ class ScopedSource(TranscriptSource):
         loaded = self.inner.load(source)
         if isinstance(loaded, NotEpisode):
             return loaded
+        return self.admit(loaded)
+
+    def admit(self, loaded: Trajectory) -> Trajectory | NotEpisode:
+        source = loaded.source
         project = self._project(loaded.cwd)
         project.sessions += 1
         decision = self.rules.decide("index", loaded.cwd, loaded.prompts)

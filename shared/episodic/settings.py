@@ -164,6 +164,10 @@ class Settings(BaseSettings):
     history_table: str | None = None
     history_prefix: str = "history/"
     history_enabled: bool = True  # False: ingestion keeps no history records (cards only)
+    # each indexed session's scrubbed trajectory, compressed under <home>/trajectories/<tenant>/, so a card
+    # can be re-distilled and its transcript shown after the agent deleted the file (episodic.store.kept)
+    keep_trajectories: bool = True
+    keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod

@@ -12,6 +12,7 @@ from datetime import UTC, datetime
 
 from episodic.card_write import distiller_rank
 from episodic.errors import ConfigError
+from episodic.kept_sessions import kept_sources
 from episodic.memory import Memory
 from episodic.models import CardRecord, SessionSource
 
@@ -46,5 +47,8 @@ def plan_upgrade(memory: Memory, tenant_id: str, paths: Sequence[str] | None, li
         r.session_id: r for r in memory.store.iter_records(tenant_id) if distiller_rank(r.distiller) < current
     }
     sources = [s for s in memory.source.discover(paths) if s.session_key in lesser]
+    found = {s.session_key for s in sources}
+    # a session the agent deleted is re-distilled from its kept trajectory
+    sources += kept_sources(memory, tenant_id, sorted(set(lesser) - found), paths)
     sources.sort(key=lambda s: _when(lesser[s.session_key]), reverse=True)
     return UpgradePlan(sources=sources[:limit], eligible=len(sources))

@@ -1,10 +1,11 @@
 """Issue 31: planted secrets of every catalogue format, the issue's split and unlabelled cases, and secrets
 written through tools never reach what is stored or shown: the distiller's survey (`inspect --render`),
-the card index and history database bytes, a cards export, MCP results, and review/link fields."""
+the card index and history database bytes, the kept trajectory, a cards export, MCP results, and review/link fields."""
 
 from __future__ import annotations
 
 import json
+import lzma
 from pathlib import Path
 
 import pytest
@@ -96,6 +97,10 @@ def test_index_history_and_export_bytes_hold_no_planted_secret(indexed: tuple[Me
     stored = b"".join(p.read_bytes() for p in home.rglob("*") if p.is_file())
     assert b"[REDACTED:" in stored
     assert _leaks(stored) == []
+    # the trajectory kept past the agent's cleanup, read as documented: a header line, then xz'd JSON
+    (kept,) = (home / "trajectories" / "local").glob("*.kept")
+    trajectory = lzma.decompress(kept.read_bytes().split(b"\n", 1)[1])
+    assert b"[REDACTED:" in trajectory and _leaks(trajectory) == []
     folder = home.parent / "export"
     assert export_cards(memory, "local", str(folder)) == 1
     assert _leaks(b"".join(p.read_bytes() for p in folder.rglob("*") if p.is_file())) == []

@@ -16,6 +16,7 @@ DEMO = REPO / "shared" / "episodic" / "demo"
 
 CASES = {
     "bench_parse": (["scripts/bench_parse.py", str(DEMO), "--repeat", "1"], "parse+scrub+distill:"),
+    "bench_kept": (["scripts/bench_kept.py", str(DEMO)], "per 1,000 sessions:"),
     "survey_sizes": (["scripts/survey_sizes.py", str(DEMO)], "budget 6000: median"),
     "bench_scrub": (
         ["scripts/bench_scrub.py", "--transcripts", str(DEMO), "--repeat", "1"],

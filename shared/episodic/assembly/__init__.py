@@ -11,6 +11,7 @@ from episodic.assembly.adapters import (
     aws_client,
     build_distiller,
     build_embedder,
+    build_kept,
     build_ledger,
     build_scoped_source,
     build_scrubber,
@@ -24,7 +25,7 @@ from episodic.assembly.features import FEATURES, build_history, build_parts
 from episodic.aws.clients import AwsClients
 from episodic.feature import Feature
 from episodic.memory import Memory
-from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
+from episodic.ports import Distiller, Embedder, IngestLedger, KeptTrajectories, TranscriptSource, VectorStore
 from episodic.settings import Settings, load_settings
 
 
@@ -37,6 +38,7 @@ def build_memory(
     store: VectorStore | None = None,
     source: TranscriptSource | None = None,
     ledger: IngestLedger | None = None,
+    kept: KeptTrajectories | None = None,
     parts: dict[str, object | None] | None = None,
     features: tuple[Feature, ...] = FEATURES,
 ) -> Memory:
@@ -52,6 +54,7 @@ def build_memory(
         embedder=build_embedder(settings, clients) if embedder is None else embedder,
         store=store,
         ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
+        kept=build_kept(settings) if kept is None else kept,
         features=features,
     )
     memory.parts = build_parts(memory, clients, parts)
@@ -65,6 +68,7 @@ __all__ = [
     "build_distiller",
     "build_embedder",
     "build_history",
+    "build_kept",
     "build_ledger",
     "build_memory",
     "build_scoped_source",

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 from episodic.aws.clients import AwsClients, aws_client
 from episodic.aws.secrets_auth import SecretTokenStore
 from episodic.errors import ConfigError
-from episodic.ports import Distiller, Embedder, IngestLedger, TranscriptSource, VectorStore
+from episodic.ports import (
+    Distiller,
+    Embedder,
+    IngestLedger,
+    KeptTrajectories,
+    TranscriptSource,
+    VectorStore,
+)
 from episodic.scrub import Scrubber
 from episodic.settings import DeployedSettings, Settings
 
@@ -123,6 +130,17 @@ def build_ledger(
     from episodic.store.sqlite import SQLiteStore
 
     return store if isinstance(store, SQLiteStore) else None
+
+
+def build_kept(settings: Settings) -> KeptTrajectories | None:
+    """Trajectories kept in the home (None: switched off, or a Lambda, whose transcripts stay in the bucket)."""
+    if isinstance(settings, DeployedSettings) or not settings.keep_trajectories:
+        return None
+    from episodic.store.kept import KEPT_FOLDER, KeptTrajectoryFiles
+
+    return KeptTrajectoryFiles(
+        settings.home / KEPT_FOLDER, int(settings.keep_trajectories_max_mb * 1_000_000)
+    )
 
 
 def memory_source(settings: Settings) -> TranscriptSource:

@@ -232,19 +232,28 @@ def register(group: click.Group) -> None:
 
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
-    @click.option("--render", "render_survey", is_flag=True, help="Print the scrubbed survey for one FILE.")
+    @click.option(
+        "--render", "render_survey", is_flag=True, help="Print the survey of one FILE (or session id)."
+    )
+    @click.option(
+        "--tenant", default=None, help="Whose indexed and kept sessions (default: settings.tenant)."
+    )
     @click.option("--json", "as_json", is_flag=True)
-    def inspect_cmd(paths: tuple[str, ...], render_survey: bool, as_json: bool) -> None:
+    def inspect_cmd(paths: tuple[str, ...], render_survey: bool, tenant: str | None, as_json: bool) -> None:
         """How much history there is, what a distiller would receive, and what a backfill would cost."""
-        from episodic.assembly import build_scoped_source
+        from episodic.assembly import build_kept, build_scoped_source
         from episodic.backfill_estimate import inspect_history, render_one
+        from episodic.cli.cleanup_risk import kept_summary
 
         settings = _settings({})
+        tenant = tenant or settings.tenant
         source = build_scoped_source(settings)
         if render_survey:
             if len(paths) != 1:
                 raise click.UsageError("--render takes exactly one session FILE")
-            click.echo(render_one(source, paths[0], settings.survey_token_budget))
+            click.echo(
+                render_one(source, paths[0], settings.survey_token_budget, build_kept(settings), tenant)
+            )
             return
         found = list(source.discover(list(paths) or None))
         with _progress(len(found), "inspecting", enabled=not as_json) as advance:
@@ -257,12 +266,14 @@ def register(group: click.Group) -> None:
                 progress=advance,
             )
         scope = _scope_summary(source)
-        data = {**report.as_dict(), "scope": scope}
+        cleanup, cleanup_lines = kept_summary(settings, tenant, source, list(paths) or None)
+        data = {**report.as_dict(), "scope": scope, **cleanup}
         if as_json:
             _echo_json(data)
             return
         _print_inspect(data)
         _print_scope(scope)
+        click.echo("\n".join(cleanup_lines))
 
     @group.command("stats")
     @click.option("--json", "as_json", is_flag=True)

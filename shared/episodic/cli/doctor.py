@@ -342,6 +342,7 @@ def check_harvest(settings: Settings, now: datetime | None = None) -> Check | No
 
 def run_checks(settings: Settings) -> list[Check]:
     from episodic.assembly import build_store
+    from episodic.cli.cleanup_risk import doctor_findings
 
     home = user_home(settings.user_home)
     executable_check, current = check_executable()
@@ -358,6 +359,8 @@ def run_checks(settings: Settings) -> list[Check]:
     ]
     harvest = check_harvest(settings)
     checks += [harvest] if harvest else []
+    # the sessions Claude Code deletes within a week that are not indexed yet
+    checks += [Check("agent cleanup", *finding) for finding in doctor_findings(settings)]
     server, up = check_server(settings)
     checks.append(server)
     if settings.store == "sqlite" and not settings.db_path.exists():

@@ -222,13 +222,25 @@ _write_option = click.option("--write", is_flag=True, help="Merge into the confi
     default=None,
     help="Which distiller `episodic index` uses (default: claude-code when `claude` is on PATH and logged in).",
 )
+@click.option(
+    "--keep-transcripts-days",
+    type=int,
+    default=None,
+    help="Raise Claude Code's cleanupPeriodDays to this many days (with --write; asked on a terminal).",
+)
 def setup_claude_code(
-    url: str | None, token: str | None, literal_token: bool, write: bool, distiller: str | None
+    url: str | None,
+    token: str | None,
+    literal_token: bool,
+    write: bool,
+    distiller: str | None,
+    keep_transcripts_days: int | None,
 ) -> None:
     """`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json; with --write, the
     local server is left answering for the first prompt."""
     from episodic.cli.distiller_choice import choose_distiller
     from episodic.cli.setup_clients import claude_code_plan, user_home
+    from episodic.cli.setup_retention import offer_keep_transcripts
     from episodic.cli.setup_steps import announce_distiller, leave_server_answering
 
     settings = _settings()
@@ -243,6 +255,7 @@ def setup_claude_code(
         dream_on_session_start=settings.dream_session_start,
     )
     _finish(plan, write)
+    offer_keep_transcripts(user_home(settings.user_home) / ".claude", keep_transcripts_days, write)
     local = url is None or url == settings.endpoint_url  # the hook asks the local server
     if write and local:
         _provision_hook_token(settings)

@@ -1,0 +1,55 @@
+"""The kept-trajectory files (`episodic.store.kept`): an id that is no safe file name is hashed, never a path;
+a damaged file reads as missing; an unchanged session is not rewritten; only the tenant's own are seen;
+and Claude Code's `cleanupPeriodDays` is read as Claude Code reads it (default 30)."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from pathlib import Path
+
+from distill_builders import edit, prompt, trajectory
+from episodic.agent_cleanup import DEFAULT_CLEANUP_DAYS, cleanup_days
+from episodic.models import Trajectory
+from episodic.store.kept import KeptTrajectoryFiles
+
+
+def _session(session_id: str, sha: str = "a" * 64) -> Trajectory:
+    made = trajectory(prompt("the cart total is blank"), edit())
+    return made.model_copy(
+        update={"session_id": session_id, "source_sha256": sha, "ended_at": datetime(2026, 5, 1, tzinfo=UTC)}
+    )
+
+
+def test_an_unsafe_session_id_is_a_hashed_file_name_inside_the_tenants_folder(tmp_path: Path) -> None:
+    kept = KeptTrajectoryFiles(tmp_path, 1 << 20)
+    odd = "../../etc/passwd"
+    assert kept.keep("alice", _session(odd))
+    (only,) = [p for p in tmp_path.rglob("*") if p.is_file()]
+    assert only.parent == tmp_path / "alice" and only.name.startswith("h-")
+    back = kept.get("alice", odd)
+    assert back is not None and back.session_id == odd
+    assert kept.get("bob", odd) is None and not kept.has("bob", odd)
+    assert only.stat().st_mtime == datetime(2026, 5, 1, tzinfo=UTC).timestamp()  # the session's end
+
+
+def test_unchanged_is_not_rewritten_and_a_damaged_file_reads_as_missing(tmp_path: Path) -> None:
+    kept = KeptTrajectoryFiles(tmp_path, 1 << 20)
+    assert kept.keep("local", _session("s-1"))
+    assert not kept.keep("local", _session("s-1"))  # same source hash
+    (path,) = (tmp_path / "local").iterdir()
+    path.write_bytes(b"not xz at all")
+    assert kept.get("local", "s-1") is None
+    assert kept.keep("local", _session("s-1", "b" * 64))  # the session grew: replaced
+    assert [p.name for p in (tmp_path / "local").iterdir()] == ["s-1.kept"]
+    assert (tmp_path / "local" / "s-1.kept").read_bytes().startswith(b"episodic-kept 1 " + b"b" * 64 + b"\n")
+    assert kept.delete("local", "s-1") and not kept.has("local", "s-1")
+
+
+def test_cleanup_period_days_as_claude_code_reads_it(tmp_path: Path) -> None:
+    assert cleanup_days(tmp_path) == DEFAULT_CLEANUP_DAYS  # no settings.json
+    for value, expected in ((90, 90), ("90", DEFAULT_CLEANUP_DAYS), (-1, DEFAULT_CLEANUP_DAYS), (0, 0)):
+        (tmp_path / "settings.json").write_text(json.dumps({"cleanupPeriodDays": value}))
+        assert cleanup_days(tmp_path) == expected
+    (tmp_path / "settings.json").write_text("{broken")
+    assert cleanup_days(tmp_path) == DEFAULT_CLEANUP_DAYS
