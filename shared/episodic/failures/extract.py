@@ -16,7 +16,7 @@ from episodic.distill.evidence import (
     shell_command,
 )
 from episodic.failures.models import FailureFix
-from episodic.failures.signature import Signature, signature_of
+from episodic.failures.signature import Signature, signatures_of
 from episodic.models import Event, ToolCall, Trajectory
 from episodic.scrub import Scrubber
 
@@ -157,8 +157,8 @@ def failed_shell_call(call: ToolCall) -> bool:
 
 
 def fixes_of(trajectory: Trajectory, tenant_id: str, scrubber: Scrubber) -> list[FailureFix]:
-    """One record per (signature, check) the session failed with and later passed; the first failure and
-    the first pass after it. Never raises for odd calls (a call without a signature is skipped)."""
+    """One record per (error line, check) the session failed with and later passed (each of a failure's
+    error lines: `signatures_of`); the first failure and the first pass after it. Never raises for odd calls (a call without a signature is skipped)."""
     events = ordered_events(trajectory)
     open_failures: dict[tuple[str, str], tuple[int, ToolCall, Signature]] = {}
     fixes: dict[tuple[str, str], FailureFix] = {}
@@ -173,8 +173,7 @@ def fixes_of(trajectory: Trajectory, tenant_id: str, scrubber: Scrubber) -> list
         if not head:
             continue
         if not call_passed(call):
-            signature = signature_of(scrubber.scrub(call.output))
-            if signature is not None:
+            for signature in signatures_of(scrubber.scrub(call.output)):
                 open_failures.setdefault((signature.key, head), (position, call, signature))
             continue
         for key in [k for k in open_failures if k[1] == head]:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from episodic.failures.extract import check_head, fixes_of
 from episodic.failures.models import FailureFix, FailureMatch
 from episodic.failures.port import FailureStore
-from episodic.failures.signature import signature_of
+from episodic.failures.signature import signatures_of
 from episodic.models import Trajectory
 from episodic.scrub import Scrubber
 from episodic.settings import Settings
@@ -51,30 +51,35 @@ def lookup(
     session_id: str = "",
     before: datetime | None = None,
 ) -> FailureMatch:
-    """The fix of an earlier session for this failure when the match is strong: the same normalised
-    signature, specific enough (`failure_min_words`), from another session that got past it (with the same
-    check when `failure_same_check`); else the reason nothing is shown. Scrubs before anything else."""
+    """The fix of an earlier session for this failure when the match is strong: one of its error lines
+    (best first), normalised, specific enough (`failure_min_words`), is one another session got past (with
+    the same check when `failure_same_check`); else the reason nothing is shown. Scrubs before anything."""
     command = failures.scrubber.scrub(command[:MAX_COMMAND_CHARS])
-    signature = signature_of(failures.scrubber.scrub(error[:MAX_ERROR_CHARS]))
-    if signature is None:
+    signatures = signatures_of(failures.scrubber.scrub(error[:MAX_ERROR_CHARS]))
+    if not signatures:
         return FailureMatch(reason="no error signature in the output")
-    if signature.words < failures.settings.failure_min_words:
-        return FailureMatch(signature=signature.text, reason="signature too generic")
-    found = [
-        f
-        for f in failures.store.fixes_of(tenant_id, signature.key, before=before)
-        if f.session_id != session_id
-    ]
-    if not found:
-        return FailureMatch(signature=signature.text, reason="never got past in another session")
+    specific = [s for s in signatures if s.words >= failures.settings.failure_min_words]
+    if not specific:
+        return FailureMatch(signature=signatures[0].text, reason="signature too generic")
     head = check_head(command)
-    same = [f for f in found if f.check == head]
-    if failures.settings.failure_same_check and not same:
-        return FailureMatch(
-            signature=signature.text, reason="got past only with another check", sessions=len(found)
-        )
-    best = (same or found)[0]
-    return FailureMatch(signature=signature.text, fix=best, sessions=len({f.session_id for f in found}))
+    other_check = 0
+    for signature in specific:  # best line first: the first one an earlier session got past answers
+        found = [
+            f
+            for f in failures.store.fixes_of(tenant_id, signature.key, before=before)
+            if f.session_id != session_id
+        ]
+        same = [f for f in found if f.check == head]
+        if failures.settings.failure_same_check and not same:
+            other_check += len(found)
+            continue
+        if found:
+            best = (same or found)[0]
+            return FailureMatch(
+                signature=signature.text, fix=best, sessions=len({f.session_id for f in found})
+            )
+    reason = "got past only with another check" if other_check else "never got past in another session"
+    return FailureMatch(signature=specific[0].text, reason=reason, sessions=other_check)
 
 
 def render_fix(fix: FailureFix, max_chars: int = 700) -> str:

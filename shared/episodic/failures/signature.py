@@ -31,12 +31,14 @@ ERROR_LINES: tuple[re.Pattern[str], ...] = (
 WRAPPER_LINES = re.compile(
     r"ERROR task failed|^\[[\w:-]+\] ERROR|make(?:\[\d+\])?: \*\*\*|npm ERR! (?:code|errno|A complete log|\s*$)"
     r"|exit (?:status|code) \d+|Process completed with exit code|^FAIL\s*$|^\d+ errors?$|^FAIL\s+\S+\s+[\d.]+s$"
-    r"|^(?:error|ERROR|Error):?\s*$|tool_use_error|^ok\s",
+    r"|^(?:error|ERROR|Error):?\s*$|tool_use_error|^ok\s|^FAIL\s+\S+\s+\[(?:build|setup) failed\]"
+    r"|^(?:[\d/:.T -]+)?(?:level=)?(?:warn(?:ing)?|info|debug)\b",  # a program's own log lines
     re.I,
 )
 # removed from a signature, in order: (pattern, replacement)
 NORMALISE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\x1b\[[0-9;]*[A-Za-z]"), ""),  # ANSI colours
+    (re.compile(r"^\[[\w:.-]+\]\s*"), ""),  # a task runner's prefix (`[lint:go] `)
     (re.compile(r"\b\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2})?(?:[.,]\d+)?(?:Z|[+-]\d{2}:?\d{2})?"), " "),
     (re.compile(r"\b\d{4}[/-]\d{2}[/-]\d{2}\b|\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), " "),  # dates, times
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b", re.I), " "),  # uuids
@@ -54,6 +56,7 @@ NORMALISE: tuple[tuple[re.Pattern[str], str], ...] = (
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")
 MAX_SIGNATURE_CHARS = 160
 MAX_SCANNED_CHARS = 8000
+MAX_SIGNATURES = 8  # error lines of one output that are indexed and looked up
 
 
 @dataclass(frozen=True)
@@ -76,9 +79,12 @@ def _lines(output: str) -> str:
     return re.sub(r"^\s*(?:Error: )?Exit code \d+\s*\n", "", text)
 
 
-def signature_of(output: str) -> Signature | None:
-    """The best error line of a failed tool's output, normalised; None when no line names an error."""
+def signatures_of(output: str, limit: int = MAX_SIGNATURES) -> list[Signature]:
+    """The error lines of a failed tool's output of the best kind that has any (a linter's or a compiler's
+    several findings, a test runner's several failures), normalised and deduplicated, at most `limit`; a
+    line of a lesser kind (a log line that happens to say `fatal:`) never stands beside them."""
     text = _lines(output)
+    found: dict[str, Signature] = {}
     for pattern in ERROR_LINES:
         for match in pattern.finditer(text):
             raw = (match.group(1) if match.groups() else match.group(0)).strip()
@@ -86,20 +92,16 @@ def signature_of(output: str) -> Signature | None:
                 continue
             shown = normalise(raw)
             words = len(WORD.findall(shown))
-            if words:
-                return Signature(text=shown, key=shown.lower(), words=words)
-    return None
+            if words and shown.lower() not in found:
+                found[shown.lower()] = Signature(text=shown, key=shown.lower(), words=words)
+                if len(found) >= limit:
+                    break
+        if found:
+            return list(found.values())
+    return []
 
 
-def error_lines(output: str) -> set[str]:
-    """Every line of the output an error pattern matches, normalised (keys): what the benchmark compares."""
-    text = _lines(output)
-    keys: set[str] = set()
-    for pattern in ERROR_LINES:
-        for match in pattern.finditer(text):
-            raw = (match.group(1) if match.groups() else match.group(0)).strip()
-            if not WRAPPER_LINES.search(raw):
-                shown = normalise(raw)
-                if WORD.search(shown):
-                    keys.add(shown.lower())
-    return keys
+def signature_of(output: str) -> Signature | None:
+    """The best error line of a failed tool's output, normalised; None when no line names an error."""
+    found = signatures_of(output, limit=1)
+    return found[0] if found else None
