@@ -44,7 +44,8 @@ from episodic.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 TENANT = "bench"
-GRID = [(words, same) for words in (1, 2, 3, 4, 5, 6, 8) for same in (True, False)]
+# a one-word line (`Killed`) names no error of its own: the grid starts at two (`undefined: regexp`)
+GRID = [(words, same) for words in (2, 3, 4, 5, 6, 8) for same in (True, False)]
 TARGET_PRECISION, TARGET_NEGATIVE_RATE, TARGET_P95_MS = 0.8, 0.05, 150.0
 
 
@@ -216,14 +217,24 @@ def metrics(failures: list[Failure]) -> dict[str, float | int]:
 
 
 def choose(calibration: dict[tuple[int, bool], dict[str, float | int]]) -> tuple[int, bool]:
-    """Most positives served within the targets on the calibration half; ties: the stricter setting."""
+    """Most positives served within the targets on the calibration half, then the fewest negatives with an
+    entry, then the fewest words (equal on this half: the one that serves more unseen errors), the same
+    check before any check."""
     within = [
         config
         for config, m in calibration.items()
         if m["precision"] >= TARGET_PRECISION and m["negative_entry_rate"] <= TARGET_NEGATIVE_RATE
     ]
     pool = within or list(calibration)
-    return max(pool, key=lambda c: (calibration[c]["positives_served"], c[0], c[1]))
+    return max(
+        pool,
+        key=lambda c: (
+            calibration[c]["positives_served"],
+            -calibration[c]["negatives_with_entry"],
+            -c[0],
+            c[1],
+        ),
+    )
 
 
 def hook_latency(
