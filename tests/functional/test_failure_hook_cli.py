@@ -47,7 +47,9 @@ def _indexed_session(folder: Path) -> None:
             error=True,
         )
         .reply("The issue is that the regexp import was removed while nonAlphanumericRegex still uses it.")
-        .tool("Edit", {"file_path": "/home/dev/shop/paths/paths.go", "old_string": "a", "new_string": "b"}, "ok")
+        .tool(
+            "Edit", {"file_path": "/home/dev/shop/paths/paths.go", "old_string": "a", "new_string": "b"}, "ok"
+        )
         .tool("Bash", {"command": "go test ./..."}, "ok  \texample.com/shop/paths\t0.012s")
         .reply("Fixed: the import is back and go test passes.")
         .write(folder)
