@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -182,6 +183,11 @@ def replay(sessions: list[Trajectory], settings: Settings, scrubber: Scrubber, f
     return result
 
 
+def _child_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
@@ -259,6 +265,8 @@ def hook_latency(
     for session in sessions:
         remember_fixes(failures, TENANT, session)
     calls = [(s, c) for s in sessions for c in s.tool_calls if failing(c) and shell_command(c)]
+    if not calls:
+        raise SystemExit("no failing shell command in these sessions to time the hook with")
     token = LocalTokenStore(served.tokens_path).add(TENANT)
     env = {
         "PATH": envsource.environ().get("PATH", ""),
@@ -269,6 +277,7 @@ def hook_latency(
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
     times: list[float] = []
+    cpus: list[float] = []  # the hook process's own CPU time: what load does not inflate
     injected = 0
     with BackgroundServer(build_endpoint(served, memory)) as server:
         env["EPISODIC_URL"] = server.url
@@ -283,6 +292,7 @@ def hook_latency(
                 "error": call.output,
                 "is_interrupt": False,
             }
+            cpu_before = _child_cpu()
             started = time.perf_counter()
             done = subprocess.run(
                 [sys.executable, "-m", "episodic.failure_hook"],
@@ -293,16 +303,20 @@ def hook_latency(
                 timeout=60,
             )
             elapsed = (time.perf_counter() - started) * 1000
+            cpu = (_child_cpu() - cpu_before) * 1000
             if done.returncode != 0:
                 raise SystemExit(f"the hook exited {done.returncode}: {done.stderr}")
             if i >= 3:  # the first calls warm the server
                 times.append(elapsed)
+                cpus.append(cpu)
                 injected += bool(done.stdout)
     return {
         "n": len(times),
         "p50_ms": round(_pct(times, 0.5), 1),
         "p95_ms": round(_pct(times, 0.95), 1),
         "mean_ms": round(statistics.fmean(times), 1),
+        "cpu_p50_ms": round(_pct(cpus, 0.5), 1),
+        "cpu_p95_ms": round(_pct(cpus, 0.95), 1),
         "injected": injected,
     }
 
@@ -406,7 +420,8 @@ def main() -> None:
         hook = report["hook"]
         assert isinstance(hook, dict)
         print(
-            f"  hook subprocess, warm server: p50 {hook['p50_ms']} ms  p95 {hook['p95_ms']} ms  "
+            f"  hook subprocess, warm server: wall p50 {hook['p50_ms']} ms  p95 {hook['p95_ms']} ms; "
+            f"its CPU p50 {hook['cpu_p50_ms']} ms  p95 {hook['cpu_p95_ms']} ms  "
             f"(n={hook['n']}, injected on {hook['injected']})"
         )
     print(f"  machine load average (1 min): {report['load_average_1m']}")
