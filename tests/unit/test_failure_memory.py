@@ -172,10 +172,10 @@ def test_the_entry_is_short_and_names_the_cause_the_end_the_check_and_the_sessio
     text = render_fix(fix)
     assert len(text) <= 700
     for part in ("undefined: regexp", "regexp import was removed", "edited paths.go", "`go test ./...` passed",
-                 "2026-02-15", "get_episode s-fixed"):  # fmt: skip
+                 "2026-02-15", "Session s-fixed of 2026-02-15 (get_episode"):  # fmt: skip
         assert part in text
     long = fix.model_copy(update={"diagnosis": "x" * 240})
     assert (
-        "get_episode s-fixed" in render_fix(long, max_chars=400)
+        "Session s-fixed of 2026-02-15 (get_episode" in render_fix(long, max_chars=400)
         and len(render_fix(long, max_chars=400)) <= 400
     )

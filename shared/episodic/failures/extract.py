@@ -70,8 +70,8 @@ MAX_EDITS = 3
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s|\n")
 _CODE_FENCE = re.compile(r"```.*?(?:```|\Z)", re.S)
 _CAUSE = re.compile(
-    r"\b(?:issue|problem|cause[sd]?|because|root|the fix|missing|expects?|wants?|needs? to|instead of|"
-    r"is (?:still |now )?(?:used|defined|declared|imported)|flag(?:s|ging)|complain)",
+    r"\b(?:issues?|problem|cause[sd]?|because|root|the fix|missing|expects?|wants?|needs? to|instead of|"
+    r"is (?:still |now )?(?:used|defined|declared|imported)|flag(?:s|ging)|complain\w*)\b",
     re.I,
 )
 _FILLER = re.compile(r"^(?:let me|now|good|great|perfect|ok|okay|i'll|i will|let's|next|first)\b", re.I)
@@ -127,9 +127,7 @@ def _diagnosis(events: list[Event], start: int, end: int) -> str:
             sentences += [s.strip() for s in _SENTENCE_END.split(text) if len(s.strip()) >= 20]
     for wanted in (_CAUSE, None):
         for sentence in reversed(sentences):
-            if (wanted is None and not _FILLER.match(sentence)) or (
-                wanted is not None and wanted.search(sentence)
-            ):
+            if not _FILLER.match(sentence) and (wanted is None or wanted.search(sentence)):
                 return one_line(sentence, MAX_DIAGNOSIS_CHARS)
     return ""
 

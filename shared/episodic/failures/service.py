@@ -89,8 +89,8 @@ def render_fix(fix: FailureFix, max_chars: int = 700) -> str:
     head = f"Episodic memory: an earlier session met this error and got past it: {fix.signature}"
     ending = f"What ended it: {ended}; then `{fix.passed_command}` passed ({fix.check})."
     reference = (
-        f"Session {fix.passed_at.date().isoformat()} {fix.session_id} (get_episode {fix.session_id} gives "
-        "its card). From another session, not checked against the current code."
+        f"Session {fix.session_id} of {fix.passed_at.date().isoformat()} (get_episode with this id gives "
+        "its card); from another session, not checked against the current code."
     )
     room = max_chars - len(head) - len(ending) - len(reference) - 3
     cause = f"What it turned out to be (that session's own words): {fix.diagnosis}" if fix.diagnosis else ""

@@ -47,7 +47,7 @@ NORMALISE: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"\b(?:tmp|temp)[\w.-]*\d[\w.-]*|\btmp[A-Za-z0-9_]{6,}\b"), " "),  # temp names
     # paths (anything with a folder separator), and a bare file name with its line (`paths.go:149:28`)
     (re.compile(r"(?:[A-Za-z]:)?[~.\w@+-]*(?:[/\\][\w.@+-]+)+[/\\]?"), " "),
-    (re.compile(r"\b[\w-]+\.[A-Za-z]{1,6}(?::\d+)+\b:?|\(\d+,\d+\)|,? line \d+"), " "),
+    (re.compile(r"\b[\w-]+\.[A-Za-z]{1,6}(?::\d+)+\b:?|\(\d+,\d+\)|\(line \d+\)|,? line \d+"), " "),
     (re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|sec|seconds|m|min|µs|us|ns)\b"), " "),  # durations
     (re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w.])"), " "),  # bare numbers (E0425, TS2307, v2 stay)
     (re.compile(r"[\"'`]{2,}|[✗✖×]"), " "),
