@@ -125,7 +125,7 @@ def test_a_failure_an_indexed_session_got_past_gets_its_fix(user: tuple[Path, Pa
     assert output["hookEventName"] == "PostToolUseFailure"
     context = output["additionalContext"]
     assert "<episodic-memory-context" in context and "undefined: regexp" in context
-    assert FIXED_SESSION in context and "2026-02-15" in context  # the session's id (get_episode) and date
+    assert f"Session {FIXED_SESSION} of 2026-02-15 (get_episode with this id gives its card)" in context
     assert "regexp import was removed" in context  # what it turned out to be
     assert "paths.go" in context and "`go test ./...` passed" in context  # what ended it, the check
 

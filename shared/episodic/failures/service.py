@@ -82,15 +82,16 @@ def lookup(
     return FailureMatch(signature=specific[0].text, reason=reason, sessions=other_check)
 
 
-def render_fix(fix: FailureFix, max_chars: int = 700) -> str:
+def render_fix(fix: FailureFix, max_chars: int = 700, has_card: bool = True) -> str:
     """The one short entry: the error, what it turned out to be, what ended it, the check that proved it,
     the session's date and id (get_episode gives its card); the cause is cut first, the reference never."""
     ended = f"edited {', '.join(fix.edits)}" if fix.edits else "no file edit recorded"
     head = f"Episodic memory: an earlier session met this error and got past it: {fix.signature}"
     ending = f"What ended it: {ended}; then `{fix.passed_command}` passed ({fix.check})."
+    card = "get_episode with this id gives its card" if has_card else "no card of it is stored yet"
     reference = (
-        f"Session {fix.session_id} of {fix.passed_at.date().isoformat()} (get_episode with this id gives "
-        "its card); from another session, not checked against the current code."
+        f"Session {fix.session_id} of {fix.passed_at.date().isoformat()} ({card}); from another session, "
+        "not checked against the current code."
     )
     room = max_chars - len(head) - len(ending) - len(reference) - 3
     cause = f"What it turned out to be (that session's own words): {fix.diagnosis}" if fix.diagnosis else ""

@@ -38,6 +38,7 @@ _FIX_SCHEMA: dict[str, Any] = {
         "edits": {"type": "array", "items": {"type": "string"}},
         "diagnosis": {"type": "string"},
         "project": {"type": "string"},
+        "has_card": {"type": "boolean"},
     },
     "required": ["session_id", "date", "signature", "check", "passed_command", "edits", "diagnosis"],
     "additionalProperties": False,
@@ -53,6 +54,18 @@ OUTPUT_SCHEMA: dict[str, Any] = {
     "required": ["match", "signature", "reason", "sessions"],
     "additionalProperties": False,
 }
+
+
+def has_card(memory: Memory, tenant_id: str, session_id: str) -> bool:
+    """Whether get_episode answers for the session the entry points to (none yet, or vetoed: it says so)."""
+    from episodic.errors import NotFoundError
+    from episodic.search import get_episode
+
+    try:
+        get_episode(memory, tenant_id, session_id)
+    except NotFoundError:
+        return False
+    return True
 
 
 def failure_tools(memory: Memory) -> list[Tool]:
@@ -84,7 +97,8 @@ def failure_tools(memory: Memory) -> list[Tool]:
             "diagnosis": fix.diagnosis,
             "project": fix.project,
         }
-        return ToolOutput(render_fix(fix), structured)
+        structured["match"]["has_card"] = has_card(memory, principal.tenant_id, fix.session_id)
+        return ToolOutput(render_fix(fix, has_card=structured["match"]["has_card"]), structured)
 
     return [
         Tool.from_model(
