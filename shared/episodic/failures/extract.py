@@ -150,10 +150,6 @@ def _when(call: ToolCall, trajectory: Trajectory) -> datetime:
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)
 
 
-def failed_shell_call(call: ToolCall) -> bool:
-    return bool(shell_command(call)) and not call.rejected and not call_passed(call)
-
-
 def fixes_of(trajectory: Trajectory, tenant_id: str, scrubber: Scrubber) -> list[FailureFix]:
     """One record per (error line, check) the session failed with and later passed (each of a failure's
     error lines: `signatures_of`); the first failure and the first pass after it. Never raises for odd calls (a call without a signature is skipped)."""
