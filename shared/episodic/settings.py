@@ -156,6 +156,11 @@ class Settings(BaseSettings):
     # an agent's recall_similar call or the CLI waits longer: it is asked for, and it may load the embedder
     scratch_agent_deadline_seconds: float = Field(default=3.0, gt=0, le=30)
     hook_scratch: bool = True  # the prompt hook adds "Prior similar attempts" after the episodes
+    # failure memory (episodic.failures): errors a session met and got past, by signature (issue 42)
+    failure_memory: bool = True  # record them on indexing and serve recall_failure
+    failure_min_words: int = Field(default=2, ge=1, le=20)  # fewer words: too generic (bench_failures.py)
+    failure_same_check: bool = True  # only a fix proved by the same check (`go test`, `mise run lint`)
+    hook_failure: bool = True  # the PostToolUseFailure hook injects a fix (EPISODIC_HOOK_FAILURE=false: off)
     # OpenSearch Serverless (scratchMemory=opensearch / cards on OpenSearch): the collection endpoint, SigV4 `aoss`
     opensearch_endpoint: str | None = None
     opensearch_scratch_index: str = "episodic-scratch"

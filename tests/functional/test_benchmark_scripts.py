@@ -45,6 +45,7 @@ CASES = {
         ["scripts/bench_hook.py", "--n", "3", "--embedder", "hashing"],
         "injected context on 3/3 prompts (prior similar attempts on 3/3",
     ),
+    "bench_failures": (["scripts/bench_failures.py", str(DEMO), "--hook-n", "2"], "recall at failure:"),
     "bench_hook_cold": (["scripts/bench_hook_cold.py", "--n", "1", "--embedder", "hashing"], "first prompt"),
     "bench_index": (
         ["scripts/bench_index.py", str(DEMO), "--rounds", "1", "--baseline-tree", str(REPO)],

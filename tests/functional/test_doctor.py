@@ -64,6 +64,7 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
             "executable",
             "MCP entry",
             "hook entry",
+            "failure hook",
             "distiller",
             "scope",
             "experiment",

@@ -20,6 +20,7 @@ LOCAL_ONLY = (
     "episodic.distill.heuristic",
     "episodic.distill.claude_code",
     "episodic.hook",
+    "episodic.failure_hook",
     "episodic.cli",
     "episodic.cli.setup_clients",
     "episodic.cli.remember",
@@ -139,6 +140,7 @@ FACES = (
     "episodic.cli",
     "episodic.ui",
     "episodic.hook",
+    "episodic.failure_hook",  # the PostToolUseFailure hook (stdlib only, like the prompt hook)
     "episodic.mcp.http_server",
     "episodic.mcp.stdio",
     "episodic.session_distill",  # the SessionEnd hook's worker
@@ -223,7 +225,7 @@ def test_every_feature_package_declares_its_contract_and_is_registered() -> None
     from episodic.feature import Feature
     from episodic.settings import Settings
 
-    assert FEATURE_PACKAGES == ["dream", "experiment", "history", "scratch"]
+    assert FEATURE_PACKAGES == ["dream", "experiment", "failures", "history", "scratch"]
     declared = {}
     for package in FEATURE_PACKAGES:
         feature = importlib.import_module(f"episodic.{package}.feature").FEATURE

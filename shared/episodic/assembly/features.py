@@ -18,6 +18,7 @@ from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
     from episodic.dream.port import DreamArchive
+    from episodic.failures.service import FailureMemory
     from episodic.history.port import HistoryStore
     from episodic.memory import Memory
     from episodic.scratch.service import ScratchMemory
@@ -28,6 +29,7 @@ FEATURE_PACKAGES = (
     "episodic.scratch",
     "episodic.history",
     "episodic.experiment",
+    "episodic.failures",
 )
 FEATURES: tuple[Feature, ...] = tuple(
     importlib.import_module(f"{package}.feature").FEATURE for package in FEATURE_PACKAGES
@@ -104,11 +106,26 @@ def dream_archive(settings: Settings, clients: AwsClients) -> DreamArchive:
     return local_archive(settings.home)
 
 
+def failures_part(settings: Settings, memory: Memory, clients: AwsClients) -> FailureMemory | None:
+    """A SQLite file beside the index locally; None when switched off, and in the AWS deployment (no
+    adapter there yet: the failure hook asks the local server)."""
+    if not settings.failure_memory or isinstance(settings, DeployedSettings) or settings.store != "sqlite":
+        return None
+    from episodic.failures.service import FailureMemory
+    from episodic.failures.sqlite_store import FAILURES_FILE, SQLiteFailureStore
+    from episodic.private_home import secure_home
+
+    path = settings.home / FAILURES_FILE
+    secure_home(settings.home, path)
+    return FailureMemory(settings, SQLiteFailureStore(path), Scrubber.from_settings(settings))
+
+
 # features whose part is a local or an AWS adapter: built here, never inside the feature
 ADAPTED_PARTS: dict[str, Callable[[Settings, Memory, AwsClients], object | None]] = {
     "dream": lambda settings, _memory, clients: dream_archive(settings, clients),
     "history": lambda settings, _memory, clients: build_history(settings, clients),
     "scratch": scratch_part,
+    "failures": failures_part,
 }
 
 

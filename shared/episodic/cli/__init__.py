@@ -15,6 +15,10 @@ def main() -> None:
         from episodic.hook import entry
 
         entry()
+    if sys.argv[1:3] == ["hook", "post-tool-failure"]:
+        from episodic.failure_hook import entry as failure_entry
+
+        failure_entry()
     if sys.argv[1:3] == ["hook", "session-distill"]:
         from episodic.session_distill import hook_main
 

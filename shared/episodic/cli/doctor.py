@@ -20,6 +20,8 @@ from urllib.parse import urlsplit
 
 from episodic import envsource
 from episodic.cli.setup_clients import (
+    FAILURE_ARGS,
+    FAILURE_EVENT,
     HOOK_ARGS,
     SERVER_NAME,
     SESSION_DISTILL_ARGS,
@@ -111,6 +113,28 @@ def check_hook_entry(home: Path, setup: str) -> Check:
         return Check("hook entry", FAIL, f"hook command {program!r} cannot be run", setup)
     extra = f" ({len(commands)} episodic hooks: one would do)" if len(commands) > 1 else ""
     return Check("hook entry", WARN if extra else OK, f"{commands[0]}{extra}", setup if extra else "")
+
+
+def check_failure_hook_entry(settings: Settings, home: Path, setup: str) -> Check:
+    """The PostToolUseFailure hook of Bash (the fix of an earlier session), or that it is switched off."""
+    if not settings.hook_failure:
+        return Check("failure hook", OK, "switched off (hook_failure = false / EPISODIC_HOOK_FAILURE=false)")
+    path = home / ".claude" / "settings.json"
+    groups = (((_json_file(path) or {}).get("hooks") or {}).get(FAILURE_EVENT)) or []
+    found = [
+        (str(g.get("matcher") or "*"), str(h.get("command", "")))
+        for g in groups
+        if isinstance(g, dict)
+        for h in g.get("hooks") or []
+        if isinstance(h, dict) and str(h.get("command", "")).rstrip().endswith(FAILURE_ARGS)
+    ]
+    if not found:
+        return Check("failure hook", WARN, f"no episodic {FAILURE_EVENT} hook in {path}", setup)
+    matcher, command = found[0]
+    if not settings.failure_memory:
+        return Check("failure hook", WARN, f"{command} runs, but failure_memory is off: it finds nothing",
+                     "set failure_memory = true (then `episodic index`)")  # fmt: skip
+    return Check("failure hook", OK, f"{command} (matcher {matcher})")
 
 
 PROBE_TIMEOUT_SECONDS = 60.0  # doctor's one distil call; `index` allows distill_timeout_seconds
@@ -353,6 +377,7 @@ def run_checks(settings: Settings) -> list[Check]:
         executable_check,
         check_mcp_entry(home, setup, current),
         check_hook_entry(home, setup),
+        check_failure_hook_entry(settings, home, setup),
         check_distiller(settings, home, setup),
         check_scope(settings, os.getcwd()),
         check_experiment(settings),

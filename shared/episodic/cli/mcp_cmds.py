@@ -253,6 +253,7 @@ def setup_claude_code(
         literal_token,
         choice.distiller == "claude-code",
         dream_on_session_start=settings.dream_session_start,
+        failure_hook=settings.hook_failure,
     )
     _finish(plan, write)
     offer_keep_transcripts(user_home(settings.user_home) / ".claude", keep_transcripts_days, write)
@@ -359,6 +360,15 @@ def hook_group() -> None:
 def hook_user_prompt_submit() -> None:
     """Inject up to 3 similar verified past episodes into the prompt's context."""
     from episodic.hook import entry
+
+    sys.stdout.flush()
+    entry()
+
+
+@hook_group.command("post-tool-failure")
+def hook_post_tool_failure() -> None:
+    """PostToolUseFailure (Bash): inject how an earlier session got past the same error, when one did."""
+    from episodic.failure_hook import entry
 
     sys.stdout.flush()
     entry()

@@ -23,6 +23,8 @@ from episodic.mcp import SERVER_NAME
 HOOK_ARGS = "hook user-prompt-submit"
 SESSION_DISTILL_ARGS = "hook session-distill"  # SessionEnd, when Claude Code is the saved distiller
 SESSION_START_ARGS = "hook session-start"  # SessionStart, when the dream's synthesis is to be injected
+FAILURE_ARGS = "hook post-tool-failure"  # PostToolUseFailure of Bash: the fix of an earlier session
+FAILURE_EVENT, FAILURE_MATCHER = "PostToolUseFailure", "Bash"  # a failed shell command (non-zero exit)
 HOOK_TIMEOUT_SECONDS = 5  # the hook keeps its own 1.5 s budget; this is Claude Code's hard stop
 TOKEN_ENV = "EPISODIC_TOKEN"
 
@@ -45,6 +47,7 @@ class ClientPlan:
     hook_command: str | None = None
     session_end_command: str | None = None
     session_start_command: str | None = None
+    failure_command: str | None = None  # the PostToolUseFailure hook (None: switched off, removed)
     files: list[PlannedFile] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -104,14 +107,20 @@ def _token_notes(url: str | None, token: str | None, literal: bool) -> list[str]
     ]
 
 
-def _hook_entry(command: str) -> dict[str, Any]:
-    return {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
+def _hook_entry(command: str, matcher: str = "") -> dict[str, Any]:
+    entry = {"hooks": [{"type": "command", "command": command, "timeout": HOOK_TIMEOUT_SECONDS}]}
+    return {"matcher": matcher, **entry} if matcher else entry
 
 
 def hook_settings_snippet(
-    command: str, session_end_command: str | None = None, session_start_command: str | None = None
+    command: str,
+    session_end_command: str | None = None,
+    session_start_command: str | None = None,
+    failure_command: str | None = None,
 ) -> dict[str, Any]:
     hooks = {"UserPromptSubmit": [_hook_entry(command)]}
+    if failure_command:
+        hooks[FAILURE_EVENT] = [_hook_entry(failure_command, FAILURE_MATCHER)]
     if session_end_command:
         hooks["SessionEnd"] = [_hook_entry(session_end_command)]
     if session_start_command:
@@ -127,8 +136,10 @@ def claude_code_plan(
     literal_token: bool = False,
     distil_on_session_end: bool = False,
     dream_on_session_start: bool = False,
+    failure_hook: bool = True,
 ) -> ClientPlan:
     """HTTP (with --url) or local stdio; user scope (`~/.claude.json` mcpServers), the prompt hook, `/remember`;
+    the PostToolUseFailure hook of Bash (unless `hook_failure` is off);
     with Claude Code as the distiller, a SessionEnd hook that distils the ended session in the background;
     with `dream_session_start`, a SessionStart hook that injects the latest dream synthesis."""
     if url:
@@ -167,6 +178,7 @@ def claude_code_plan(
         session_start_command=(
             f"{shlex.quote(executable)} {SESSION_START_ARGS}" if dream_on_session_start else None
         ),
+        failure_command=f"{shlex.quote(executable)} {FAILURE_ARGS}" if failure_hook else None,
         files=[remember_command_file(home)],
         notes=notes,
     )
@@ -212,7 +224,7 @@ def render_plan(plan: ClientPlan) -> str:
     if plan.hook_file and plan.hook_command:
         out.append(f"# Prompt hook: merge this into {plan.hook_file}:")
         snippet = hook_settings_snippet(
-            plan.hook_command, plan.session_end_command, plan.session_start_command
+            plan.hook_command, plan.session_end_command, plan.session_start_command, plan.failure_command
         )
         out.append(json.dumps(snippet, indent=2))
     for planned in plan.files:
@@ -275,8 +287,11 @@ def _hook_groups(data: dict[str, Any], path: Path, event: str) -> list[Any]:
     return groups
 
 
-def _set_hook(data: dict[str, Any], path: Path, command: str, event: str, args: str) -> None:
-    """One episodic `event` hook running `command` in `data`: an older one is updated, duplicates dropped."""
+def _set_hook(
+    data: dict[str, Any], path: Path, command: str, event: str, args: str, matcher: str = ""
+) -> None:
+    """One episodic `event` hook running `command` in `data`: an older one is updated, duplicates dropped
+    (with a `matcher`, ours is kept only in a group of that matcher)."""
     groups = _hook_groups(data, path, event)
     wanted = _hook_entry(command)["hooks"][0]
     kept_ours = False
@@ -288,7 +303,9 @@ def _set_hook(data: dict[str, Any], path: Path, command: str, event: str, args: 
         for hook in group["hooks"]:
             if not _is_our_hook(hook, args):
                 updated.append(hook)
-            elif not kept_ours:  # the first of ours is brought up to date, any later one is a duplicate
+            elif (
+                not kept_ours and group.get("matcher", "") == matcher
+            ):  # the first of ours is brought up to date, any later one is a duplicate
                 updated.append({**hook, **wanted})
                 kept_ours = True
         if group["hooks"] and not updated:
@@ -296,7 +313,7 @@ def _set_hook(data: dict[str, Any], path: Path, command: str, event: str, args: 
         group["hooks"] = updated
     groups[:] = [g for g in groups if id(g) not in emptied]
     if not kept_ours:
-        groups.append(_hook_entry(command))
+        groups.append(_hook_entry(command, matcher))
 
 
 def _remove_hook(data: dict[str, Any], event: str, args: str) -> None:
@@ -367,12 +384,13 @@ def merge_hooks(plan: ClientPlan) -> MergeResult | None:
     data = _load_json_object(path)
     before = json.dumps(data, sort_keys=True) if path.exists() else ""
     _set_hook(data, path, plan.hook_command, "UserPromptSubmit", HOOK_ARGS)
-    for event, args, command in (
-        ("SessionEnd", SESSION_DISTILL_ARGS, plan.session_end_command),
-        ("SessionStart", SESSION_START_ARGS, plan.session_start_command),
+    for event, args, command, matcher in (
+        ("SessionEnd", SESSION_DISTILL_ARGS, plan.session_end_command, ""),
+        ("SessionStart", SESSION_START_ARGS, plan.session_start_command, ""),
+        (FAILURE_EVENT, FAILURE_ARGS, plan.failure_command, FAILURE_MATCHER),
     ):
         if command:
-            _set_hook(data, path, command, event, args)
+            _set_hook(data, path, command, event, args, matcher)
         else:
             _remove_hook(data, event, args)
     return _write_if_changed(path, data, before)

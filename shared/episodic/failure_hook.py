@@ -1,0 +1,199 @@
+"""Claude Code `PostToolUseFailure` hook (Bash): when a shell command fails with an error an earlier session
+met and got past, inject one short entry saying what ended it; nothing otherwise.
+
+The real CLI (2.1.x) sends a failed Bash command (non-zero exit) as `PostToolUseFailure` with `tool_name`,
+`tool_input.command`, `error` ("Exit code N\\n<output>"), `is_interrupt`, `session_id`, `cwd` — never as
+`PostToolUse` (that one carries only successes). The same rules as the prompt hook (`episodic.hook`): stdlib
+only, one budget from process start, fail open (exit 0, nothing printed, one log line in
+<home>/logs/hook.log), the recursion guard, the token and the scope rules; the local server scrubs the
+command and error before anything else (`recall_failure`, tenant from the token).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from typing import Any, TextIO
+
+from episodic import envsource, hook
+from episodic.marker import wrap_injected
+
+STARTED = time.monotonic()  # moved back to the process's own start by entry(): the budget is wall time
+EVENT = "PostToolUseFailure"
+SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell", "exec_command", "local_shell"})
+MAX_COMMAND_CHARS = 4000
+MAX_ERROR_CHARS = 20_000
+MAX_ENTRY_CHARS = 900
+
+
+def _log(outcome: str) -> None:
+    try:
+        log_dir = envsource.home_dir() / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        path = log_dir / "hook.log"
+        if path.exists() and path.stat().st_size > hook.LOG_MAX_BYTES:
+            os.replace(path, log_dir / "hook.log.1")
+        elapsed_ms = (time.monotonic() - STARTED) * 1000
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+        line = f"{stamp} post-tool-failure {outcome.replace(chr(10), ' ')[:300]} ({elapsed_ms:.0f} ms)\n"
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(line)
+    except Exception:  # logging must never make the hook fail
+        pass
+
+
+def deadline() -> float:
+    budget = hook._number("hook_budget_seconds", hook.DEFAULT_BUDGET_SECONDS)
+    return STARTED + budget - hook.EXIT_MARGIN_SECONDS
+
+
+def switched_off() -> bool:
+    return str(hook.setting("hook_failure", "true")).lower() in ("false", "0", "no", "off")
+
+
+def failure_of(payload: dict[str, Any]) -> tuple[str, str]:
+    """(command, error output) of a failed shell call; HookSkip for anything else."""
+    if payload.get("is_interrupt") is True:
+        raise hook.HookSkip("skip: interrupted by the user")
+    if payload.get("tool_name") not in SHELL_TOOLS:
+        raise hook.HookSkip(f"skip: not a shell command ({str(payload.get('tool_name'))[:40]})")
+    tool_input = payload.get("tool_input")
+    command = tool_input.get("command") if isinstance(tool_input, dict) else None
+    if isinstance(command, list):
+        command = " ".join(str(c) for c in command)
+    error = payload.get("error")
+    if not isinstance(command, str) or not isinstance(error, str) or not error.strip():
+        raise hook.HookSkip("skip: bad stdin (no command or error string)")
+    return command[:MAX_COMMAND_CHARS], error[:MAX_ERROR_CHARS]
+
+
+def ask_server(url: str, token: str, arguments: dict[str, Any], timeout: float) -> str:
+    """One stateless tools/call of recall_failure; the entry's text, or HookSkip saying why none."""
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": "recall_failure", "arguments": arguments},
+    }
+    headers = {
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": hook.PROTOCOL_VERSION,
+        "Authorization": f"Bearer {token}",
+    }
+    raw = hook._post(url, json.dumps(body).encode("utf-8"), headers, timeout)
+    try:
+        answer = json.loads(raw)
+        if "error" in answer:  # an older server without the tool: a JSON-RPC error
+            raise hook.HookSkip(f"fail: server error: {str(answer['error'].get('message'))[:120]}")
+        result = answer["result"]
+        if result.get("isError"):
+            raise hook.HookSkip(
+                "fail: tool error: " + str(result.get("content", [{}])[0].get("text", ""))[:200]
+            )
+        structured = result["structuredContent"]
+        text = result["content"][0]["text"]
+    except hook.HookSkip:
+        raise
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as exc:
+        raise hook.HookSkip(f"fail: bad response ({type(exc).__name__})") from exc
+    if not isinstance(structured, dict) or not structured.get("match"):
+        reason = structured.get("reason") if isinstance(structured, dict) else ""
+        raise hook.HookSkip(f"ok: no strong match ({str(reason)[:80] or 'none'})")
+    if not isinstance(text, str) or not text.strip():
+        raise hook.HookSkip("fail: bad response (empty entry)")
+    return text
+
+
+def _start_server(url: str) -> str:
+    """No local server answering: start one in the background for the next call (this one fails open)."""
+    from urllib.parse import urlsplit
+
+    from episodic import autostart
+
+    parts = urlsplit(url)
+    autostart_off = str(hook.setting("hook_autostart", "true")).lower() in ("false", "0")
+    if parts.scheme != "http" or (parts.hostname or "") not in hook.LOCAL_HOSTS or autostart_off:
+        return ""
+    pid = autostart.start_local_server(envsource.home_dir(), parts.hostname or "", parts.port or 80)
+    return f"; started `episodic serve` in the background (pid {pid})" if pid else "; a server is starting"
+
+
+def run(stdin: TextIO) -> tuple[str, str]:
+    """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
+    if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
+        raise hook.HookSkip("skip: inside a background distil")
+    if switched_off():
+        raise hook.HookSkip("skip: switched off (hook_failure = false)")
+    payload = hook.read_payload(stdin)
+    command, error = failure_of(payload)
+    hook.out_of_scope(payload)
+    url, token = hook.endpoint()
+    remaining = deadline() - time.monotonic() - 0.05
+    if remaining <= 0.05:
+        raise hook.HookSkip("fail: budget spent before the request")
+    session = payload.get("session_id")
+    arguments = {"command": command, "error": error, "session_id": str(session)[:200] if session else ""}
+    try:
+        entry = ask_server(url, token, arguments, remaining)
+    except hook.ServerDown as down:
+        raise hook.HookSkip(f"{down}{_start_server(url)}") from down
+    event = payload.get("hook_event_name") if isinstance(payload.get("hook_event_name"), str) else EVENT
+    context = wrap_injected(hook._cut(entry, MAX_ENTRY_CHARS))
+    output = {"hookSpecificOutput": {"hookEventName": event or EVENT, "additionalContext": context}}
+    return json.dumps(
+        output, ensure_ascii=False
+    ), f"ok: injected the fix of an earlier session ({len(context)} chars)"
+
+
+def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Always 0; the work runs in a thread cut at the deadline (a stalled server, stdin never closed)."""
+    import threading
+
+    stdin = stdin or sys.stdin
+    stdout = stdout or sys.stdout
+    outcome: list[tuple[str, str]] = []
+
+    def work() -> None:
+        try:
+            outcome.append(run(stdin))
+        except hook.HookSkip as skip:
+            outcome.append(("", str(skip)))
+        except BaseException as exc:  # fail open on anything
+            outcome.append(("", f"fail: unexpected {type(exc).__name__}: {exc}"))
+
+    worker = threading.Thread(target=work, name="failure-hook", daemon=True)
+    worker.start()
+    worker.join(max(deadline() - time.monotonic(), 0.0))
+    if worker.is_alive() or not outcome:
+        _log("fail: timed out (budget exceeded)")
+        return 0
+    text, line = outcome[0]
+    try:
+        if text:
+            stdout.write(text)
+            stdout.flush()
+    except Exception as exc:  # a closed stdout is not our failure to report to Claude Code
+        line = f"fail: cannot write stdout ({type(exc).__name__})"
+    _log(line)
+    return 0
+
+
+def entry() -> None:
+    """Process entry (`python -m episodic.failure_hook`, `episodic hook post-tool-failure`)."""
+    global STARTED
+    code = 0
+    try:
+        STARTED = time.monotonic() - hook._process_age()
+        code = main()
+        sys.stdout.flush()
+    except BaseException:  # fail open: never a traceback on stderr, never a non-zero exit
+        code = 0
+    finally:
+        os._exit(code)  # do not wait for a stuck worker thread
+
+
+if __name__ == "__main__":
+    entry()

@@ -1,0 +1,1 @@
+"""Failure memory: errors a session met and got past, recalled when a command fails again (issue 42)."""

@@ -1,0 +1,117 @@
+"""`recall_failure` over MCP: for a failing command and its error output, the fix of an earlier session of
+the caller's tenant (from the credential) that met the same error and got past it, or nothing."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any
+
+from pydantic import Field
+
+from episodic.auth import Principal
+from episodic.mcp.registry import Tool, ToolOutput
+from episodic.mcp.schema import ToolArguments
+
+if TYPE_CHECKING:
+    from episodic.memory import Memory
+
+NO_MATCH_TEXT = "No earlier session met this error and got past it ({reason}). Proceed without it."
+
+
+class FailureArguments(ToolArguments):
+    command: Annotated[str, Field(max_length=4000)] = Field(description="The shell command that failed.")
+    error: Annotated[str, Field(min_length=1, max_length=20_000)] = Field(
+        description="Its error output (the tool result), as returned."
+    )
+    session_id: Annotated[str, Field(max_length=200)] = Field(
+        "", description="The current session's id: its own records are never the answer."
+    )
+
+
+_FIX_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "session_id": {"type": "string"},
+        "date": {"type": "string"},
+        "signature": {"type": "string"},
+        "check": {"type": "string"},
+        "passed_command": {"type": "string"},
+        "edits": {"type": "array", "items": {"type": "string"}},
+        "diagnosis": {"type": "string"},
+        "project": {"type": "string"},
+        "has_card": {"type": "boolean"},
+    },
+    "required": ["session_id", "date", "signature", "check", "passed_command", "edits", "diagnosis"],
+    "additionalProperties": False,
+}
+OUTPUT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "match": {"anyOf": [_FIX_SCHEMA, {"type": "null"}]},
+        "signature": {"type": "string"},
+        "reason": {"type": "string"},
+        "sessions": {"type": "integer"},
+    },
+    "required": ["match", "signature", "reason", "sessions"],
+    "additionalProperties": False,
+}
+
+
+def has_card(memory: Memory, tenant_id: str, session_id: str) -> bool:
+    """Whether get_episode answers for the session the entry points to (none yet, or vetoed: it says so)."""
+    from episodic.errors import NotFoundError
+    from episodic.search import get_episode
+
+    try:
+        get_episode(memory, tenant_id, session_id)
+    except NotFoundError:
+        return False
+    return True
+
+
+def failure_tools(memory: Memory) -> list[Tool]:
+    """[recall_failure] when the memory has failure memory, else nothing."""
+    from episodic.failures.service import failures_of, lookup, render_fix
+
+    failures = failures_of(memory)
+    if failures is None:
+        return []
+
+    def recall(principal: Principal, args: FailureArguments) -> ToolOutput:
+        found = lookup(failures, principal.tenant_id, args.command, args.error, session_id=args.session_id)
+        structured: dict[str, Any] = {
+            "match": None,
+            "signature": found.signature,
+            "reason": found.reason,
+            "sessions": found.sessions,
+        }
+        if found.fix is None:
+            return ToolOutput(NO_MATCH_TEXT.format(reason=found.reason), structured)
+        fix = found.fix
+        structured["match"] = {
+            "session_id": fix.session_id,
+            "date": fix.passed_at.date().isoformat(),
+            "signature": fix.signature,
+            "check": fix.check,
+            "passed_command": fix.passed_command,
+            "edits": fix.edits,
+            "diagnosis": fix.diagnosis,
+            "project": fix.project,
+        }
+        structured["match"]["has_card"] = has_card(memory, principal.tenant_id, fix.session_id)
+        return ToolOutput(render_fix(fix, has_card=structured["match"]["has_card"]), structured)
+
+    return [
+        Tool.from_model(
+            FailureArguments,
+            recall,
+            name="recall_failure",
+            title="Recall how an earlier session got past this error",
+            description=(
+                "When a command fails, pass the command and its error output: if an earlier session met the "
+                "same error (paths, line numbers, hashes, times ignored) and a later run of the same check "
+                "passed, returns what it turned out to be, what ended it, the check and the session id "
+                "(get_episode gives its card). Says explicitly when no earlier session got past it."
+            ),
+            output_schema=OUTPUT_SCHEMA,
+        )
+    ]
