@@ -149,7 +149,7 @@ def register(group: click.Group) -> None:
     )
     @click.option(
         "--distiller",
-        type=click.Choice(["heuristic", "claude-code", "bedrock"]),
+        type=click.Choice(["heuristic", "claude-code", "codex", "gemini", "bedrock"]),
         default=None,
         help="Distiller.",
     )
