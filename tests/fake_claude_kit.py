@@ -19,3 +19,19 @@ def install_fake(bin_dir: Path) -> Path:
     )
     launcher.chmod(0o755)
     return launcher
+
+
+AGENT_FAKE = Path(__file__).resolve().parent / "fixtures" / "agent_cli" / "fake_agent.py"
+
+
+def install_fake_agent(bin_dir: Path, cli: str) -> Path:
+    """A `codex` or `gemini` launcher that runs the fake (tests/fixtures/agent_cli) with this test's Python."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    launcher = bin_dir / cli
+    launcher.write_text(
+        f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = {cli!r}\n"
+        f"runpy.run_path({str(AGENT_FAKE)!r}, run_name='__main__')\n",
+        encoding="utf-8",
+    )
+    launcher.chmod(0o755)
+    return launcher

@@ -128,6 +128,8 @@ class AgentCli(ABC):
     login_fix: ClassVar[str]
     login_re: ClassVar[re.Pattern[str]]
     answer_rule: ClassVar[str]  # the system prompt's last lines: how this CLI hands back the card
+    # logged out, the CLI itself does not say so: it retries the API unauthenticated (Codex, observed)
+    login_before_first_call: ClassVar[bool] = False
 
     def system_prompt(self, schema: dict[str, Any]) -> str:
         """The distiller's instructions for this CLI."""
@@ -194,6 +196,8 @@ class AgentCliDistiller(Distiller):
         self.workdir = workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"episodic-{agent.kind}-distill"
         self.runner = runner
         self.info = DistillerInfo(kind=agent.kind, model=model)
+        self._logged_out: str | None = None  # checked once (login_before_first_call), then remembered
+        self._login_checked = False
 
     # ------------------------------------------------------------ the call
 
@@ -214,8 +218,17 @@ class AgentCliDistiller(Distiller):
             binary, self.model, system or self.agent.system_prompt(schema), schema, self.workdir
         )
 
+    def _require_login(self) -> None:
+        if self.agent.login_before_first_call and not self._login_checked:
+            logged_in, how = self.login()
+            self._logged_out = how if logged_in is False else None
+            self._login_checked = True
+        if self._logged_out is not None:
+            raise ConfigError(f"{self.agent.label} is {self._logged_out}")
+
     def _run(self, system: str, prompt: str, schema: dict[str, Any]) -> tuple[AgentAnswer, float]:
         self.workdir.mkdir(parents=True, exist_ok=True)
+        self._require_login()
         command = self.command(self.resolve_binary(), system, schema)
         started = time.perf_counter()
         try:

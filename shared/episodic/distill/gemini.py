@@ -4,10 +4,12 @@ Every flag is in `gemini --help` of @google/gemini-cli 0.61.0 (kept verbatim in
 tests/fixtures/agent_cli/gemini_help.txt). Gemini CLI has no schema flag, so the schema is in the prompt
 and the card is read from the JSON output's `response` (geminicli.com/docs/cli/headless: `response`,
 `stats`, `error`); a card that fails the checks gets the shared repair turn. Off while distilling: every MCP
-server (`--allowed-mcp-server-names` naming none that exists), every extension (`-e none`), and hooks and
-GEMINI.md context files through a system settings file (GEMINI_CLI_SYSTEM_SETTINGS_PATH, which overrides
-the user's and the project's settings; the real system file's keys are kept under ours). Gemini CLI writes
-a chat file for a headless run too; its first user text is DISTILLER_MARKER, so the parser skips it.
+server (`--allowed-mcp-server-names` naming none that exists), every extension (`-e none`), and hooks
+through a system settings file (GEMINI_CLI_SYSTEM_SETTINGS_PATH, which overrides the user's and the
+project's settings; the real system file's keys are kept under ours). The run is in an empty folder, so no
+project GEMINI.md is near it; the user's global ~/.gemini/GEMINI.md is always loaded by 0.61 (observed:
+`context.fileName` only adds names). Gemini CLI writes a chat file for a headless run too; its first user
+text is DISTILLER_MARKER, so the parser skips it.
 """
 
 from __future__ import annotations
@@ -24,12 +26,11 @@ from episodic.errors import ConfigError, DistillError
 from episodic.models import DistillUsage
 
 NO_MCP_SERVER = "episodic-distiller-no-server"  # an allow-list of one name no server has
-NO_CONTEXT_FILE = "EPISODIC-DISTILLER-NO-CONTEXT.md"  # no GEMINI.md is loaded: none has this name
 PROMPT_FLAG_TEXT = "Write the memory card for the survey above, as instructed."  # appended to stdin
 AUTH_EXIT = 41  # FATAL_AUTHENTICATION_ERROR (observed: no auth method configured, 0.61)
 DISTILL_SETTINGS: dict[str, Any] = {
     "hooksConfig": {"enabled": False},
-    "context": {"fileName": NO_CONTEXT_FILE, "includeDirectoryTree": False},
+    "context": {"includeDirectoryTree": False},
 }
 
 
@@ -64,6 +65,20 @@ def distill_settings_file(workdir: Path) -> Path:
     tmp.write_text(json.dumps(settings, indent=2), encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def shared_ancestor(folder: Path) -> Path | None:
+    """The first folder on the way to `folder` that group or others may write (Gemini CLI's own rule)."""
+    if os.name != "posix":
+        return None
+    for part in [folder.resolve(), *folder.resolve().parents]:
+        try:
+            mode = part.stat().st_mode
+        except OSError:
+            continue
+        if mode & 0o022:
+            return part
+    return None
 
 
 def gemini_dir(env: dict[str, str] | os._Environ[str] | None = None) -> Path:
@@ -112,10 +127,17 @@ class GeminiCli(AgentCli):
             NO_MCP_SERVER,
             "--extensions",
             "none",
+            "--skip-trust",  # headless stops in an untrusted folder (exit 55); this one is our empty folder
         ]
         return command + (["--model", model] if model else [])
 
     def env(self, workdir: Path) -> dict[str, str]:
+        shared = shared_ancestor(workdir)
+        if shared is not None:  # the CLI would skip the file, and with it the hooks switch (observed, 0.61)
+            raise ConfigError(
+                f"Gemini CLI ignores settings files below {shared} (others may write there), so the "
+                "distiller could not turn its hooks off; set EPISODIC_HOME to a folder of your own"
+            )
         return {GUARD_ENV: "1", "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(distill_settings_file(workdir))}
 
     def read(self, run: CliRun) -> AgentAnswer:
@@ -161,7 +183,9 @@ class GeminiCli(AgentCli):
             elif env.get("GOOGLE_GENAI_USE_VERTEXAI") == "true":
                 selected = "vertex-ai"
             elif env.get("GOOGLE_GEMINI_BASE_URL"):
-                selected = "gateway"
+                selected = (
+                    "gateway"  # not valid headless (validateAuthMethod: "Invalid auth method selected")
+                )
             elif env.get("GEMINI_API_KEY"):
                 selected = "gemini-api-key"
             elif env.get("CLOUD_SHELL") == "true" or env.get("GEMINI_CLI_USE_COMPUTE_ADC") == "true":
@@ -178,6 +202,8 @@ class GeminiCli(AgentCli):
             ):
                 return True, "logged in (GEMINI_API_KEY)"
             return None, "its login is unknown: an API key was chosen; it may be in the system keychain"
+        if selected == "gateway":
+            return None, "its login is unknown: GOOGLE_GEMINI_BASE_URL is set without a sign-in method"
         return True, f"logged in ({selected})"
 
 
