@@ -29,8 +29,8 @@ def install_fake_agent(bin_dir: Path, cli: str) -> Path:
     bin_dir.mkdir(parents=True, exist_ok=True)
     launcher = bin_dir / cli
     launcher.write_text(
-        f"#!{sys.executable}\nimport runpy, sys\nsys.argv[0] = {cli!r}\n"
-        f"runpy.run_path({str(AGENT_FAKE)!r}, run_name='__main__')\n",
+        f"#!{sys.executable}\nimport runpy\n"  # run_path sets argv[0] to the file: the name goes as a global
+        f"runpy.run_path({str(AGENT_FAKE)!r}, init_globals={{'CLI_NAME': {cli!r}}}, run_name='__main__')\n",
         encoding="utf-8",
     )
     launcher.chmod(0o755)
