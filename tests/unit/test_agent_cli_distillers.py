@@ -310,3 +310,20 @@ def test_cli_index_with_the_agent_then_stats(cli: str, fakes: Path, private_dir:
     assert isinstance(report["indexed"], int) and report["indexed"] >= 1 and report["failed"] == []
     assert len([c for c in calls(fakes) if c["cli"] == cli]) == report["indexed"]
     assert episodic("stats", "--json")["by_distiller"] == {cli: report["indexed"]}
+
+
+def test_codex_with_a_missing_codex_home_is_not_logged_in(private_dir: Path) -> None:
+    """Real 0.171 output (exit 1) when CODEX_HOME names a folder that does not exist."""
+    said = (RECORDED / "codex-login-status-no-codex-home.txt").read_text()
+
+    def runner(
+        command: list[str], stdin: str, timeout: float, cwd: Path | None, env: object = None
+    ) -> CliRun:
+        assert command[1:] == ["login", "status"]
+        return CliRun(1, "", said)
+
+    distiller = _distiller("codex", private_dir)
+    distiller.runner = runner
+    distiller.resolve_binary = lambda: "codex"  # type: ignore[method-assign]
+    logged_in, how = distiller.login()
+    assert logged_in is False and "does not exist" in how and "WARNING" not in how

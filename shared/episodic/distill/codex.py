@@ -156,6 +156,8 @@ class CodexCli(AgentCli):
             return True, f"logged in ({first_line(said)})"
         if re.search(r"not logged in", said, re.I):
             return False, "not logged in (run `codex login`, or set CODEX_API_KEY)"
+        if re.search(r"CODEX_HOME points to .* does not exist", said):  # no folder, no saved login
+            return False, f"not logged in ({first_line(said.split('Error loading configuration: ')[-1])})"
         return (
             None,
             f"its login is unknown: `codex login status` said {first_line(said)!r} (exit {run.returncode})",
