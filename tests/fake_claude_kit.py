@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
+import shutil
 import sys
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 FAKE = Path(__file__).resolve().parent / "fixtures" / "fake_claude" / "fake_claude.py"
@@ -35,3 +39,14 @@ def install_fake_agent(bin_dir: Path, cli: str) -> Path:
     )
     launcher.chmod(0o755)
     return launcher
+
+
+@contextlib.contextmanager
+def private_folder(prefix: str) -> Iterator[Path]:
+    """A folder under build/ no one else may write: Gemini CLI skips a settings file below /tmp (mode 1777)."""
+    path = Path(__file__).resolve().parents[1] / "build" / f"{prefix}-{uuid.uuid4().hex[:8]}"
+    path.mkdir(parents=True, mode=0o700)
+    try:
+        yield path
+    finally:
+        shutil.rmtree(path, ignore_errors=True)

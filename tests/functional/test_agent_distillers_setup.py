@@ -7,15 +7,13 @@ and `gemini` (tests/fixtures/agent_cli/fake_agent.py) on PATH. Then the real CLI
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from client_env import DEMO, EPISODIC, bare_env, free_port
-from fake_claude_kit import install_fake_agent
+from fake_claude_kit import install_fake_agent, private_folder
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"
@@ -29,13 +27,8 @@ REAL = {
 
 @pytest.fixture()
 def private_dir() -> Iterator[Path]:
-    """Not below /tmp: Gemini CLI skips a settings file below a folder others may write."""
-    path = REPO / "build" / f"test-agent-setup-{uuid.uuid4().hex[:8]}"
-    path.mkdir(parents=True, mode=0o700)
-    try:
+    with private_folder("test-agent-setup") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 class User:

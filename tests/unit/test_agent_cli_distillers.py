@@ -7,10 +7,8 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
-import uuid
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from episodic.errors import ConfigError, DistillError, RetryableDistillError
 from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, Outcome, Trajectory
 from episodic.settings import load_settings
-from fake_claude_kit import AGENT_FAKE, install_fake_agent
+from fake_claude_kit import AGENT_FAKE, install_fake_agent, private_folder
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -38,13 +36,8 @@ _spec.loader.exec_module(fake_cli)
 
 @pytest.fixture()
 def private_dir() -> Iterator[Path]:
-    """A folder no one else may write: Gemini CLI skips a settings file below /tmp (mode 1777)."""
-    path = REPO / "build" / f"test-agent-cli-{uuid.uuid4().hex[:8]}"
-    path.mkdir(parents=True, mode=0o700)
-    try:
+    with private_folder("test-agent-cli") as path:
         yield path
-    finally:
-        shutil.rmtree(path, ignore_errors=True)
 
 
 @pytest.fixture()
