@@ -320,3 +320,14 @@ def test_codex_with_a_missing_codex_home_is_not_logged_in(private_dir: Path) -> 
     distiller.resolve_binary = lambda: "codex"  # type: ignore[method-assign]
     logged_in, how = distiller.login()
     assert logged_in is False and "does not exist" in how and "WARNING" not in how
+
+
+def test_inspect_plans_time_and_tokens_for_the_agent_clis() -> None:
+    from episodic.backfill_estimate import InspectReport
+
+    report = InspectReport(episodes=5, survey_tokens=[1000] * 5, distill_concurrency=2, model_id="x")
+    plan = report.as_dict()["agent_cli"]
+    assert isinstance(plan, dict)
+    assert plan["estimated_seconds"] == 3 * plan["seconds_per_session"]  # ceil(5 / 2) rounds of calls
+    assert plan["input_tokens"] == report.estimate()["input_tokens"] > 5000
+    assert report.as_dict()["claude_code"] == plan
