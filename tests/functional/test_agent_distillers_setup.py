@@ -159,3 +159,61 @@ def test_the_real_gemini_logged_out_says_so(private_dir: Path, monkeypatch: pyte
     message = str(raised.value)
     assert message.startswith("Gemini CLI is not logged in: run `gemini` once and choose a sign-in method")
     assert "Please set an Auth method" in message and "\n" not in message
+
+
+# ---------------------------------------------------------------- the real CLIs against a loopback API
+
+
+def _record_kit():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "agent_cli_record", REPO / "tests/fixtures/agent_cli/record.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("cli", ["codex", "gemini"])
+def test_the_real_cli_distills_with_hooks_and_mcp_off_and_its_run_is_never_indexed(
+    cli: str, private_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our exact command through the real CLI, against a loopback mock of its model API (record.py): the
+    card comes back, the user's hook and MCP server (planted, each leaving a trace) never run, and what the
+    run left in the agent's session folders is not indexed (Codex: none, --ephemeral; Gemini: a chat file
+    that the parser skips as `distiller-run`)."""
+    from episodic.assembly import build_memory
+    from episodic.embed.hashing import HashingEmbedder
+    from episodic.ingest import index_sessions
+    from episodic.settings import load_settings
+
+    kit = _record_kit()
+    distiller = _real_distiller(cli, private_dir, monkeypatch)
+    user, traces = Path(os.environ["HOME"]), private_dir / "traces"
+    traces.mkdir()
+    for name, value in {**kit.plant(user, cli, traces), "HOME": str(user)}.items():
+        monkeypatch.setenv(name, value)
+    server, url = kit.serve_mock()
+    for name, value in kit.mock_env(cli, url).items():
+        monkeypatch.setenv(name, value)
+    real_runner = distiller.runner
+    distiller.runner = lambda command, *rest: real_runner(kit.with_provider(command, url), *rest)
+    try:
+        result = distiller.distill(_session(), kit.SURVEY)
+    finally:
+        server.shutdown()
+    assert result.card.problem == kit.CARD["problem"] and (result.usage.input_tokens or 0) > 0
+    assert list(traces.iterdir()) == []  # no hook ran, no MCP server started
+    requests = "\n".join(kit.Mock.bodies)
+    assert "tracer" not in requests and requests.count(kit.SURVEY) >= 1
+    written = [p for p in (user / f".{cli}").rglob("*.json*") if "session" in p.name or "rollout" in p.name]
+    if cli == "codex":
+        assert written == []  # --ephemeral: no rollout
+        return
+    assert written, "Gemini CLI wrote no chat file for the headless run"
+    settings = load_settings(home=private_dir / "index", embedder="hashing")
+    memory = build_memory(settings, embedder=HashingEmbedder(settings.hashing_dimension))
+    report = index_sessions(memory, [str(p) for p in written], "local")
+    assert report.indexed == 0 and report.skipped.get("distiller-run", 0) >= 1, report
