@@ -17,6 +17,7 @@ import json
 import os
 import re
 import subprocess
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -58,7 +59,7 @@ def schema_file(schema: dict[str, Any], workdir: Path) -> Path:
     path = workdir / f"schema-{hashlib.sha256(text.encode()).hexdigest()[:12]}.json"
     if not path.exists():
         workdir.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # threads share a pid
         tmp.write_text(text, encoding="utf-8")
         os.replace(tmp, path)
     return path

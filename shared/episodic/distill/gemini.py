@@ -18,6 +18,7 @@ import json
 import os
 import re
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -61,7 +62,7 @@ def distill_settings_file(workdir: Path) -> Path:
         settings[key] = {**(settings.get(key) or {}), **value}
     path = workdir / "gemini-system-settings.json"
     workdir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # threads share a pid
     tmp.write_text(json.dumps(settings, indent=2), encoding="utf-8")
     os.replace(tmp, path)
     return path
