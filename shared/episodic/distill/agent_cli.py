@@ -36,8 +36,9 @@ from episodic.settings import Settings
 # dream/hook.py and session_distill check the same name).
 GUARD_ENV = "EPISODIC_DISTILLING"
 # Planning figure for `episodic inspect`: an ESTIMATE, not a measurement (no model was reachable here).
-# Measured: the CLIs' own overhead (start-up to result, against a local mock API) is ~1-4 s. Estimated: an
-# answer of a ~600-token card for a ~6k-token survey, ~15-40 s; 30 s is the planning middle.
+# Measured: each CLI's own overhead, start-up to result against a loopback mock API (record.py --measure,
+# load ~12 on 2 cores): Claude Code ~1 s, Codex 2.3-3.9 s, Gemini 13.7-16.5 s (it also asks a router model).
+# Estimated: a model's answer of a ~600-token card for a ~6k-token survey, ~15-40 s; 30 s is the middle.
 SECONDS_PER_SESSION = 30.0
 AUTH_TIMEOUT_SECONDS = 20.0  # a login check answers from local state (observed ~1 s)
 # doctor's probe: one short session through the very call `index` makes (a small model call)
