@@ -87,6 +87,12 @@ def test_setup_makes_a_logged_in_agent_the_distiller_and_heuristic_opts_out(
     line = next(x for x in doctor.stdout.splitlines() if "] distiller:" in x)
     assert line.startswith("[ok") and f"{cli}, logged in" in line and "a probe distil:" in line, doctor.stdout
 
+    if cli == "codex":  # Claude Code's SessionEnd hook then re-distils its ended sessions with Codex
+        claude = user.run("setup", "claude-code", "--write")
+        assert "distiller: codex (as configured)" in claude.stdout, claude.stdout + claude.stderr
+        settings = (user.user_home / ".claude" / "settings.json").read_text()
+        assert "SessionEnd" in settings and "hook session-distill" in settings
+
     out = user.run("setup", cli, "--distiller", "heuristic", "--write")
     assert out.returncode == 0 and "distiller: heuristic (saved in" in out.stdout, out.stderr
     assert 'distiller = "heuristic"' in user.config()

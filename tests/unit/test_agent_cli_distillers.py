@@ -331,3 +331,29 @@ def test_inspect_plans_time_and_tokens_for_the_agent_clis() -> None:
     assert plan["estimated_seconds"] == 3 * plan["seconds_per_session"]  # ceil(5 / 2) rounds of calls
     assert plan["input_tokens"] == report.estimate()["input_tokens"] > 5000
     assert report.as_dict()["claude_code"] == plan
+
+
+def test_session_end_worker_distils_with_codex_within_the_daily_cap(
+    fakes: Path, private_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Claude Code's SessionEnd worker with Codex as distiller: heuristic card first, then Codex's; the
+    daily cap (`distill_daily_cap`) holds for it as for Claude Code."""
+    from episodic import session_distill
+    from episodic.store.sqlite import SQLiteStore
+
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    settings = load_settings(home=private_dir / "home", distiller="codex", distill_daily_cap=1)
+    source = SESSIONS / "-home-dev-my-app-v2-0" / "11111111-1111-4111-8111-111111111111.jsonl"
+    first, second = (
+        private_dir / "projects" / "-home-dev-app" / f"{n}1111111-1111-4111-8111-111111111111.jsonl"
+        for n in (2, 3)
+    )
+    first.parent.mkdir(parents=True)
+    for path in (first, second):
+        path.write_text(source.read_text().replace("11111111-1111-4111-8111-111111111111", path.stem))
+    assert "Codex CLI card stored" in session_distill.distil_session(settings, str(first))
+    assert "daily cap of 1 is reached" in session_distill.distil_session(settings, str(second))
+    with SQLiteStore(settings.db_path) as store:
+        kinds = {r.session_id: r.distiller.kind for r in store.iter_records("local")}
+    assert kinds == {first.stem: "codex", second.stem: "heuristic"}
+    assert len([c for c in calls(fakes) if c["cli"] == "codex"]) == 1
