@@ -124,7 +124,9 @@ def distil_session(settings: Settings, transcript: str) -> str:
     first = index_sessions(replace(memory, distiller=HeuristicDistiller()), [transcript], settings.tenant)
     if first.failed or first.skipped:
         return f"no card for {transcript}: {first.failed or dict(first.skipped)}"
-    if settings.distiller not in ("claude-code", "codex", "gemini"):  # an agent CLI (distill.agent_cli)
+    from episodic.distill.agent_cli import AGENT_KINDS
+
+    if settings.distiller not in AGENT_KINDS:  # an agent CLI writes the better card
         return f"heuristic card only: the distiller is {settings.distiller}"
     if not take_daily_allowance(settings.home, settings.distill_daily_cap):
         return (

@@ -63,7 +63,7 @@ def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Di
 
         clients = clients or AwsClients(settings)
         return BedrockDistiller(clients.get("bedrock-runtime"), settings.bedrock_model_id)
-    if settings.distiller in ("claude-code", "codex", "gemini"):
+    if settings.distiller in ("claude-code", "codex", "gemini"):  # distill.agent_cli.AGENT_KINDS, unimported
         from episodic.distill.agents import distiller_for
 
         return distiller_for(settings, settings.distiller)

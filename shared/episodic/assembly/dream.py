@@ -103,7 +103,7 @@ def _model(settings: Settings, aws: AwsClients) -> DreamModel | None:
         from episodic.aws.dream_llm import BedrockDreamModel
 
         return BedrockDreamModel(bedrock_client(aws), settings.bedrock_model_id)
-    if settings.distiller in ("claude-code", "codex", "gemini"):
+    if settings.distiller in ("claude-code", "codex", "gemini"):  # distill.agent_cli.AGENT_KINDS, unimported
         from episodic.distill.agents import distiller_for
 
         return AgentCliDreamModel(distiller_for(settings, settings.distiller))

@@ -230,6 +230,7 @@ def setup_claude_code(
     from episodic.cli.distiller_choice import choose_distiller
     from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_steps import announce_distiller, leave_server_answering
+    from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
     choice = choose_distiller(settings, distiller)
@@ -239,7 +240,7 @@ def setup_claude_code(
         token,
         _executable(),
         literal_token,
-        choice.distiller in ("claude-code", "codex", "gemini"),  # its SessionEnd hook distils with any
+        choice.distiller in AGENT_KINDS,  # its SessionEnd hook distils with any agent CLI
         dream_on_session_start=settings.dream_session_start,
     )
     _finish(plan, write)
