@@ -357,3 +357,23 @@ def test_session_end_worker_distils_with_codex_within_the_daily_cap(
         kinds = {r.session_id: r.distiller.kind for r in store.iter_records("local")}
     assert kinds == {first.stem: "codex", second.stem: "heuristic"}
     assert len([c for c in calls(fakes) if c["cli"] == "codex"]) == 1
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_the_dream_model_gets_its_schema_through_the_same_call(
+    cli: str, fakes: Path, private_dir: Path
+) -> None:
+    from episodic.dream.llm import EXTRACT_SYSTEM, AgentCliDreamModel, extract_schema
+
+    model = AgentCliDreamModel(_distiller(cli, private_dir))
+    answer = model.complete(EXTRACT_SYSTEM, "the thread", extract_schema())
+    assert answer["problem"] == "The login page went blank after the session cookie expired."  # the fake's
+    (call,) = calls(fakes)
+    argv, stdin = list(call["argv"]), str(call["stdin"])  # type: ignore[call-overload]
+    assert stdin.startswith(DISTILLER_MARKER) and EXTRACT_SYSTEM in stdin
+    if cli == "codex":
+        sent = json.loads(Path(argv[argv.index("--output-schema") + 1]).read_text())
+        assert set(sent["properties"]) == set(extract_schema()["properties"]) == set(sent["required"])
+    else:
+        assert json.dumps(extract_schema(), separators=(",", ":")) in stdin
+    assert model.id == f"{cli}:default"

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, repair_message, survey_message
 from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
+from episodic.marker import DISTILLER_MARKER
 from episodic.models import Card, DistillerInfo, DistillUsage, Trajectory
 from episodic.ports import Distiller, DistillResult
 from episodic.settings import Settings
@@ -147,8 +148,9 @@ class AgentCli(ABC):
         """The headless command line; the prompt goes on stdin (`stdin`)."""
 
     def stdin(self, system: str, prompt: str) -> str:
-        """The system text first (it starts with DISTILLER_MARKER: a transcript of the run is skipped)."""
-        return f"{system}\n\n{prompt}"
+        """The marker first (a transcript of the run is skipped), then the system text, then the prompt."""
+        marker = "" if system.startswith(DISTILLER_MARKER) else f"{DISTILLER_MARKER}\n\n"
+        return f"{marker}{system}\n\n{prompt}"
 
     def env(self, workdir: Path) -> dict[str, str]:
         return {GUARD_ENV: "1"}
