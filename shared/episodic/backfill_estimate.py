@@ -79,18 +79,24 @@ class InspectReport:
             "bedrock_model": self.model_id,
             "survey_token_budget": self.token_budget,
             "estimate": self.estimate(),
-            "claude_code": self.claude_code_estimate(),
+            "claude_code": self.agent_cli_estimate(),  # its first name, kept for scripts that read it
+            "agent_cli": self.agent_cli_estimate(),
         }
 
-    def claude_code_estimate(self) -> dict[str, float]:
-        """Wall time for `index --distiller claude-code` (a planning figure per session, not a measurement)."""
-        from episodic.distill.claude_code import SECONDS_PER_SESSION, estimate_claude_code_time
+    def agent_cli_estimate(self) -> dict[str, float]:
+        """Wall time and tokens for `index --distiller claude-code|codex|gemini` (one planning figure per
+        session for the three CLIs, not a measurement; the tokens are the Bedrock estimate's, billed to the
+        user's own plan or API key)."""
+        from episodic.distill.agent_cli import SECONDS_PER_SESSION, estimate_agent_time
 
+        estimate = self.estimate()
         return {
             "sessions_to_distill": float(self.episodes),
             "concurrency": float(self.distill_concurrency),
             "seconds_per_session": SECONDS_PER_SESSION,
-            "estimated_seconds": estimate_claude_code_time(self.episodes, self.distill_concurrency),
+            "estimated_seconds": estimate_agent_time(self.episodes, self.distill_concurrency),
+            "input_tokens": float(estimate["input_tokens"] or 0.0),
+            "output_tokens": float(estimate["output_tokens"] or 0.0),
         }
 
 

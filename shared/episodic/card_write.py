@@ -29,7 +29,15 @@ if TYPE_CHECKING:
 
 HEURISTIC = "heuristic"  # the offline distiller's kind: its cards are extractive (episodic.opening)
 # a card from a better distiller is never replaced by a worse one for the same session
-DISTILLER_RANK = {HEURISTIC: 0, "bedrock": 2, "claude-code": 2, "import": 2, "self": 3}
+DISTILLER_RANK = {
+    HEURISTIC: 0,
+    "bedrock": 2,
+    "claude-code": 2,
+    "codex": 2,
+    "gemini": 2,
+    "import": 2,
+    "self": 3,
+}
 
 
 LLM_RANK = 2

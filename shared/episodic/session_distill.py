@@ -124,7 +124,9 @@ def distil_session(settings: Settings, transcript: str) -> str:
     first = index_sessions(replace(memory, distiller=HeuristicDistiller()), [transcript], settings.tenant)
     if first.failed or first.skipped:
         return f"no card for {transcript}: {first.failed or dict(first.skipped)}"
-    if settings.distiller != "claude-code":
+    from episodic.distill.agent_cli import AGENT_KINDS
+
+    if settings.distiller not in AGENT_KINDS:  # an agent CLI writes the better card
         return f"heuristic card only: the distiller is {settings.distiller}"
     if not take_daily_allowance(settings.home, settings.distill_daily_cap):
         return (
@@ -136,4 +138,7 @@ def distil_session(settings: Settings, transcript: str) -> str:
         report = index_sessions(memory, [transcript], settings.tenant)
     if report.failed:
         return f"heuristic card kept, retried by the next index: {report.failed[0][1]}"
-    return f"Claude Code card stored for {transcript} (replaced {report.replaced})"
+    from episodic.distill.agents import agent_cli
+
+    label = agent_cli(settings.distiller).label
+    return f"{label} card stored for {transcript} (replaced {report.replaced})"

@@ -50,7 +50,7 @@ class Settings(BaseSettings):
         "sqlite"  # opensearch: cards on OpenSearch Serverless
     )
     embedder: Literal["minilm", "hashing", "titan"] = "minilm"
-    distiller: Literal["heuristic", "bedrock", "claude-code"] = "heuristic"
+    distiller: Literal["heuristic", "bedrock", "claude-code", "codex", "gemini"] = "heuristic"
     # default: every rendering that votes or is queried (`reflect` at weight 0 is not embedded: _used_renderings)
     renderings: list[str] = Field(default_factory=lambda: list(RENDERINGS))
     query_rendering: str = "all"  # the rendering queries are compared with; `all` blends the weighted ones
@@ -108,14 +108,18 @@ class Settings(BaseSettings):
     idempotency_table: str = "episodic-idempotency"
     read_only: bool = False  # serve the read tools only (the stack's -c readOnly=true)
 
-    # Claude Code as distiller
+    # a coding agent's own CLI as distiller (distill.agent_cli): Claude Code, Codex CLI, Gemini CLI
     claude_binary: str = "claude"
     claude_model: str | None = None
+    codex_binary: str = "codex"
+    codex_model: str | None = None  # None: `codex exec`'s default model
+    gemini_binary: str = "gemini"
+    gemini_model: str | None = None  # None: Gemini CLI's default model
     distill_concurrency: int = 2
     distill_timeout_seconds: float = 180.0
     background_distill_processes: int = Field(
         default=1, ge=1
-    )  # `claude` runs the SessionEnd hook may start at once
+    )  # distiller CLI runs the SessionEnd hook may start at once
     distill_daily_cap: int = Field(
         default=20, ge=0
     )  # SessionEnd distils a day (0: none); `index` is not capped

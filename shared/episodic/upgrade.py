@@ -38,7 +38,8 @@ def plan_upgrade(memory: Memory, tenant_id: str, paths: Sequence[str] | None, li
     if not memory.distiller.uses_survey:
         raise ConfigError(
             f"--upgrade re-distils with an LLM distiller, but the configured one is {memory.distiller.info.id}: "
-            "pass --distiller claude-code (or save it: `episodic setup claude-code --distiller claude-code --write`)"
+            "pass --distiller claude-code|codex|gemini (or save it: `episodic setup claude-code --distiller "
+            "claude-code --write`, `setup codex --distiller codex --write`, `setup gemini --distiller gemini --write`)"
         )
     if limit < 1:
         raise ConfigError(f"--limit must be at least 1, got {limit}")

@@ -19,7 +19,9 @@ RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "fake_claude" / "r
 def _model(answer: dict[str, Any], seen: list[list[str]], **result: Any) -> ClaudeCodeDreamModel:
     recorded = json.loads(RECORDED.read_text(encoding="utf-8"))
 
-    def runner(command: list[str], stdin: str, timeout: float, cwd: Path | None) -> CliRun:
+    def runner(
+        command: list[str], stdin: str, timeout: float, cwd: Path | None, env: object = None
+    ) -> CliRun:
         seen.append(command)
         return CliRun(0, json.dumps({**recorded, "structured_output": answer, **result}), "")
 

@@ -70,10 +70,10 @@ def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Di
 
         clients = clients or AwsClients(settings)
         return BedrockDistiller(clients.get("bedrock-runtime"), settings.bedrock_model_id)
-    if settings.distiller == "claude-code":
-        from episodic.distill.claude_code import ClaudeCodeDistiller
+    if settings.distiller in ("claude-code", "codex", "gemini"):  # distill.agent_cli.AGENT_KINDS, unimported
+        from episodic.distill.agents import distiller_for
 
-        return ClaudeCodeDistiller.from_settings(settings)
+        return distiller_for(settings, settings.distiller)
     from episodic.distill.heuristic import HeuristicDistiller
 
     return HeuristicDistiller()

@@ -16,7 +16,7 @@ from episodic.assembly.adapters import build_embedder, build_source, build_store
 from episodic.assembly.features import build_history, dream_archive
 from episodic.aws.clients import AwsClients
 from episodic.dream.history_source import HistoryWeekSource
-from episodic.dream.llm import ClaudeCodeDreamModel
+from episodic.dream.llm import AgentCliDreamModel
 from episodic.dream.port import DreamModel
 from episodic.dream.service import DreamAdapters
 from episodic.dream.source import IndexWeekSource, WeekSource
@@ -103,10 +103,10 @@ def _model(settings: Settings, aws: AwsClients) -> DreamModel | None:
         from episodic.aws.dream_llm import BedrockDreamModel
 
         return BedrockDreamModel(bedrock_client(aws), settings.bedrock_model_id)
-    if settings.distiller == "claude-code":
-        from episodic.distill.claude_code import ClaudeCodeDistiller
+    if settings.distiller in ("claude-code", "codex", "gemini"):  # distill.agent_cli.AGENT_KINDS, unimported
+        from episodic.distill.agents import distiller_for
 
-        return ClaudeCodeDreamModel(ClaudeCodeDistiller.from_settings(settings))
+        return AgentCliDreamModel(distiller_for(settings, settings.distiller))
     return None
 
 

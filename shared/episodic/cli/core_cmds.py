@@ -149,7 +149,7 @@ def register(group: click.Group) -> None:
     )
     @click.option(
         "--distiller",
-        type=click.Choice(["heuristic", "claude-code", "bedrock"]),
+        type=click.Choice(["heuristic", "claude-code", "codex", "gemini", "bedrock"]),
         default=None,
         help="Distiller.",
     )
@@ -406,9 +406,10 @@ def _print_inspect(data: dict[str, Any]) -> None:
         )
     else:
         click.echo(f"  no price known for {data['bedrock_model']}")
-    cc = data["claude_code"]
+    cc = data["agent_cli"]
     click.echo(
-        f"  Claude Code distiller: {int(cc['sessions_to_distill'])} sessions at concurrency "
-        f"{int(cc['concurrency'])} ≈ {cc['estimated_seconds'] / 60:.0f} min "
-        f"(planning figure {cc['seconds_per_session']:.0f} s a session)"
+        f"  Claude Code, Codex CLI or Gemini CLI distiller: {int(cc['sessions_to_distill'])} sessions at "
+        f"concurrency {int(cc['concurrency'])} ≈ {cc['estimated_seconds'] / 60:.0f} min "
+        f"(planning figure {cc['seconds_per_session']:.0f} s a session), ~{cc['input_tokens'] / 1e6:.2f} MTok "
+        f"in, ~{cc['output_tokens'] / 1e6:.2f} MTok out on your own plan or API key"
     )

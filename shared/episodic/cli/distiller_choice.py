@@ -1,5 +1,6 @@
-"""Which distiller `setup claude-code` configures: the user's choice, else the saved one, else Claude Code
-when it is on PATH and logged in (the user's own Claude writes the cards), else the offline heuristic.
+"""Which distiller `setup claude-code|codex|gemini` configures: the user's choice, else the saved one, else
+that agent's CLI when it is on PATH and logged in (checked without a model call: the user's own agent
+writes the cards), else the offline heuristic.
 
 Heuristic cards are still written at once; with Claude Code, each ended session's card is replaced in the
 background (episodic.session_distill, within `distill_daily_cap`) and `index` re-distils the rest.
@@ -34,18 +35,23 @@ def saved_distiller(settings: Settings) -> bool:
         return True  # an unreadable config file is load_settings' to report; change nothing
 
 
-def choose_distiller(settings: Settings, asked: str | None) -> DistillerChoice:
+def choose_distiller(settings: Settings, asked: str | None, agent: str = CLAUDE_CODE) -> DistillerChoice:
+    """`agent` is the coding agent being set up (claude-code | codex | gemini): its CLI is the candidate."""
     if asked:
         return DistillerChoice(asked, "option", "--distiller")
     if saved_distiller(settings):
         return DistillerChoice(settings.distiller, "saved", "saved in the configuration")
-    if shutil.which(settings.claude_binary) is None:
-        return DistillerChoice(HEURISTIC, "default", f"{settings.claude_binary!r} is not on PATH")
-    from episodic.distill.claude_code import ClaudeCodeDistiller
+    from episodic.distill.agent_cli import options_from
 
-    logged_in, how = ClaudeCodeDistiller.from_settings(settings).login()
+    binary = options_from(settings, agent)["binary"]
+    if shutil.which(binary) is None:
+        return DistillerChoice(HEURISTIC, "default", f"{binary!r} is not on PATH")
+    from episodic.distill.agents import distiller_for
+
+    distiller = distiller_for(settings, agent)
+    logged_in, how = distiller.login()
     if logged_in:
-        return DistillerChoice(CLAUDE_CODE, "default", f"Claude Code is on PATH and {how}")
+        return DistillerChoice(agent, "default", f"{distiller.agent.label} is on PATH and {how}")
     return DistillerChoice(HEURISTIC, "default", how)
 
 
@@ -62,16 +68,25 @@ def heuristic_cards(settings: Settings) -> int:
         return 0
 
 
-def claude_code_cost(settings: Settings) -> str:
-    """What distilling with Claude Code takes: `inspect`'s planning figure for the indexed sessions, and
-    the daily cap of background distils."""
-    from episodic.distill.claude_code import estimate_claude_code_time
+def distiller_cost(settings: Settings, agent: str = CLAUDE_CODE) -> str:
+    """What distilling with an agent's CLI takes: `inspect`'s planning figure for the indexed sessions,
+    and (Claude Code, whose SessionEnd hook distils in the background) the daily cap."""
+    from episodic.distill.agent_cli import estimate_agent_time
 
     cards = heuristic_cards(settings)
-    minutes = estimate_claude_code_time(cards, settings.distill_concurrency) / 60
-    return (
+    minutes = estimate_agent_time(cards, settings.distill_concurrency) / 60
+    cost = (
         f"about {minutes:.0f} min at concurrency {settings.distill_concurrency} for the {cards} heuristic "
         "cards indexed so far (`episodic index` re-distils them; `episodic inspect` estimates your whole "
-        f"history); each ended session gets a heuristic card at once, replaced in the background, at most "
+        "history)"
+    )
+    if agent != CLAUDE_CODE:
+        return cost + "; each `episodic index` distils the new sessions with it (not capped)"
+    return cost + (
+        "; each ended session gets a heuristic card at once, replaced in the background, at most "
         f"{settings.distill_daily_cap} a day (`distill_daily_cap`)"
     )
+
+
+def claude_code_cost(settings: Settings) -> str:
+    return distiller_cost(settings, CLAUDE_CODE)

@@ -140,36 +140,41 @@ def check_failure_hook_entry(settings: Settings, home: Path, setup: str) -> Chec
 PROBE_TIMEOUT_SECONDS = 60.0  # doctor's one distil call; `index` allows distill_timeout_seconds
 
 
-def _claude_answers(settings: Settings) -> Check:
-    """Whether Claude Code is logged in and one short distil call, as `index` makes it, comes back
-    (login first: `claude auth status` needs no model call)."""
-    from episodic.distill.claude_code import ClaudeCodeDistiller
+def _agent_answers(settings: Settings) -> Check:
+    """Whether the agent CLI is logged in and one short distil call, as `index` makes it, comes back
+    (login first: each CLI's own check needs no model call)."""
+    from episodic.distill.agents import distiller_for
     from episodic.errors import RetryableDistillError
 
-    distiller = ClaudeCodeDistiller.from_settings(settings)
+    kind = settings.distiller
+    distiller = distiller_for(settings, kind)
     distiller.timeout_seconds = min(distiller.timeout_seconds, PROBE_TIMEOUT_SECONDS)
     logged_in, how = distiller.login()
     if logged_in is False:
-        fix = "run `claude` and log in, then `episodic index`"
-        return Check("distiller", FAIL, f"claude-code, but {how}", fix)
+        fix = f"{distiller.agent.login_fix}, then `episodic index`"
+        return Check("distiller", FAIL, f"{kind}, but {how}", fix)
     try:
         answered = distiller.probe()
     except RetryableDistillError as exc:
-        return Check("distiller", WARN, f"claude-code, {how}, but a probe distil did not come back: {exc}")
+        return Check("distiller", WARN, f"{kind}, {how}, but a probe distil did not come back: {exc}")
     except EpisodicError as exc:
-        fix = "check `claude_model` (EPISODIC_CLAUDE_MODEL) and `claude -p` by hand"
-        return Check("distiller", FAIL, f"claude-code, {how}, but a probe distil failed: {exc}", fix)
-    return Check("distiller", OK, f"claude-code, {how}; a probe distil: {answered}")
+        fix = f"check `{distiller.agent.default_binary}_model` and `{distiller.binary}` by hand"
+        return Check("distiller", FAIL, f"{kind}, {how}, but a probe distil failed: {exc}", fix)
+    return Check("distiller", OK, f"{kind}, {how}; a probe distil: {answered}")
 
 
 def check_distiller(settings: Settings, home: Path, setup: str) -> Check:
-    if settings.distiller != "claude-code":
-        return Check("distiller", OK, f"{settings.distiller}")
-    if shutil.which(settings.claude_binary) is None:
-        fix = "install Claude Code, or `episodic setup claude-code --distiller heuristic --write`"
-        return Check("distiller", FAIL, f"claude-code, but {settings.claude_binary!r} is not on PATH", fix)
-    answers = _claude_answers(settings)
-    if answers.status == FAIL:
+    from episodic.distill.agent_cli import AGENT_KINDS, options_from
+
+    kind = settings.distiller
+    if kind not in AGENT_KINDS:
+        return Check("distiller", OK, f"{kind}")
+    binary = options_from(settings, kind)["binary"]
+    if shutil.which(binary) is None:
+        fix = f"install {binary}, or `episodic setup {kind} --distiller heuristic --write`"
+        return Check("distiller", FAIL, f"{kind}, but {binary!r} is not on PATH", fix)
+    answers = _agent_answers(settings)
+    if answers.status == FAIL or kind != "claude-code":  # only Claude Code has our SessionEnd hook
         return answers
     groups = (
         ((_json_file(home / ".claude" / "settings.json") or {}).get("hooks") or {}).get("SessionEnd")

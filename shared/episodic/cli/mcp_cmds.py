@@ -242,6 +242,7 @@ def setup_claude_code(
     from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_retention import offer_keep_transcripts
     from episodic.cli.setup_steps import announce_distiller, leave_server_answering
+    from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
     choice = choose_distiller(settings, distiller)
@@ -251,7 +252,7 @@ def setup_claude_code(
         token,
         _executable(),
         literal_token,
-        choice.distiller == "claude-code",
+        choice.distiller in AGENT_KINDS,  # its SessionEnd hook distils with any agent CLI
         dream_on_session_start=settings.dream_session_start,
         failure_hook=settings.hook_failure,
     )
@@ -278,11 +279,29 @@ def setup_cursor(url: str | None, token: str | None, literal_token: bool, write:
     _finish(cursor_plan(user_home(settings.user_home), url, token, _executable(), literal_token), write)
 
 
+def _distiller_option(agent: str):  # type: ignore[no-untyped-def]
+    return click.option(
+        "--distiller",
+        type=click.Choice(["heuristic", agent]),
+        default=None,
+        help=f"Which distiller `episodic index` uses (default: {agent} when its CLI is on PATH and logged in).",
+    )
+
+
+def _choose_and_announce(agent: str, distiller: str | None, write: bool) -> None:
+    from episodic.cli.distiller_choice import choose_distiller
+    from episodic.cli.setup_steps import announce_distiller
+
+    settings = _settings()
+    announce_distiller(settings, choose_distiller(settings, distiller, agent), write, agent)
+
+
 @setup_group.command("codex")
 @_url_option
 @_token_option
 @_write_option
-def setup_codex(url: str | None, token: str | None, write: bool) -> None:
+@_distiller_option("codex")
+def setup_codex(url: str | None, token: str | None, write: bool, distiller: str | None) -> None:
     """`codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml."""
     from episodic.cli.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
     from episodic.cli.setup_clients import user_home
@@ -293,6 +312,7 @@ def setup_codex(url: str | None, token: str | None, write: bool) -> None:
     )
     if not write:
         click.echo(render_codex_plan(plan))
+        _choose_and_announce("codex", distiller, write)
         return
     result = apply_codex_plan(plan)
     backup = f" (backup: {result.backup})" if result.backup else ""
@@ -303,13 +323,15 @@ def setup_codex(url: str | None, token: str | None, write: bool) -> None:
     )
     for note in plan.notes:
         click.echo(note, err=True)
+    _choose_and_announce("codex", distiller, write)
 
 
 @setup_group.command("gemini")
 @_url_option
 @_token_option
 @_write_option
-def setup_gemini(url: str | None, token: str | None, write: bool) -> None:
+@_distiller_option("gemini")
+def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str | None) -> None:
     """`gemini mcp add …` and the episodic entry of ~/.gemini/settings.json."""
     from episodic.cli.setup_agents import gemini_home, gemini_plan
     from episodic.cli.setup_clients import user_home
@@ -321,6 +343,7 @@ def setup_gemini(url: str | None, token: str | None, write: bool) -> None:
         ),
         write,
     )
+    _choose_and_announce("gemini", distiller, write)
 
 
 @click.command("doctor")

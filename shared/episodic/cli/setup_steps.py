@@ -1,28 +1,33 @@
-"""What `setup claude-code` does after writing the files: say (and save) which distiller writes the cards,
-and leave the local server answering for the first prompt. `quickstart` offers Claude Code the same way."""
+"""What `setup claude-code|codex|gemini` does after writing the files: say (and save) which distiller writes
+the cards, and leave the local server answering for the first prompt. `quickstart` offers Claude Code the
+same way."""
 
 from __future__ import annotations
 
 import click
 
 
-def offer_claude_code_distiller(settings, why: str = "") -> None:  # type: ignore[no-untyped-def]
-    """Claude Code on PATH and cards still heuristic: say what distilling with it would take."""
+def offer_claude_code_distiller(settings, why: str = "", agent: str = "claude-code") -> None:  # type: ignore[no-untyped-def]
+    """The agent's CLI on PATH and cards still heuristic: say what distilling with it would take."""
     import shutil
 
-    from episodic.cli.distiller_choice import claude_code_cost
+    from episodic.cli.distiller_choice import distiller_cost
+    from episodic.distill.agent_cli import options_from
+    from episodic.distill.agents import agent_cli
 
-    if settings.distiller != "heuristic" or shutil.which(settings.claude_binary) is None:
+    if settings.distiller != "heuristic" or shutil.which(options_from(settings, agent)["binary"]) is None:
         return
+    label = agent_cli(agent).label
     click.echo(
-        f"Claude Code is on PATH{why}: it writes better cards than the offline heuristic (recall@3 0.68-0.75 "
-        f"vs 0.48 on a real corpus), using your Claude Code plan or API key: {claude_code_cost(settings)}. "
+        f"{label} is on PATH{why}: it writes better cards than the offline heuristic "
+        + ("(recall@3 0.68-0.75 vs 0.48 on a real corpus), " if agent == "claude-code" else "")
+        + f"using your {label} plan or API key: {distiller_cost(settings, agent)}. "
         + (
-            "Log in, then run `episodic setup claude-code --write` again (or choose it now: "
-            "`--distiller claude-code --write`)."
+            f"Log in, then run `episodic setup {agent} --write` again (or choose it now: "
+            f"`--distiller {agent} --write`)."
             if why
-            else "`episodic setup claude-code --write` makes it the distiller when Claude Code is logged in "
-            "(`--distiller claude-code --write` chooses it in any case)."
+            else f"`episodic setup {agent} --write` makes it the distiller when {label} is logged in "
+            f"(`--distiller {agent} --write` chooses it in any case)."
         ),
         err=True,
     )
@@ -37,11 +42,14 @@ def _save_distiller(distiller: str) -> str:
     return f"saved in {path}"
 
 
-def announce_distiller(settings, choice, write: bool) -> None:  # type: ignore[no-untyped-def]
-    """Save and say which distiller writes the cards (Claude Code's cost with it, how to opt out)."""
-    from episodic.cli.distiller_choice import CLAUDE_CODE, claude_code_cost
+def announce_distiller(settings, choice, write: bool, agent: str = "claude-code") -> None:  # type: ignore[no-untyped-def]
+    """Save and say which distiller writes the cards (the agent's cost with it, how to opt out)."""
+    from episodic.cli.distiller_choice import distiller_cost
+    from episodic.distill.agent_cli import AGENT_KINDS
+    from episodic.distill.agents import agent_cli
 
-    to_save = choice.source == "option" or (choice.source == "default" and choice.distiller == CLAUDE_CODE)
+    chose_agent = choice.source == "default" and choice.distiller in AGENT_KINDS
+    to_save = choice.source == "option" or chose_agent
     if choice.source == "saved":
         where = "as configured"
     elif not to_save:
@@ -50,14 +58,15 @@ def announce_distiller(settings, choice, write: bool) -> None:  # type: ignore[n
         where = _save_distiller(choice.distiller) if write else "saved by --write"
     lead = "" if write else "# "  # the printed plan stays a paste-able script
     click.echo(f"{lead}distiller: {choice.distiller} ({where})")
-    if choice.source == "default" and choice.distiller == CLAUDE_CODE:
+    if chose_agent:
         click.echo(
-            f"{lead}  {choice.reason}, so your Claude Code writes the cards: {claude_code_cost(settings)}. "
-            "`episodic setup claude-code --distiller heuristic --write` opts out."
+            f"{lead}  {choice.reason}, so your {agent_cli(choice.distiller).label} writes the cards: "
+            f"{distiller_cost(settings, choice.distiller)}. "
+            f"`episodic setup {agent} --distiller heuristic --write` opts out."
         )
     elif choice.source == "default":
         why = "" if "not on PATH" in choice.reason else f", but {choice.reason}"
-        offer_claude_code_distiller(settings, why)
+        offer_claude_code_distiller(settings, why, agent)
 
 
 def leave_server_answering(settings) -> None:  # type: ignore[no-untyped-def]

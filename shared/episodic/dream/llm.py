@@ -1,5 +1,5 @@
-"""The LLM path: a `DreamModel` port (one JSON-schema-forced call) and its Claude Code adapter (the Bedrock
-one is `aws.dream_llm`).
+"""The LLM path: a `DreamModel` port (one JSON-schema-forced call) and its coding-agent CLI adapter (the
+Bedrock one is `aws.dream_llm`).
 
 The model sees the thread's cards (the distilled statements it starts from), its survey blocks and one
 budgeted transcript survey (never a raw transcript
@@ -10,7 +10,6 @@ with the reason (`DreamPhaseError`), it is never patched over with offline text.
 from __future__ import annotations
 
 import json
-import subprocess
 from collections.abc import Sequence
 from typing import Any
 
@@ -69,25 +68,19 @@ def narrative_prompt(exemplar: str, week: str, extracts: list[ThreadExtract]) ->
     return f"{DISTILLER_MARKER}\n\nEXEMPLAR RECORD:\n{exemplar}\n\nWEEK {week}, PROMOTED THREADS:\n{body}\n"
 
 
-class ClaudeCodeDreamModel(DreamModel):
-    """The local `claude` CLI in print mode with --json-schema (the user's own login), no tools."""
+class AgentCliDreamModel(DreamModel):
+    """The configured coding agent's CLI (Claude Code, Codex CLI or Gemini CLI) with the distiller's own
+    headless call (no tools, hooks or MCP servers), the dream's schema and system prompt."""
 
     def __init__(self, distiller: Any) -> None:
-        self.distiller = distiller  # a ClaudeCodeDistiller: its binary, model, timeout, runner, result checks
-        self.id = f"claude-code:{distiller.model or 'default'}"
+        self.distiller = distiller  # a distill.agent_cli.AgentCliDistiller: its CLI, model, timeout, checks
+        self.id = f"{distiller.info.kind}:{distiller.model or 'default'}"
 
     def complete(self, system: str, prompt: str, schema: dict[str, Any]) -> Any:
-        d = self.distiller
-        command = d.command(d.resolve_binary())
-        command[command.index("--json-schema") + 1] = json.dumps(schema, separators=(",", ":"))
-        command[command.index("--system-prompt") + 1] = system
-        try:
-            run = d.runner(command, prompt, d.timeout_seconds, d.workdir)
-        except subprocess.TimeoutExpired:
-            raise ValueError(f"claude did not answer within {d.timeout_seconds:g} s") from None
-        result = d._result_object(run)
-        structured = result.get("structured_output")
-        return structured if isinstance(structured, dict) else json.loads(str(result.get("result") or "null"))
+        return self.distiller.complete(system, prompt, schema)
+
+
+ClaudeCodeDreamModel = AgentCliDreamModel  # its first name
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,225 @@
+"""`setup codex --write` / `setup gemini --write` make that CLI the distiller where it is logged in (checked
+without a model call), keep the heuristic where it is not, say so, and `--distiller heuristic` undoes it;
+`doctor` probes the chosen one. Through the installed `episodic` in a fresh HOME, with the stand-in `codex`
+and `gemini` (tests/fixtures/agent_cli/fake_agent.py) on PATH. Then the real CLIs, logged out (skipped when
+`scripts/install --dev` did not install them): the clear message, from the real CLI's own answer."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from client_env import DEMO, EPISODIC, bare_env, free_port
+from fake_claude_kit import install_fake_agent, private_folder
+
+REPO = Path(__file__).resolve().parents[2]
+TOOLS = REPO / ".tools"
+REAL = {
+    "codex": Path(os.environ.get("EPISODIC_TEST_CODEX", TOOLS / "codex" / "node_modules" / ".bin" / "codex")),
+    "gemini": Path(
+        os.environ.get("EPISODIC_TEST_GEMINI", TOOLS / "gemini" / "node_modules" / ".bin" / "gemini")
+    ),
+}
+
+
+@pytest.fixture()
+def private_dir() -> Iterator[Path]:
+    with private_folder("test-agent-setup") as path:
+        yield path
+
+
+class User:
+    def __init__(self, tmp: Path, **env: str) -> None:
+        self.home, self.user_home = tmp / "episodic-home", tmp / "user-home"
+        self.home.mkdir(parents=True)
+        self.user_home.mkdir()
+        (self.home / "config.toml").write_text(
+            f'embedder = "hashing"\nport = {free_port()}\nhook_autostart = false\n'
+        )
+        bin_dir = tmp / "bin"
+        for cli in ("codex", "gemini"):
+            install_fake_agent(bin_dir, cli)
+        self.env = bare_env(self.home, self.user_home, **env)
+        self.env["PATH"] = f"{bin_dir}:{self.env['PATH']}"
+
+    def run(self, *args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [str(EPISODIC), *args], env=self.env, capture_output=True, text=True, timeout=300
+        )
+
+    def config(self) -> str:
+        return (self.home / "config.toml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("cli", "logged_in", "logged_out", "how"),
+    [
+        ("codex", {}, {"FAKE_AGENT_LOGIN": "out"}, "Codex CLI is on PATH and logged in (API key configured"),
+        (
+            "gemini",
+            {"GEMINI_API_KEY": "fake-key"},
+            {},
+            "Gemini CLI is on PATH and logged in (GEMINI_API_KEY)",
+        ),
+    ],
+)
+def test_setup_makes_a_logged_in_agent_the_distiller_and_heuristic_opts_out(
+    cli: str, logged_in: dict[str, str], logged_out: dict[str, str], how: str, private_dir: Path
+) -> None:
+    user = User(private_dir / "in", **logged_in)
+    assert user.run("index", str(DEMO)).returncode == 0
+    printed = user.run("setup", cli)  # no --write: says what it would do, writes nothing
+    assert f"# distiller: {cli} (saved by --write)" in printed.stdout, printed.stdout + printed.stderr
+    assert "distiller" not in user.config()
+
+    chosen = user.run("setup", cli, "--write")
+    assert chosen.returncode == 0, chosen.stderr
+    said = " ".join(chosen.stdout.split())
+    assert f"distiller: {cli} (saved in" in said and how in said, said
+    assert "the 6 heuristic cards indexed so far" in said
+    assert f"`episodic setup {cli} --distiller heuristic --write` opts out" in said
+    assert f'distiller = "{cli}"' in user.config()
+
+    doctor = user.run("doctor")
+    line = next(x for x in doctor.stdout.splitlines() if "] distiller:" in x)
+    assert line.startswith("[ok") and f"{cli}, logged in" in line and "a probe distil:" in line, doctor.stdout
+
+    if cli == "codex":  # Claude Code's SessionEnd hook then re-distils its ended sessions with Codex
+        claude = user.run("setup", "claude-code", "--write")
+        assert "distiller: codex (as configured)" in claude.stdout, claude.stdout + claude.stderr
+        settings = (user.user_home / ".claude" / "settings.json").read_text()
+        assert "SessionEnd" in settings and "hook session-distill" in settings
+
+    out = user.run("setup", cli, "--distiller", "heuristic", "--write")
+    assert out.returncode == 0 and "distiller: heuristic (saved in" in out.stdout, out.stderr
+    assert 'distiller = "heuristic"' in user.config()
+
+    other = User(private_dir / "out", **logged_out)
+    kept = other.run("setup", cli, "--write")
+    assert kept.returncode == 0, kept.stderr
+    assert "distiller: heuristic (the default)" in kept.stdout
+    assert "distiller" not in other.config()
+    assert f"Log in, then run `episodic setup {cli} --write` again" in " ".join(kept.stderr.split())
+
+
+# ---------------------------------------------------------------- the real CLIs, logged out
+
+
+def _session():  # type: ignore[no-untyped-def]
+    from unit.distill_builders import bash, edit, prompt, say, trajectory
+
+    return trajectory(prompt("the login page is blank"), edit(), bash("go test ./...", "ok"), say("done"))
+
+
+def _real_distiller(cli: str, private_dir: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
+    from episodic.distill.agents import distiller_for
+    from episodic.settings import load_settings
+
+    if not REAL[cli].exists():
+        pytest.skip(f"{cli} CLI not installed at {REAL[cli]} (scripts/install --dev)")
+    user = private_dir / "user"
+    user.mkdir()
+    for name in (
+        "OPENAI_API_KEY",
+        "CODEX_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+        "GOOGLE_GENAI_USE_GCA",
+        "GOOGLE_GEMINI_BASE_URL",
+        "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("CODEX_HOME", raising=False)  # ~/.codex, made by the CLI (a CODEX_HOME must exist)
+    monkeypatch.setenv("GEMINI_CLI_HOME", str(user))
+    settings = load_settings(home=private_dir / "episodic", **{f"{cli}_binary": str(REAL[cli])})
+    distiller = distiller_for(settings, cli)
+    distiller.timeout_seconds = 120.0
+    return distiller
+
+
+def test_the_real_codex_logged_out_says_so(private_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`codex login status` of the real CLI says "Not logged in": the distiller says how to log in, and
+    starts no `codex exec` (which, logged out, retries the API instead of saying so)."""
+    from episodic.errors import ConfigError
+
+    distiller = _real_distiller("codex", private_dir, monkeypatch)
+    assert distiller.login() == (False, "not logged in (run `codex login`, or set CODEX_API_KEY)")
+    with pytest.raises(ConfigError) as raised:
+        distiller.distill(_session(), "SURVEY: the login page went blank")
+    assert str(raised.value) == "Codex CLI is not logged in (run `codex login`, or set CODEX_API_KEY)"
+
+
+def test_the_real_gemini_logged_out_says_so(private_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The real `gemini -p` with our flags, no sign-in method: its own error (code 41), made one clear line."""
+    from episodic.errors import ConfigError
+
+    distiller = _real_distiller("gemini", private_dir, monkeypatch)
+    assert distiller.login()[0] is False
+    with pytest.raises(ConfigError) as raised:
+        distiller.distill(_session(), "SURVEY: the login page went blank")
+    message = str(raised.value)
+    assert message.startswith("Gemini CLI is not logged in: run `gemini` once and choose a sign-in method")
+    assert "Please set an Auth method" in message and "\n" not in message
+
+
+# ---------------------------------------------------------------- the real CLIs against a loopback API
+
+
+def _record_kit():  # type: ignore[no-untyped-def]
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "agent_cli_record", REPO / "tests/fixtures/agent_cli/record.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize("cli", ["codex", "gemini"])
+def test_the_real_cli_distills_with_hooks_and_mcp_off_and_its_run_is_never_indexed(
+    cli: str, private_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Our exact command through the real CLI, against a loopback mock of its model API (record.py): the
+    card comes back, the user's hook and MCP server (planted, each leaving a trace) never run, and what the
+    run left in the agent's session folders is not indexed (Codex: none, --ephemeral; Gemini: a chat file
+    that the parser skips as `distiller-run`)."""
+    from episodic.assembly import build_memory
+    from episodic.embed.hashing import HashingEmbedder
+    from episodic.ingest import index_sessions
+    from episodic.settings import load_settings
+
+    kit = _record_kit()
+    distiller = _real_distiller(cli, private_dir, monkeypatch)
+    user, traces = Path(os.environ["HOME"]), private_dir / "traces"
+    traces.mkdir()
+    for name, value in {**kit.plant(user, cli, traces), "HOME": str(user)}.items():
+        monkeypatch.setenv(name, value)
+    server, url = kit.serve_mock()
+    for name, value in kit.mock_env(cli, url).items():
+        monkeypatch.setenv(name, value)
+    real_runner = distiller.runner
+    distiller.runner = lambda command, *rest: real_runner(kit.with_provider(command, url), *rest)
+    try:
+        result = distiller.distill(_session(), kit.SURVEY)
+    finally:
+        server.shutdown()
+    assert result.card.problem == kit.CARD["problem"] and (result.usage.input_tokens or 0) > 0
+    assert list(traces.iterdir()) == []  # no hook ran, no MCP server started
+    requests = "\n".join(kit.Mock.bodies)
+    assert "tracer" not in requests and requests.count(kit.SURVEY) >= 1
+    written = [p for p in (user / f".{cli}").rglob("*.json*") if "session" in p.name or "rollout" in p.name]
+    if cli == "codex":
+        assert written == []  # --ephemeral: no rollout
+        return
+    assert written, "Gemini CLI wrote no chat file for the headless run"
+    settings = load_settings(home=private_dir / "index", embedder="hashing")
+    memory = build_memory(settings, embedder=HashingEmbedder(settings.hashing_dimension))
+    report = index_sessions(memory, [str(p) for p in written], "local")
+    assert report.indexed == 0 and report.skipped.get("distiller-run", 0) >= 1, report
