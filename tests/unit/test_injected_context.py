@@ -47,7 +47,6 @@ def test_every_agent_s_first_prompt_is_the_request_after_the_block() -> None:
     for session_id, traj in trajectories.items():
         assert traj.request.startswith(REQUESTS[session_id]), (session_id, traj.request)
         assert "You are working inside" not in " ".join(traj.prompts)
-        assert traj.stats.injected_context_stripped >= 1
 
 
 def test_cards_of_sessions_behind_the_same_block_can_be_told_apart() -> None:

@@ -130,8 +130,7 @@ def clean_user_text(raw: str) -> CleanText:
     """Strip our injected memory, other tools' injected context (`parse.injected`), system reminders and command
     noise; keep slash commands with args."""
     text, injected = strip_injected(raw)
-    blocks, text = split_injected(text)  # an orchestrator's or agent's context block: not the user's words
-    injected += len(blocks)
+    text = split_injected(text)[1]  # an orchestrator's or agent's context block: not the user's words
     stripped = text.strip()
     if _INTERRUPT_RE.match(stripped):
         return CleanText("", interrupt=stripped, injected_removed=injected)
