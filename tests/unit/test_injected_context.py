@@ -60,13 +60,22 @@ def test_cards_of_sessions_behind_the_same_block_can_be_told_apart() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("<system_instruction>You are working inside X.</system_instruction>\n\nFix the login.", "Fix the login."),
+        (
+            "<system_instruction>You are working inside X.</system_instruction>\n\nFix the login.",
+            "Fix the login.",
+        ),
         ("<System-Instructions>\nBe brief.\n</System-Instructions> why is CI red", "why is CI red"),
-        ("<workspace_context>branch: a</workspace_context>\n<user_query>fix it</user_query>", "<user_query>fix it</user_query>"),
+        (
+            "<workspace_context>branch: a</workspace_context>\n<user_query>fix it</user_query>",
+            "<user_query>fix it</user_query>",
+        ),
         ("# AGENTS.md instructions for /repo\n\n<INSTRUCTIONS>\nUse ruff.\n</INSTRUCTIONS>", ""),
         ("<environment_context>\n  <cwd>/x</cwd>\n</environment_context>", ""),
         ("This is the Gemini CLI. We are setting up the context for our chat.\nMy OS is linux", ""),
-        ("<ide_opened_file>The user opened the file a.py in the IDE.</ide_opened_file> add a test", "add a test"),
+        (
+            "<ide_opened_file>The user opened the file a.py in the IDE.</ide_opened_file> add a test",
+            "add a test",
+        ),
     ],
 )
 def test_an_injected_block_is_split_from_the_request(text: str, expected: str) -> None:

@@ -112,12 +112,23 @@ def squash(text: str) -> str:
     return text.strip(" -–—:;,")
 
 
+_SENTENCE_STOP_RE = re.compile(r"[.!?](?=\s)")
+_CLAUSE_STOP_RE = re.compile(r"[,;:](?=\s)|\s[—–-](?=\s)")
+
+
 def clip(text: str, limit: int) -> str:
-    """Cut at a word boundary, never mid-word."""
+    """At most `limit` characters of whole sentences, or of whole clauses ending in a full stop; "" when
+    neither fits: a card never shows a statement cut mid-way."""
     if len(text) <= limit:
         return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:-")
-    return cut + "…"
+    head = text[:limit]
+    ends = [m.end() for m in _SENTENCE_STOP_RE.finditer(head) if m.end() >= limit // 3]
+    if ends:
+        return head[: ends[-1]]
+    clauses = [m.start() for m in _CLAUSE_STOP_RE.finditer(head) if m.start() >= limit // 4]
+    if clauses:
+        return head[: clauses[-1]].rstrip(" ,;:-–—") + "."
+    return ""
 
 
 _PLAIN_RE = re.compile(r"[A-Za-z0-9 ,.!?'\-:]*")

@@ -24,7 +24,9 @@ CONTEXT_TAG_WORDS = frozenset(
     }
 )  # fmt: skip
 # tags that share a word above but hold the user's own words, or the content the user pasted
-_USER_TAGS = frozenset({"command-args", "command-name", "user_query", "user-query", "user_request", "request"})
+_USER_TAGS = frozenset(
+    {"command-args", "command-name", "user_query", "user-query", "user_request", "request"}
+)
 # a closed element only: an orchestrator closes its block; an unclosed "<context>" is the user's own text
 _BLOCK_RE = re.compile(r"<([A-Za-z][\w-]{1,48})(?:\s[^<>]{0,300})?>(.*?)</\1\s*>", re.S)
 # a heading that introduces a project-instructions file, and the paragraph form Claude Code uses
