@@ -83,7 +83,8 @@ def whole_sentences(text: str) -> str:
 
 
 def _words(text: str) -> list[str]:
-    return _WORD_RE.findall(text.lower())
+    """Lowercase words; bare numbers left out (a card drops "common.go:296"'s line number)."""
+    return [w for w in _WORD_RE.findall(text.lower()) if not w.isdigit()]
 
 
 def echoes(problem: str, prompt: str) -> bool:
