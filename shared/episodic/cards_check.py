@@ -40,6 +40,7 @@ def check_card_set(
 ) -> dict[str, Any]:
     """The readability report of one card set; each problem is checked against its session's first prompt
     where the session's transcript is found (under `paths`, default every agent's roots)."""
+    invalid: list[dict[str, str]] = []
     if distil:
         cards, prompts = _distilled(memory, paths)
         source = "heuristic cards of the sessions found"
@@ -47,6 +48,7 @@ def check_card_set(
         if folder is not None:
             read = read_card_folder(folder, Scrubber.from_settings(memory.settings), None, only_known=False)
             cards = {sid: found.card for sid, found in read.cards.items()}
+            invalid = [{"file": f, "reason": r} for f, r in read.invalid]
             source = str(folder)
         else:
             cards = {r.session_id: r.card for r in memory.store.iter_records(tenant_id)}
@@ -54,4 +56,4 @@ def check_card_set(
         found: dict[str, Trajectory] = trajectories_for(memory, set(cards), paths)
         prompts = {sid: traj.request for sid, traj in found.items()}
     report = check_cards(cards, prompts).as_dict()
-    return {"source": source, **report}
+    return {"source": source, **report, "invalid": invalid}

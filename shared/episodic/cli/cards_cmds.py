@@ -90,6 +90,8 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps(report, indent=2, ensure_ascii=False))
             return
         click.echo(summary_line(report["source"], report))
+        for bad in report["invalid"]:
+            click.echo(f"  not read {bad['file']}: {bad['reason']}")
         for kind, found in report["examples"].items():
             click.echo(f"  {kind}:")
             for item in found:
