@@ -369,23 +369,24 @@ def assistant_restatement(assistant: list[str]) -> str:
     return ""
 
 
-ASKED_CHARS = 220  # the request's first sentence, when it closes a problem the session came to understand
+MIN_UNDERSTOOD_CHARS = 250  # room kept for what the session understood, before the request is added
 
 
 def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
-    """The problem as the session came to understand it (the tracker's task, the session title, the first
-    diagnosis, the assistant's restatement, the compaction summary's intent, the plan's problem section, the
-    user's later symptoms, the first error), then the request's first sentence ("Asked: …") when room is
-    left; the request's first sentence alone only when nothing better exists. A question leads: it is the
-    problem, and what the session found follows it."""
+    """The problem as the session came to understand it (the tracker's task, the session title, the assistant's
+    restatement, the compaction summary's intent, the plan's problem section, the user's later symptoms, the
+    first error, the first diagnosis), then what was asked ("Asked: …", the request's first sentences,
+    only the first when it merely points at a ticket or branch); the request alone only when nothing better
+    exists. A question leads: it is the problem, and what the session found follows it."""
     request = first_sentences(" ".join(request_sentences(traj.request)), 300)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
+    if points_elsewhere:  # the request only points at the work: its first sentence is enough
+        request = first_sentences(sentences(request)[0], 120)
     pointer = points_elsewhere or len(request) < 140
-    head = sentences(request)[0] if request else ""
-    asked = first_sentences(head, ASKED_CHARS) if head else ""
+    budget = max(600 - len(request) - 8, MIN_UNDERSTOOD_CHARS)
     parts: list[str] = []
 
-    def add(text: str, budget: int = 450) -> None:
+    def add(text: str) -> None:
         low = " ".join(parts).lower()
         if text and text.lower().rstrip(".") not in low and len(low) + len(text) <= budget:
             parts.append(_sentence(text))
@@ -393,8 +394,6 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     add(task_description(events))
     if traj.titles:
         add(safe_line(traj.titles[-1], 120))
-    for line in first_diagnosis(assistant, 3 if pointer else 2):
-        add(plain_words(line))
     if pointer or len(request) < 200:
         add(assistant_restatement(assistant))
         for summary in traj.compact_summaries[:1]:
@@ -413,12 +412,15 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     symptom = first_symptom(events)
     if symptom and reads_as_words(symptom):
         add(f"Symptom: {symptom}")
-    if not parts:  # nothing better: the request, shortened to its first sentence
-        alone = first_sentences(head, PROBLEM_CHARS) if head else ""
-        return _sentence(alone) if alone else ""
+    for line in first_diagnosis(assistant, 3 if pointer else 2):
+        add(plain_words(line))
+    if not parts:  # nothing better: the request
+        return _sentence(request) if request else ""
     said = " ".join(parts)
-    if asked.endswith("?") and not points_elsewhere:  # a question is the problem; the understanding follows
-        return clip(_sentence(asked) + " " + said, 600)
-    if asked and asked.lower().rstrip(".?!") not in said.lower() and len(said) + len(asked) + 8 <= 600:
-        said += " Asked: " + _sentence(asked)
+    if (
+        request and sentences(request)[0].endswith("?") and not points_elsewhere
+    ):  # a question is the problem; the understanding follows
+        return clip(_sentence(request) + " " + said, 600)
+    if request and request.lower().rstrip(".?!") not in said.lower():
+        said += " Asked: " + _sentence(request)
     return clip(said, 600)
