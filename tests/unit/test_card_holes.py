@@ -26,6 +26,7 @@ BROKEN = [
     "Updated Go version from to in both files.",
     "The change at now calls the helper to resolve the author.",
     "Added the Stripe publishable key to for your gitleaks testing.",
+    "The CLIVersion field already exists in both and.",
 ]
 SOUND = [
     "Tests pass locally but fail in CI because of the lint step.",

@@ -96,6 +96,7 @@ _TITLE_LINE_RE = re.compile(r"(?im)^title:\s*(.{8,200})$")
 _TRACKER_HEAD_RE = re.compile(
     r"^\W{0,3}\s*[\w.-]*[\d-][\w.-]*\s+(?:\[\w+\]\s*)?[·:-]\s*(.{8,200}?)\s*(?:\[|$)"
 )
+_VERSION_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
 _CODE_TOKEN_RE = re.compile(r"[\w]+[.(_/\\*<>{}=]\w|\w\(")
 _CODE_WORD_RE = re.compile(r"\w[._/\\(){}<>=*:]+\w|[a-z][A-Z]|\w_\w|\(\)")
 LINE_NUMBER_RE = re.compile(r"(?i)\b(?:at |on |in )?lines? \d+")
@@ -148,6 +149,8 @@ def reads_as_words(text: str) -> bool:
     words = text.split()
     if len(words) < 4:
         return False
+    if any(c.isdigit() for c in text):  # a version ("1.25.6") is a word, not a code token
+        text = _VERSION_RE.sub(" ", text)
     code = len(_CODE_TOKEN_RE.findall(text))
     return code <= max(1, len(words) // 8)
 

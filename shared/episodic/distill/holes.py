@@ -38,6 +38,7 @@ HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "word missing between two words",
         re.compile(
             r"(?i)\bfrom\s+to\b|\bat\s+now\b|\bbetween\s+and\b|\bto\s+for\b|\bwith\s+as\s+the\b|\bin\s+not\b"
+            r"|\bboth\s+and\s*[.,;:]"
         ),
     ),
     ("line number missing", re.compile(r"(?i)\b(?:at|on) line\s*(?:[,.;:)]|$)")),
