@@ -372,6 +372,7 @@ def assistant_restatement(assistant: list[str]) -> str:
     return ""
 
 
+REQUEST_CHARS = 300  # the request: its first sentences, whole
 MIN_UNDERSTOOD_CHARS = 250  # room kept for what the session understood, before the request is added
 
 
@@ -381,7 +382,7 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     first error, the first diagnosis), then what was asked ("Asked: …", the request's first sentences,
     only the first when it merely points at a ticket or branch); the request alone only when nothing better
     exists. A question leads: it is the problem, and what the session found follows it."""
-    request = first_sentences(" ".join(request_sentences(traj.request)), 300)
+    request = first_sentences(" ".join(request_sentences(traj.request)), REQUEST_CHARS)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
     if points_elsewhere:  # the request only points at the work: its first sentence is enough
         request = first_sentences(sentences(request)[0], 120)

@@ -14,6 +14,7 @@ from typing import Any
 import episodic.distill.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 from episodic.distill.holes import without_holes
+from episodic.distill.readability import is_cut
 from episodic.distill.regex_tree import OPS, TREE_ERRORS
 from episodic.distill.rules import Rule
 
@@ -112,22 +113,25 @@ def squash(text: str) -> str:
     return text.strip(" -–—:;,")
 
 
-_SENTENCE_STOP_RE = re.compile(r"[.!?](?=\s)")
+_SENTENCE_STOP_RE = re.compile(r"[.!?][\"')\]]*(?=\s)")
 _CLAUSE_STOP_RE = re.compile(r"[,;:](?=\s)|\s[—–-](?=\s)")
 
 
 def clip(text: str, limit: int) -> str:
-    """At most `limit` characters of whole sentences, or of whole clauses ending in a full stop; "" when
-    neither fits: a card never shows a statement cut mid-way."""
+    """At most `limit` characters of whole sentences, or of whole clauses ending in a full stop, never
+    inside a quote or a bracket; "" when neither fits: a card never shows a statement cut mid-way."""
     if len(text) <= limit:
         return text
     head = text[:limit]
     ends = [m.end() for m in _SENTENCE_STOP_RE.finditer(head) if m.end() >= limit // 3]
-    if ends:
-        return head[: ends[-1]]
+    for end in reversed(ends):
+        if not is_cut(head[:end]):
+            return head[:end]
     clauses = [m.start() for m in _CLAUSE_STOP_RE.finditer(head) if m.start() >= limit // 4]
-    if clauses:
-        return head[: clauses[-1]].rstrip(" ,;:-–—") + "."
+    for at in reversed(clauses):
+        kept = head[:at].rstrip(" ,;:-–—")
+        if not is_cut(kept):
+            return kept + "."
     return ""
 
 

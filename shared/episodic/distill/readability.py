@@ -76,10 +76,14 @@ def first_sentence(text: str) -> str:
 
 
 def whole_sentences(text: str) -> str:
-    """`text` without its sentences that are cut (a clipped error line, an open bracket)."""
+    """`text` without its sentences that are cut: one holding a cut marker, and the last ones while the
+    text still ends cut (a clipped error line, an open bracket)."""
     if not is_cut(text):
         return text
-    return " ".join(s for s in _SENTENCE_END_RE.split(text.strip()) if s and not is_cut(s))
+    kept = [s for s in _SENTENCE_END_RE.split(text.strip()) if s and not _CUT_MARKER_RE.search(s)]
+    while kept and is_cut(" ".join(kept)):  # a cut is at the end: a quote may span sentences before it
+        kept.pop()
+    return " ".join(kept)
 
 
 def _words(text: str) -> list[str]:
