@@ -247,7 +247,8 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
             if len(s) >= _MIN_SUMMARY_CHARS and reads_as_words(s) and not LINE_NUMBER_RE.search(s)
         )
         lines = unique([*lines, *first_safe(told, _INSIGHT_STATEMENTS, 300)], _INSIGHT_STATEMENTS)
-    return clip(" ".join(line for line in lines if line), 600)
+    # each statement ends as one: two joined must not read as a single run-on sentence
+    return clip(" ".join(line if line[-1] in ".!?" else line + "." for line in lines if line), 600)
 
 
 def stated_dead_ends(assistant: list[str], compact_summaries: list[str]) -> list[str]:
