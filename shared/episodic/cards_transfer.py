@@ -49,7 +49,7 @@ def export_cards(memory: Memory, tenant_id: str, folder: Path | str) -> int:
     return write_card_folder(memory.store.iter_records(tenant_id), folder)
 
 
-def _trajectories(
+def trajectories_for(
     memory: Memory, wanted: set[str], paths: Sequence[str] | None, files: frozenset[str] = frozenset()
 ) -> dict[str, Trajectory]:
     """The parsed sessions (default roots, or `paths`) whose id has a card file (or whose file is one of
@@ -79,7 +79,7 @@ def import_cards(
         raise InvalidArgumentError(f"cards folder not found: {folder}")
     memory.store.ensure_manifest(memory.manifest)
     wanted = set(card_file_sessions(folder))
-    trajectories = _trajectories(memory, wanted, paths)
+    trajectories = trajectories_for(memory, wanted, paths)
     origins = card_origins(folder)
     files = frozenset(
         o.source_path
@@ -88,7 +88,7 @@ def import_cards(
     )
     if files:  # where the export says each session was indexed from (another folder, another agent)
         folders = sorted({str(Path(f).parent) for f in files})
-        trajectories.update(_trajectories(memory, wanted - set(trajectories), folders, files))
+        trajectories.update(trajectories_for(memory, wanted - set(trajectories), folders, files))
     read = read_card_folder(folder, Scrubber.from_settings(memory.settings), trajectories, only_known=False)
     report = ImportReport(files=len(wanted), invalid=list(read.invalid))
     for session_id, cardfile in read.cards.items():

@@ -371,6 +371,43 @@ def pointer_line(hit: dict[str, Any]) -> str:
     return f"- {hit.get('date') or 'undated'} {str(hit.get('session_id', '?'))[:POINTER_ID_CHARS]} {problem}"
 
 
+# How a card's fields are introduced: an offline (heuristic) card is the session's own sentences, said as such
+EXTRACT_TITLES = {
+    "problem": "Its problem, as the session put it",
+    "dead_ends": "The session said did not work",
+    "misleading_intuitions": "The session suspected",
+    "critical_checks": "Checks it ran",
+}
+LESSON_TITLES = {
+    "problem": "Its problem was",
+    "dead_ends": "Dead ends there",
+    "misleading_intuitions": "What looked guilty but was not",
+    "critical_checks": "Checks that mattered",
+}
+
+
+def is_extract(hit: dict[str, Any]) -> bool:
+    """Stdlib copy of episodic.present.is_extract over a search result (a test pins them)."""
+    return str(hit.get("distiller") or "").split(":", 1)[0] == "heuristic"
+
+
+def episode_titles(hit: dict[str, Any]) -> dict[str, str]:
+    return EXTRACT_TITLES if is_extract(hit) else LESSON_TITLES
+
+
+def episode_lead(hit: dict[str, Any], where: str) -> str:
+    """The first line: what the past session concluded, in its own words for an offline card."""
+    insight = (hit.get("card") or {}).get("insight") or ""
+    match = f"A close past match{f' ({where})' if where else ''}"
+    if is_extract(hit):
+        return (
+            f"{match}. The session concluded: {insight}"
+            if insight
+            else f"{match}, in the session's own words."
+        )
+    return f"{match} found: {insight or 'a verified fix'}"
+
+
 def format_episode(hit: dict[str, Any], max_chars: int) -> str:
     card = hit.get("card") or {}
     where = ", ".join(
@@ -382,15 +419,12 @@ def format_episode(hit: dict[str, Any], max_chars: int) -> str:
         )
         if x
     )
-    found = card.get("insight") or "a verified fix"
-    lines = [
-        f"A close past match{f' ({where})' if where else ''} found: {found}",
-        f"Its problem was: {card.get('problem', '')}",
-    ]
+    titles = episode_titles(hit)
+    lines = [episode_lead(hit, where), f"{titles['problem']}: {card.get('problem', '')}"]
     for title, key in (
-        ("Dead ends there", "dead_ends"),
-        ("What looked guilty but was not", "misleading_intuitions"),
-        ("Checks that mattered", "critical_checks"),
+        (titles["dead_ends"], "dead_ends"),
+        (titles["misleading_intuitions"], "misleading_intuitions"),
+        (titles["critical_checks"], "critical_checks"),
     ):
         items = [str(i) for i in card.get(key) or []]
         if items:

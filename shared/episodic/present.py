@@ -54,6 +54,33 @@ def pointer_line(session_id: str, date: str | None, problem: str, label: str | N
     return f"- {date or 'undated'} {session_id[:POINTER_ID_CHARS]} {tag}{first_sentence(problem)}"
 
 
+# How a card's fields are introduced. An offline (heuristic) card holds sentences lifted from the session: it
+# says so ("The session concluded: …") instead of presenting them as distilled lessons ("Insight: …").
+LESSON_TITLES = {
+    "problem": "Problem",
+    "insight": "Insight",
+    "dead_ends": "Dead ends",
+    "misleading_intuitions": "Misleading intuitions",
+    "critical_checks": "Critical checks",
+}
+EXTRACT_TITLES = {
+    "problem": "Problem",
+    "insight": "The session concluded",
+    "dead_ends": "The session said did not work",
+    "misleading_intuitions": "The session suspected",
+    "critical_checks": "Checks it ran",
+}
+
+
+def is_extract(distiller_id: str) -> bool:
+    """A card of sentences lifted from the session (the offline heuristic), not an LLM's summary."""
+    return distiller_id.split(":", 1)[0] == "heuristic"
+
+
+def field_titles(distiller_id: str) -> dict[str, str]:
+    return EXTRACT_TITLES if is_extract(distiller_id) else LESSON_TITLES
+
+
 def pack_card(record: CardRecord, similarity: float | None = None, max_chars: int = 1500) -> str:
     """A card as compact text for an agent: symptom, lesson, traps, checks, outcome; under max_chars."""
     card = record.card
@@ -62,12 +89,13 @@ def pack_card(record: CardRecord, similarity: float | None = None, max_chars: in
     head += f", project {record.project}" if record.project else ""
     head += f", outcome {card.outcome.value}"
     head += f", similarity {similarity:.2f})" if similarity is not None else ")"
+    titles = field_titles(record.distiller.id)
     sections = [
-        ("Problem", [card.problem]),
-        ("Insight", [card.insight] if card.insight else []),
-        ("Dead ends", card.dead_ends),
-        ("Misleading intuitions", card.misleading_intuitions),
-        ("Critical checks", card.critical_checks),
+        (titles["problem"], [card.problem]),
+        (titles["insight"], [card.insight] if card.insight else []),
+        (titles["dead_ends"], card.dead_ends),
+        (titles["misleading_intuitions"], card.misleading_intuitions),
+        (titles["critical_checks"], card.critical_checks),
     ]
     lines = [head]
     for title, items in sections:
@@ -84,16 +112,19 @@ def episode_text(record: CardRecord) -> str:
         + (f" (project {record.project})" if record.project else "")
         + (f", started {record.started_at.isoformat()}" if record.started_at else ""),
         f"Outcome: {card.outcome.value}",
-        f"Problem: {card.problem}",
     ]
+    titles = field_titles(record.distiller.id)
+    if is_extract(record.distiller.id):
+        lines.append("An offline extract: the session's own sentences, not a distilled summary.")
+    lines.append(f"{titles['problem']}: {card.problem}")
     if card.insight:
-        lines.append(f"Insight: {card.insight}")
+        lines.append(f"{titles['insight']}: {card.insight}")
     for title, items in (
         ("Steps", card.steps),
         ("Key decisions", card.key_decisions),
-        ("Dead ends", card.dead_ends),
-        ("Misleading intuitions", card.misleading_intuitions),
-        ("Critical checks", card.critical_checks),
+        (titles["dead_ends"], card.dead_ends),
+        (titles["misleading_intuitions"], card.misleading_intuitions),
+        (titles["critical_checks"], card.critical_checks),
     ):
         if items:
             lines.append(f"{title}:")

@@ -65,7 +65,7 @@ def test_quickstart_indexes_the_demo_corpus_and_prints_results(episodic_home: Pa
 def test_show_and_stats_after_quickstart(episodic_home: Path) -> None:
     assert run(["quickstart"], episodic_home, EPISODIC_EMBEDDER="hashing").returncode == 0
     stats = json.loads(run(["stats", "--json"], episodic_home, EPISODIC_EMBEDDER="hashing").stdout)
-    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v4": 6}
+    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v5": 6}
     assert stats["by_tenant"] == {"demo": 6}  # apart from the user's memory: no hook token reads it
     missing = run(["show", "no-such-session"], episodic_home, EPISODIC_EMBEDDER="hashing")
     assert missing.returncode == 1 and "no episode" in missing.stderr

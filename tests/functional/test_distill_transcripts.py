@@ -111,3 +111,16 @@ def test_ticket_pointer_request_takes_its_problem_from_the_tracker(
     for rel in pointers:
         problem = cards[rel].problem
         assert "bd ready" not in problem and len(problem) > 120, (rel, problem)
+
+
+def test_offline_cards_read_whole(cards: dict[str, Card], trajectories: dict[str, Trajectory]) -> None:
+    """Issue 39: no field with a hole or a cut; the problem is what the session came to understand, not the
+    first prompt echoed (heuristic:v4 echoed it in 103 of 158 problems, 65%), never an injected block."""
+    from episodic.distill.readability import check_cards
+
+    report = check_cards(cards, {rel: t.request for rel, t in trajectories.items()}).as_dict()
+    print(f"\nreadability: { ({k: v for k, v in report.items() if k != 'examples'}) }")
+    assert report["holes"] == 0 and report["cuts"] == 0, report["examples"]
+    assert report["echo_share"] <= 0.65 / 2
+    assert report["injected"] == 0
+    assert report["complete_share"] >= 0.97

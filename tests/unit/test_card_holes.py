@@ -22,6 +22,11 @@ BROKEN = [
     'There are registry name constants = "gemini") in.',
     "The fix moved the check into the.",
     "Renamed () to make the intent clear.",
+    # issue 39: versions and an identifier removed as if they were code names
+    "Updated Go version from to in both files.",
+    "The change at now calls the helper to resolve the author.",
+    "Added the Stripe publishable key to for your gitleaks testing.",
+    "The CLIVersion field already exists in both and.",
 ]
 SOUND = [
     "Tests pass locally but fail in CI because of the lint step.",
@@ -32,6 +37,11 @@ SOUND = [
     "Rebase the branch instead of merging main, rather than disabling the rule.",
     "Fixtures in a conftest are only visible to tests below its directory.",
     "The staged diff shows just changes to the multi-line string.",
+    # issue 39: version numbers, flags and command names are words, not identifiers
+    "Updated Go version from 1.25.5 to 1.25.6 in both files.",
+    "None worked because the pre-commit hook blocks even with --no-verify",
+    "Run mise run lint before pushing, then mise run test.",
+    "The cache keeps entries from now on, and from time to time it is swept.",
 ]
 
 
@@ -114,3 +124,18 @@ def test_no_card_of_the_shipped_demo_corpus_has_a_hole() -> None:
             cards[loaded.session_id] = HeuristicDistiller().distill(loaded, survey="").card
     assert len(cards) == 6
     assert {sid: hole_violations(card) for sid, card in cards.items() if hole_violations(card)} == {}
+
+
+@pytest.mark.parametrize(
+    ("sentence", "kept"),
+    [
+        ("Updated Go version from 1.25.5 to 1.25.6 in both files:", "1.25.6"),
+        ("None worked because the pre-commit hook blocks even with --no-verify", "--no-verify"),
+        ("The lint step runs golangci-lint v2.1.0 with the default config", "v2.1.0"),
+    ],
+)
+def test_plain_words_keeps_versions_and_flags(sentence: str, kept: str) -> None:
+    """The problem's diagnosis and restatement drop code names, never a version or a flag."""
+    from episodic.distill.heuristic_problem import plain_words
+
+    assert kept in plain_words(sentence)

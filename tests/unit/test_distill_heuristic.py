@@ -171,7 +171,9 @@ def test_pointer_request_takes_the_problem_from_the_ticket_and_the_diagnosis() -
         prompt("Author: Someone <someone@example.com>\nUse a subagent: make me a file about the colour red"),
     )
     card = HeuristicDistiller().distill(traj, survey="").card
-    assert card.problem.startswith("Work on bead proj-abc.")
+    # the problem as the session came to understand it (the ticket, the diagnosis), then what was asked
+    assert card.problem.startswith("Settings page loses unsaved edits.")
+    assert card.problem.endswith("Asked: Work on bead proj-abc.")
     assert "Run bd show" not in card.problem  # a pointer request keeps its first sentence only
     assert "Settings page loses unsaved edits" in card.problem
     assert "silently throws away what the user typed" in card.problem

@@ -51,3 +51,48 @@ def register(group: click.Group) -> None:
         )
         for file, reason in report.invalid:
             click.echo(f"  invalid {file}: {reason}")
+
+    @cards_group.command("check")
+    @click.argument("paths", nargs=-1, type=click.Path())
+    @click.option(
+        "--cards",
+        "folder",
+        type=click.Path(exists=True, file_okay=False),
+        default=None,
+        help="Check the cards in this folder (default: the index's cards).",
+    )
+    @click.option(
+        "--distil", is_flag=True, help="Check the offline (heuristic) cards of the sessions under PATHS."
+    )
+    @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
+    @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+    def check_cmd(
+        paths: tuple[str, ...], folder: str | None, distil: bool, tenant: str | None, as_json: bool
+    ) -> None:
+        """How the cards read: the share of fields that are complete statements, that carry a hole or a cut,
+        and of problems that echo the session's first prompt (found under PATHS, default every agent's roots)
+        or come from an injected instruction block."""
+        from episodic.assembly import build_memory
+        from episodic.cards_check import check_card_set
+        from episodic.distill.readability import summary_line
+
+        if folder and distil:
+            raise click.UsageError("give --cards or --distil, not both")
+        settings = load_settings()
+        report = check_card_set(
+            build_memory(settings),
+            tenant or settings.tenant,
+            folder=folder,
+            distil=distil,
+            paths=list(paths) or None,
+        )
+        if as_json:
+            click.echo(json.dumps(report, indent=2, ensure_ascii=False))
+            return
+        click.echo(summary_line(report["source"], report))
+        for bad in report["invalid"]:
+            click.echo(f"  not read {bad['file']}: {bad['reason']}")
+        for kind, found in report["examples"].items():
+            click.echo(f"  {kind}:")
+            for item in found:
+                click.echo(f"    {item['session_id'][:8]} {item['field']}: {item['text'][:120]}")

@@ -21,7 +21,9 @@ Outcome (`judge_outcome`), on evidence in the trace only — the assistant's own
      so notes written after a verified fix do not erase the verification):
      - a check: a test, build, lint, type-check or run command (pytest, go test/build/vet, npm/pnpm/yarn
        test|build|run <script>, cargo, mix, make, tsc, ruff, mypy, gradle, …) at the start of a shell
-       segment; it passes when it exited 0 (or with no error) and its output shows no failure marker
+       segment, behind any secrets or environment wrapper; a task runner's or package script's task named
+       like a check (`turbo run typecheck`, `bun verify`); CI read back (`gh run view`, `gh pr checks`);
+       any other command whose output is a test or lint report (`check_kinds`); it passes when it exited 0 (or with no error) and its output shows no failure marker
        (`FAIL`, `3 failed`, `Error: `, `panic: `, `npm ERR!`, …), since `| tail` hides exit codes;
      - a rerun: a command that failed (non-zero exit) before the last edit, run again verbatim and now
        exiting 0 (a rerun failing again is not counted: network or auth trouble says nothing of the fix);
@@ -33,7 +35,8 @@ Outcome (`judge_outcome`), on evidence in the trace only — the assistant's own
   4. A passing last piece is overruled when it does not exercise the work: the user asked for more after
      it and the change that followed was declined → `unverified`; a test failed and the edits since only
      touch logging, prints or comments, with no test (nor the user) passing after them → `failed`; the
-     last edit is CI configuration, checked only locally → `unverified`.
+     last edit is CI configuration, checked only locally (no CI result read back with `gh run view` /
+     `gh pr checks`, nor the user's word) → `unverified`.
   Hedged endings ("should work now", "this should fix it") are the assistant's claim and never count.
 """
 
@@ -53,6 +56,7 @@ from episodic.distill.evidence import (
     calls_before,
     check_result,
     evidence_after,
+    is_ci_command,
     is_ci_config_edit,
     is_edit,
     is_formatter,
@@ -276,8 +280,11 @@ def judge_outcome(traj: Trajectory) -> Outcome:
     if _debug_only_fix(calls, last_edit, evidence):
         return Outcome.FAILED
     edit = events[last_edit].tool
-    if edit is not None and is_ci_config_edit(edit) and not any(e.kind == "user-confirm" for e in evidence):
-        return Outcome.UNVERIFIED  # CI configuration is exercised by a CI run, never by a local check
+    ci_ran = any(
+        e.kind == "user-confirm" or (e.kind == "check" and is_ci_command(e.detail)) for e in evidence
+    )
+    if edit is not None and is_ci_config_edit(edit) and not ci_ran:
+        return Outcome.UNVERIFIED  # CI configuration is exercised by a CI run (read back, or the user's word)
     return Outcome.VERIFIED
 
 

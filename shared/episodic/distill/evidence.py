@@ -10,6 +10,14 @@ from enum import Enum
 from functools import lru_cache
 from operator import itemgetter
 
+from episodic.distill.check_kinds import (
+    CIVerdict,
+    ci_verdict,
+    is_ci_read,
+    output_reports_check,
+    runs_check_task,
+    unwrapped,
+)
 from episodic.models import Event, ToolCall, Trajectory
 
 EDIT_TOOLS = frozenset(
@@ -156,7 +164,10 @@ def command_writes(command: str) -> bool:
 
 
 def _segment_checks(segment: str) -> bool:
-    return bool(_CHECK_RE.match(segment)) and not _FORMATTER_RE.match(segment)
+    """A check named by its command, behind any wrapper (`doppler run -- turbo run typecheck`), or a task
+    runner's or package script's task named like one (`bun verify`): `check_kinds`."""
+    inner = unwrapped(segment)
+    return bool(_CHECK_RE.match(inner) or runs_check_task(inner)) and not _FORMATTER_RE.match(inner)
 
 
 @lru_cache(maxsize=4096)
@@ -245,9 +256,31 @@ def check_result(call: ToolCall) -> CheckResult | None:
     if call.rejected or (call.name not in SHELL_TOOLS and not call.command):
         return None
     command = shell_command(call)
-    if not command or not is_check_command(command) or (call.interrupted and not call.output):
+    if not command or (call.interrupted and not call.output):
+        return None
+    if is_ci_command(command):  # CI read back: the CI's verdict, not the exit status of `gh` alone
+        verdict = ci_verdict(call.output, exit_code(call))
+        if verdict is None or verdict is CIVerdict.PENDING:
+            return None
+        return CheckResult.PASSED if verdict is CIVerdict.PASSED else CheckResult.FAILED
+    if not is_check_command(command) and not _reports_check(command, call.output):
         return None
     return CheckResult.PASSED if call_passed(call) else CheckResult.FAILED
+
+
+_SETUP_SEGMENT_RE = re.compile(r"^(?:cd|export|source|set|pushd|\.)\s")
+
+
+def _reports_check(command: str, output: str) -> bool:
+    """An unlisted command whose output is a test or lint report (`check_kinds.output_reports_check`)."""
+    first = next((seg for seg in command_segments(command) if not _SETUP_SEGMENT_RE.match(seg + " ")), "")
+    return bool(first) and output_reports_check(first, output)
+
+
+@lru_cache(maxsize=4096)
+def is_ci_command(command: str) -> bool:
+    """`gh run view`, `gh run watch`, `gh pr checks`: the CI's result read back."""
+    return any(is_ci_read(seg) for seg in command_segments(command))
 
 
 def normalise_command(command: str) -> str:

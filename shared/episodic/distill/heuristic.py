@@ -57,6 +57,7 @@ from episodic.distill.heuristic_text import (
     with_first_chars,
 )
 from episodic.distill.holes import hole_breaks, without_holes
+from episodic.distill.readability import is_cut, whole_sentences
 from episodic.distill.rules import Rule
 from episodic.errors import DistillError
 from episodic.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
@@ -131,7 +132,8 @@ _SCAN_CHARS = 4000  # of each assistant message: decisions and causes sit near t
 class HeuristicDistiller(Distiller):
     """A card from the trajectory by rules alone (see the module docstring)."""
 
-    info = DistillerInfo(kind="heuristic", model="v4")  # v4: no holes, no formatter checks, no narration
+    # v5: no cut field, versions and flags kept, the problem as understood, injected context not the request
+    info = DistillerInfo(kind="heuristic", model="v5")
     uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
@@ -245,7 +247,8 @@ def insight(traj: Trajectory, assistant: list[str]) -> str:
             if len(s) >= _MIN_SUMMARY_CHARS and reads_as_words(s) and not LINE_NUMBER_RE.search(s)
         )
         lines = unique([*lines, *first_safe(told, _INSIGHT_STATEMENTS, 300)], _INSIGHT_STATEMENTS)
-    return clip(" ".join(line for line in lines if line), 600)
+    # each statement ends as one: two joined must not read as a single run-on sentence
+    return clip(" ".join(line if line[-1] in ".!?" else line + "." for line in lines if line), 600)
 
 
 def stated_dead_ends(assistant: list[str], compact_summaries: list[str]) -> list[str]:
@@ -295,7 +298,7 @@ def drop_violations(card: Card) -> Card:
             update[name] = kept
     for name in ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks"):
         items = update.get(name, getattr(card, name))
-        mended = [m for m in (without_holes(i) for i in items) if m]  # type: ignore[attr-defined]
+        mended = [m for m in (without_holes(i) for i in items) if m and not is_cut(m)]  # type: ignore[attr-defined]
         if mended != items:
             update[name] = mended
     for name in ("problem", "insight"):
@@ -304,6 +307,8 @@ def drop_violations(card: Card) -> Card:
             text = update[name] = safe_line(text, 600) or ("Unstated task" if name == "problem" else "")  # type: ignore[assignment]
         if text and hole_breaks(text):  # a removed code span or path left a gap: drop the clause
             text = update[name] = without_holes(text) or ("Unstated task" if name == "problem" else "")
+        if text and is_cut(text):  # a cut sentence is dropped, never shown cut
+            text = update[name] = whole_sentences(text) or ("Unstated task" if name == "problem" else "")
         if name in CHATTER_FIELDS and text and chatter_breaks(text):
             update[name] = ""
     return card.model_copy(update=update) if update else card

@@ -27,6 +27,7 @@ from episodic.distill.heuristic_text import (
     unmark,
     with_first_chars,
 )
+from episodic.distill.holes import without_holes
 from episodic.distill.rules import Rule
 from episodic.models import Event, Trajectory
 
@@ -95,6 +96,7 @@ _TITLE_LINE_RE = re.compile(r"(?im)^title:\s*(.{8,200})$")
 _TRACKER_HEAD_RE = re.compile(
     r"^\W{0,3}\s*[\w.-]*[\d-][\w.-]*\s+(?:\[\w+\]\s*)?[·:-]\s*(.{8,200}?)\s*(?:\[|$)"
 )
+_VERSION_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
 _CODE_TOKEN_RE = re.compile(r"[\w]+[.(_/\\*<>{}=]\w|\w\(")
 _CODE_WORD_RE = re.compile(r"\w[._/\\(){}<>=*:]+\w|[a-z][A-Z]|\w_\w|\(\)")
 LINE_NUMBER_RE = re.compile(r"(?i)\b(?:at |on |in )?lines? \d+")
@@ -147,6 +149,8 @@ def reads_as_words(text: str) -> bool:
     words = text.split()
     if len(words) < 4:
         return False
+    if any(c.isdigit() for c in text):  # a version ("1.25.6") is a word, not a code token
+        text = _VERSION_RE.sub(" ", text)
     code = len(_CODE_TOKEN_RE.findall(text))
     return code <= max(1, len(words) // 8)
 
@@ -316,10 +320,17 @@ def _sentence(text: str) -> str:
     return text if not text or text[-1] in ".?!…" else text + "."
 
 
+# words, not identifiers, although they hold dots or dashes: versions ("1.25.6", "v2.0.1"), flags ("--no-verify")
+_WORD_NOT_CODE_RE = re.compile(
+    r"^[(\"']?(?:v?\d+(?:\.\d+)+[a-z0-9-]*|--?[a-z][a-z0-9-]*)[)\"',.;:!?]*$", re.I
+)
+
+
 def plain_words(text: str) -> str:
-    """Code names (`fooBar`, `a.b`, `x_y`, `f()`) dropped: the words a developer would type about it."""
-    kept = [w for w in text.split() if not _CODE_WORD_RE.search(w)]
-    return " ".join(kept) if len(kept) >= 6 else ""
+    """Code names (`fooBar`, `a.b`, `x_y`, `f()`) dropped: the words a developer would type about it. Version
+    numbers and flags are words; a sentence left with a gap is dropped whole (`holes.without_holes`)."""
+    kept = [w for w in text.split() if _WORD_NOT_CODE_RE.match(w) or not _CODE_WORD_RE.search(w)]
+    return without_holes(" ".join(kept)) if len(kept) >= 6 else ""
 
 
 def request_sentences(prompt: str) -> list[str]:
@@ -338,6 +349,10 @@ _EXPLORING_RE = re.compile(
     r"(?i)^(?:read|look|check|explore|examine|search|start|begin|understand|first|see|find|review|investigate"
     r"|analy[sz]e|get|help|take|run|open|gather|verify|dig|research|you)\b"
 )
+# a restatement that names no task: "Create the task list and implement the changes."
+_GENERIC_TASK_RE = re.compile(
+    r"(?i)\b(?:task|todo) list\b|\bimplement (?:the|these|all|those) (?:changes|plan|fixes)\b"
+)
 _RESTATEMENT_WORDS = 8  # a restatement of the task says what, not just "Let me fix this"
 _RESTATEMENT_CHARS = 240
 
@@ -350,50 +365,66 @@ def assistant_restatement(assistant: list[str]) -> str:
                 continue  # too long to keep whole, or too short to say what: not worth cleaning
             # code names dropped, as for diagnoses; a diagnosis is added by `first_diagnosis` in its place
             line = plain_words(as_statement(sentence, _RESTATEMENT_CHARS, intent=True))
-            if _DIAGNOSIS_RE.search(line) or _EXPLORING_RE.match(line):
+            if _DIAGNOSIS_RE.search(line) or _EXPLORING_RE.match(line) or _GENERIC_TASK_RE.search(line):
                 continue
             if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
                 return line
     return ""
 
 
+REQUEST_CHARS = 300  # the request: its first sentences, whole
+MIN_UNDERSTOOD_CHARS = 250  # room kept for what the session understood, before the request is added
+
+
 def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
-    request = first_sentences(" ".join(request_sentences(traj.request)), 300)
+    """The problem as the session came to understand it (the tracker's task, the session title, the assistant's
+    restatement, the compaction summary's intent, the plan's problem section, the user's later symptoms, the
+    first error, the first diagnosis), then what was asked ("Asked: …", the request's first sentences,
+    only the first when it merely points at a ticket or branch); the request alone only when nothing better
+    exists. A question leads: it is the problem, and what the session found follows it."""
+    request = first_sentences(" ".join(request_sentences(traj.request)), REQUEST_CHARS)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
     if points_elsewhere:  # the request only points at the work: its first sentence is enough
         request = first_sentences(sentences(request)[0], 120)
     pointer = points_elsewhere or len(request) < 140
-    parts: list[str] = [_sentence(request)] if request else []
-    if points_elsewhere or len(traj.request) > 1000:  # a pasted plan or ticket: its problem section
-        section = section_prose(traj.request, 300)
-        if section and section.lower() not in request.lower():
-            parts.append(_sentence(section))
+    budget = max(600 - len(request) - 8, MIN_UNDERSTOOD_CHARS)
+    parts: list[str] = []
 
-    def add(text: str, budget: int = 600) -> None:
+    def add(text: str) -> None:
         low = " ".join(parts).lower()
         if text and text.lower().rstrip(".") not in low and len(low) + len(text) <= budget:
             parts.append(_sentence(text))
 
+    add(task_description(events))
     if traj.titles:
         add(safe_line(traj.titles[-1], 120))
-    add(task_description(events))
     if pointer or len(request) < 200:
         add(assistant_restatement(assistant))
+        for summary in traj.compact_summaries[:1]:
+            match = _INTENT_RE.search(summary)
+            add(first_sentences(match.group(1), 240) if match else "")
+    if points_elsewhere or len(traj.request) > 1000:  # a pasted plan or ticket: its problem section
+        add(section_prose(traj.request, 300))
     restated = 0
     for prompt in traj.prompts[1:12]:  # the user's own words about what still goes wrong
         if restated >= 2:
             break
         line = symptom_sentences(prompt, 200)
         if line:
-            add(line, 450)
+            add(line)
             restated += 1
     symptom = first_symptom(events)
     if symptom and reads_as_words(symptom):
         add(f"Symptom: {symptom}")
-    if pointer or len(request) < 200:
-        for summary in traj.compact_summaries[:1]:
-            match = _INTENT_RE.search(summary)
-            add(first_sentences(match.group(1), 240) if match else "")
     for line in first_diagnosis(assistant, 3 if pointer else 2):
         add(plain_words(line))
-    return clip(" ".join(p for p in parts if p), 600)
+    if not parts:  # nothing better: the request
+        return _sentence(request) if request else ""
+    said = " ".join(parts)
+    if (
+        request and sentences(request)[0].endswith("?") and not points_elsewhere
+    ):  # a question is the problem; the understanding follows
+        return clip(_sentence(request) + " " + said, 600)
+    if request and request.lower().rstrip(".?!") not in said.lower():
+        said += " Asked: " + _sentence(request)
+    return clip(said, 600)

@@ -37,6 +37,7 @@ _SPEAKER_RULES = RuleSet(  # the speaker's own plans and hedges: never a stateme
 
 def strip_speaker(text: str) -> str:
     """Interjections, connectives and the speaker's hedges removed from the front, colons from the end."""
+    text = text.lstrip("-–—•*> ")  # a list item's marker is not part of the statement
     for _ in range(4):
         stripped = _LEADING_RE.sub("", text, count=1)
         if stripped == text:

@@ -24,6 +24,7 @@ from episodic.distill.evidence import (
 )
 from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_text import clip, safe_line, sentences, with_first_chars
+from episodic.distill.readability import is_cut
 from episodic.models import Event, ToolCall
 
 READ_TOOLS = frozenset(
@@ -112,6 +113,7 @@ class Phase:
                 self._text = safe_line(f"{self.label}: {what}", 200)
             else:
                 detail = error_line(self.output) if self.output else ""
+                detail = "" if is_cut(detail) else detail  # an error line cut mid-way says nothing whole
                 label = f"{self.label} ({detail})" if detail else self.label
                 suffix = f" ({self.count} runs)" if self.count > 1 and self.kind in ("check", "shell") else ""
                 self._text = safe_line(label, 200 - len(suffix)) + suffix

@@ -14,6 +14,7 @@ from typing import Any
 import episodic.distill.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 from episodic.distill.holes import without_holes
+from episodic.distill.readability import is_cut
 from episodic.distill.regex_tree import OPS, TREE_ERRORS
 from episodic.distill.rules import Rule
 
@@ -112,12 +113,26 @@ def squash(text: str) -> str:
     return text.strip(" -–—:;,")
 
 
+_SENTENCE_STOP_RE = re.compile(r"[.!?][\"')\]]*(?=\s)")
+_CLAUSE_STOP_RE = re.compile(r"[,;:](?=\s)|\s[—–-](?=\s)")
+
+
 def clip(text: str, limit: int) -> str:
-    """Cut at a word boundary, never mid-word."""
+    """At most `limit` characters of whole sentences, or of whole clauses ending in a full stop, never
+    inside a quote or a bracket; "" when neither fits: a card never shows a statement cut mid-way."""
     if len(text) <= limit:
         return text
-    cut = text[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:-")
-    return cut + "…"
+    head = text[:limit]
+    ends = [m.end() for m in _SENTENCE_STOP_RE.finditer(head) if m.end() >= limit // 3]
+    for end in reversed(ends):
+        if not is_cut(head[:end]):
+            return head[:end]
+    clauses = [m.start() for m in _CLAUSE_STOP_RE.finditer(head) if m.start() >= limit // 4]
+    for at in reversed(clauses):
+        kept = head[:at].rstrip(" ,;:-–—")
+        if not is_cut(kept):
+            return kept + "."
+    return ""
 
 
 _PLAIN_RE = re.compile(r"[A-Za-z0-9 ,.!?'\-:]*")

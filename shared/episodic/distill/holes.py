@@ -33,6 +33,14 @@ HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
         "two prepositions in a row",
         re.compile(r"(?i)\b(?:in|at|of|from|into)\s+(?:in|at|of|from|with|into)\b(?!-)"),
     ),
+    # "Updated Go from to 1.25.6", "The change at now calls …": the removed word sat between the two
+    (
+        "word missing between two words",
+        re.compile(
+            r"(?i)\bfrom\s+to\b|\bat\s+now\b|\bbetween\s+and\b|\bto\s+for\b|\bwith\s+as\s+the\b|\bin\s+not\b"
+            r"|\bboth\s+and\s*[.,;:]"
+        ),
+    ),
     ("line number missing", re.compile(r"(?i)\b(?:at|on) line\s*(?:[,.;:)]|$)")),
     ("dangling article at the end", re.compile(r"(?i)\b(?:the|an|with|of|for|from|into)\s*$")),
 )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from episodic.distill.readability import summary_line
 from episodic.evaluation.injection_report import CHART_NAME as INJECTION_CHART
 from episodic.evaluation.injection_report import render_injection, render_injection_chart
 from episodic.evaluation.metrics import SystemMetrics
@@ -99,6 +100,13 @@ def render_summary(result: EvalResult) -> str:
             for bad in summary.get("invalid", []):
                 out.append(f"  - refused {bad['file']}: {bad['reason']}")
         out.append("")
+    if result.readability:
+        out += [
+            "## Readability of the cards",
+            "",
+            *(f"- {summary_line(label, r)}" for label, r in result.readability.items()),
+            "",
+        ]
     out += render_injection(result.injection)
     noted = {n: r.notes for n, r in result.systems.items() if r.notes}
     if noted:

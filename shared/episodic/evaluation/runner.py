@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from episodic.cardfiles import CardFolder
+from episodic.distill.readability import check_cards
 from episodic.errors import InvalidArgumentError
 from episodic.evaluation.cache import WorkCache
 from episodic.evaluation.cardsets import CardSet, distilled_set, fold_of, folder_set, read_folder
@@ -59,6 +60,7 @@ class EvalResult(BaseModel):
     seconds: dict[str, float]
     command: str = ""
     injection: dict[str, InjectionView] = Field(default_factory=dict)  # card set -> what the hook injects
+    readability: dict[str, dict[str, Any]] = Field(default_factory=dict)  # card set -> distill.readability
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable object: systems with metrics and SE, per-query ranks, and context."""
@@ -84,6 +86,7 @@ class EvalResult(BaseModel):
             "missing_targets": self.missing_targets,
             "seconds": self.seconds,
             "command": self.command,
+            **({"readability": self.readability} if self.readability else {}),
             **(
                 {"injection": {k: v.model_dump() for k, v in self.injection.items()}}
                 if self.injection
@@ -191,6 +194,8 @@ def run_evaluation(
             )
 
     sets = _card_sets(corpus, Path(cards_dir) if cards_dir else None, read, cards_only)
+    first_prompts = {sid: t.request for sid, t in corpus.trajectories.items()}
+    readability = {c.label: check_cards(c.cards, first_prompts).as_dict() for c in sets}
     embedder = embedder or default_embedder(settings)
     ranks: dict[str, list[int | None]] = {}
     notes: dict[str, list[dict[str, Any]]] = {}
@@ -272,4 +277,5 @@ def run_evaluation(
         missing_targets=missing,
         seconds={name: round(value, 2) for name, value in seconds.items()},
         injection=injection,
+        readability=readability,
     )

@@ -63,6 +63,10 @@ def _hit_schema() -> dict[str, Any]:
             "score": {"type": "number"},
             "similarity": {"type": "number"},
             "card": _card_schema(),
+            "distiller": {
+                "type": "string",
+                "description": "Who wrote the card; heuristic:* is an offline extract of the session's own sentences.",
+            },
             "review": {"type": "string", "description": "unreviewed | approved (a person's review)."},
             "confidence": {
                 "type": "string",
@@ -172,6 +176,7 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
         "score": round(float(hit.score), 4),
         "similarity": round(float(hit.similarity), 4),
         "card": record.card.model_dump(mode="json"),
+        "distiller": record.distiller.id,
         "review": record.review_state.value,
         **({"confidence": hit.confidence.value} if hit.confidence else {}),
     }

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from episodic.marker import strip_injected
+from episodic.parse.injected import split_injected
 from episodic.scrub.companions import NEAR_KEY_ID_ENTROPY, redact_aws_secrets
 
 # How far a cut edge may move to land on whitespace, so a cut never splits a token (a key, a path) in two.
@@ -126,8 +127,10 @@ class CleanText:
 
 
 def clean_user_text(raw: str) -> CleanText:
-    """Strip our injected memory, system reminders and command noise; keep slash commands with args."""
+    """Strip our injected memory, other tools' injected context (`parse.injected`), system reminders and command
+    noise; keep slash commands with args."""
     text, injected = strip_injected(raw)
+    text = split_injected(text)[1]  # an orchestrator's or agent's context block: not the user's words
     stripped = text.strip()
     if _INTERRUPT_RE.match(stripped):
         return CleanText("", interrupt=stripped, injected_removed=injected)
