@@ -29,19 +29,7 @@ MAX_ENTRY_CHARS = 900
 
 
 def _log(outcome: str) -> None:
-    try:
-        log_dir = envsource.home_dir() / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
-        path = log_dir / "hook.log"
-        if path.exists() and path.stat().st_size > hook.LOG_MAX_BYTES:
-            os.replace(path, log_dir / "hook.log.1")
-        elapsed_ms = (time.monotonic() - STARTED) * 1000
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        line = f"{stamp} post-tool-failure {outcome.replace(chr(10), ' ')[:300]} ({elapsed_ms:.0f} ms)\n"
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(line)
-    except Exception:  # logging must never make the hook fail
-        pass
+    hook._log(outcome, "post-tool-failure", STARTED)
 
 
 def deadline() -> float:
@@ -150,35 +138,7 @@ def run(stdin: TextIO) -> tuple[str, str]:
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Always 0; the work runs in a thread cut at the deadline (a stalled server, stdin never closed)."""
-    import threading
-
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
-    outcome: list[tuple[str, str]] = []
-
-    def work() -> None:
-        try:
-            outcome.append(run(stdin))
-        except hook.HookSkip as skip:
-            outcome.append(("", str(skip)))
-        except BaseException as exc:  # fail open on anything
-            outcome.append(("", f"fail: unexpected {type(exc).__name__}: {exc}"))
-
-    worker = threading.Thread(target=work, name="failure-hook", daemon=True)
-    worker.start()
-    worker.join(max(deadline() - time.monotonic(), 0.0))
-    if worker.is_alive() or not outcome:
-        _log("fail: timed out (budget exceeded)")
-        return 0
-    text, line = outcome[0]
-    try:
-        if text:
-            stdout.write(text)
-            stdout.flush()
-    except Exception as exc:  # a closed stdout is not our failure to report to Claude Code
-        line = f"fail: cannot write stdout ({type(exc).__name__})"
-    _log(line)
-    return 0
+    return hook.guarded(run, stdin or sys.stdin, stdout or sys.stdout, deadline, _log, "failure-hook")
 
 
 def entry() -> None:

@@ -14,6 +14,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from episodic import bounded, envsource
@@ -55,16 +56,17 @@ class ServerDown(HookSkip):
     """Nothing listens at the endpoint (connection refused)."""
 
 
-def _log(outcome: str) -> None:
+def _log(outcome: str, event: str = "user-prompt-submit", started: float | None = None) -> None:
+    """One line in <home>/logs/hook.log: time, the hook's event, what happened, how long it took."""
     try:
         log_dir = envsource.home_dir() / "logs"
         log_dir.mkdir(parents=True, exist_ok=True)
         path = log_dir / "hook.log"
         if path.exists() and path.stat().st_size > LOG_MAX_BYTES:
             os.replace(path, log_dir / "hook.log.1")
-        elapsed_ms = (time.monotonic() - STARTED) * 1000
+        elapsed_ms = (time.monotonic() - (STARTED if started is None else started)) * 1000
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        line = f"{stamp} user-prompt-submit {outcome.replace(chr(10), ' ')[:300]} ({elapsed_ms:.0f} ms)\n"
+        line = f"{stamp} {event} {outcome.replace(chr(10), ' ')[:300]} ({elapsed_ms:.0f} ms)\n"
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
     except Exception:  # logging must never make the hook fail
@@ -550,12 +552,18 @@ def run(stdin: TextIO) -> tuple[str, str]:
     return json.dumps(output, ensure_ascii=False), f"ok: injected {injected}{extra}{started}"
 
 
-def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
-    """Always 0; a watchdog thread ends the process silently if the budget runs out."""
+def guarded(
+    run: Callable[[TextIO], tuple[str, str]],
+    stdin: TextIO,
+    stdout: TextIO,
+    until: Callable[[], float],
+    log: Callable[[str], None],
+    name: str,
+) -> int:
+    """Always 0: `run` in a thread cut at `until()` (stdin never closed, a stalled server), its text
+    written, one log line; every hook of this package runs through it."""
     import threading
 
-    stdin = stdin or sys.stdin
-    stdout = stdout or sys.stdout
     outcome: list[tuple[str, str]] = []
 
     def work() -> None:
@@ -566,11 +574,11 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
         except BaseException as exc:  # fail open on anything
             outcome.append(("", f"fail: unexpected {type(exc).__name__}: {exc}"))
 
-    worker = threading.Thread(target=work, name="hook", daemon=True)
+    worker = threading.Thread(target=work, name=name, daemon=True)
     worker.start()
-    worker.join(max(deadline() - time.monotonic(), 0.0))  # stdin never closed, a stalled server: cut here
+    worker.join(max(until() - time.monotonic(), 0.0))
     if worker.is_alive() or not outcome:
-        _log("fail: timed out (budget exceeded)")
+        log("fail: timed out (budget exceeded)")
         return 0
     text, line = outcome[0]
     try:
@@ -579,8 +587,13 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
             stdout.flush()
     except Exception as exc:  # a closed stdout is not our failure to report to Claude Code
         line = f"fail: cannot write stdout ({type(exc).__name__})"
-    _log(line)
+    log(line)
     return 0
+
+
+def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
+    """Always 0; a watchdog thread ends the process silently if the budget runs out."""
+    return guarded(run, stdin or sys.stdin, stdout or sys.stdout, deadline, _log, "hook")
 
 
 def entry() -> None:
