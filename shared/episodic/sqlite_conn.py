@@ -65,3 +65,19 @@ def transaction(
             conn.execute("ROLLBACK")
             raise
         conn.execute("COMMIT")
+
+
+def delete_session_rows(conn: sqlite3.Connection, table: str, tenant_id: str, session_id: str) -> int:
+    """Delete one tenant's rows of one session from a feature's table (a constant name, never input)."""
+    return conn.execute(
+        f"DELETE FROM {table} WHERE tenant_id = ? AND session_id = ?", (tenant_id, session_id)
+    ).rowcount
+
+
+def count_rows(conn: sqlite3.Connection, table: str, tenant_id: str | None = None) -> int:
+    """Rows of a feature's table: one tenant's, or (tenant None: the operator's statistics) all."""
+    if tenant_id is None:
+        row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+    else:
+        row = conn.execute(f"SELECT count(*) FROM {table} WHERE tenant_id = ?", (tenant_id,)).fetchone()
+    return int(row[0])

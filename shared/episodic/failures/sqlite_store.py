@@ -10,7 +10,7 @@ from pathlib import Path
 
 from episodic.failures.models import FailureFix
 from episodic.failures.port import FailureStore
-from episodic.sqlite_conn import open_connection, transaction
+from episodic.sqlite_conn import count_rows, delete_session_rows, open_connection, transaction
 
 FAILURES_FILE = "failures.sqlite3"  # beside the card index in the home folder
 
@@ -60,16 +60,8 @@ class SQLiteFailureStore(FailureStore):
 
     def delete_session(self, tenant_id: str, session_id: str) -> int:
         with self._lock:
-            return self._conn.execute(
-                "DELETE FROM failure_fixes WHERE tenant_id = ? AND session_id = ?", (tenant_id, session_id)
-            ).rowcount
+            return delete_session_rows(self._conn, "failure_fixes", tenant_id, session_id)
 
     def count(self, tenant_id: str | None = None) -> int:
         with self._lock:
-            if tenant_id is None:
-                row = self._conn.execute("SELECT count(*) FROM failure_fixes").fetchone()
-            else:
-                row = self._conn.execute(
-                    "SELECT count(*) FROM failure_fixes WHERE tenant_id = ?", (tenant_id,)
-                ).fetchone()
-        return int(row[0])
+            return count_rows(self._conn, "failure_fixes", tenant_id)

@@ -15,7 +15,7 @@ import numpy as np
 
 from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
-from episodic.sqlite_conn import open_connection, transaction
+from episodic.sqlite_conn import count_rows, delete_session_rows, open_connection, transaction
 
 SCRATCH_FILE = "scratch.sqlite3"  # beside the card index in the home folder
 
@@ -140,16 +140,8 @@ class SQLiteScratchStore(ScratchStore):
 
     def delete_session(self, tenant_id: str, session_id: str) -> int:
         with self._lock:
-            return self._conn.execute(
-                "DELETE FROM scratch_records WHERE tenant_id = ? AND session_id = ?", (tenant_id, session_id)
-            ).rowcount
+            return delete_session_rows(self._conn, "scratch_records", tenant_id, session_id)
 
     def count(self, tenant_id: str | None = None) -> int:
         with self._lock:
-            if tenant_id is None:
-                row = self._conn.execute("SELECT count(*) FROM scratch_records").fetchone()
-            else:
-                row = self._conn.execute(
-                    "SELECT count(*) FROM scratch_records WHERE tenant_id = ?", (tenant_id,)
-                ).fetchone()
-        return int(row[0])
+            return count_rows(self._conn, "scratch_records", tenant_id)
