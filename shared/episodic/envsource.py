@@ -5,7 +5,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 from collections.abc import Mapping
 from pathlib import Path
@@ -13,6 +12,7 @@ from typing import Any
 
 ENV_PREFIX = "EPISODIC_"
 CONFIG_FILE_NAME = "config.toml"
+CONFIG_ERROR = "\0config_error"  # light_values' key for why the config file could not be read
 # variables owned by other tools that configure where transcripts live
 FOREIGN_ENV = ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "HOME", "CODEX_HOME", "GEMINI_CLI_HOME")
 
@@ -60,11 +60,14 @@ def prefixed(env: Mapping[str, str]) -> dict[str, str]:
 
 def light_values(env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The settings as plain values for light callers (the prompt hook): EPISODIC_* over the config file,
-    the same order as `Settings`; a broken config file reads as empty (the caller falls back to defaults)."""
+    the same order as `Settings`; a broken config file reads as empty, its error (file and line) kept under
+    CONFIG_ERROR for the caller to report."""
     env = environ() if env is None else env
     values: dict[str, Any] = {}
-    with contextlib.suppress(ValueError):
+    try:
         values.update(read_config_file(config_path(env)))
+    except ValueError as exc:
+        values[CONFIG_ERROR] = str(exc)
     values.update(prefixed(env))
     return values
 

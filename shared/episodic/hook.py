@@ -140,6 +140,9 @@ def prompt_of(payload: dict[str, Any]) -> str:
 
 
 def endpoint() -> tuple[str, str]:
+    broken = setting(envsource.CONFIG_ERROR)
+    if broken:  # `episodic serve` refuses the same file: say which line, not "no token"
+        raise HookSkip(f"fail: {broken}; fix that line (the hook and the server read their settings there)")
     url = setting("url")
     if not url:
         url = f"http://{setting('host', DEFAULT_HOST)}:{setting('port', DEFAULT_PORT)}/mcp"

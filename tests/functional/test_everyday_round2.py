@@ -1,0 +1,172 @@
+"""Issue 41's everyday frictions, each through the CLI as a user meets it: the demo leaves when real sessions
+are indexed, mistakes get one clear line (not a traceback, not "found 0"), ids and names resolve, and
+history decisions are decisions (each shown once, with its own context)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from session_builder import SessionWriter
+
+DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+
+
+def episodic(
+    *args: str, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m episodic ARGS` in the test's HOME and EPISODIC_HOME (the environment the fixture set)."""
+    return subprocess.run(
+        [sys.executable, "-m", "episodic", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+        cwd=cwd,
+    )
+
+
+@pytest.fixture()
+def home(episodic_home: Path) -> Path:
+    (episodic_home / "config.toml").write_text('embedder = "hashing"\ndistiller = "heuristic"\n')
+    return episodic_home
+
+
+def _projects() -> Path:
+    return Path(os.environ["HOME"]) / ".claude" / "projects" / "-home-dev-webshop"
+
+
+def real_session(session_id: str = "5f0c1d2e-aaaa-4bbb-8ccc-000000000001") -> Path:
+    """One real (non-demo) Claude Code session in ~/.claude/projects, with a verified fix."""
+    writer = SessionWriter(session_id, "2026-11-20")
+    writer.prompt("Mise run lint fails on CI with a ruff error about unused imports in the checkout module")
+    writer.tool(
+        "Bash", {"command": "mise run lint"}, "F401 `os` imported but unused\nFound 1 error.", error=True
+    )
+    writer.reply("The lint fails because os is imported but never used in checkout.py. I removed the import.")
+    writer.tool("Bash", {"command": "mise run lint"}, "All checks passed!")
+    writer.reply("Lint passes now: the unused import was the cause.")
+    return writer.write(_projects())
+
+
+# ---------------------------------------------------------------- 3. the demo leaves
+
+
+def test_indexing_real_sessions_takes_the_demo_out(home: Path) -> None:
+    quick = episodic("quickstart")
+    assert quick.returncode == 0, quick.stderr
+    assert json.loads(episodic("stats", "--json").stdout)["by_tenant"] == {"demo": 6}
+    real_session()
+    done = episodic("index")
+    assert done.returncode == 0, done.stderr
+    assert "removed the 6 demo card(s)" in done.stdout
+    stats = json.loads(episodic("stats", "--json").stdout)
+    assert stats["by_tenant"] == {"local": 1}
+
+
+def test_indexing_the_demo_on_purpose_keeps_it(home: Path) -> None:
+    done = episodic("index", str(DEMO), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(episodic("stats", "--json").stdout)["by_tenant"] == {"local": 6}
+
+
+# ---------------------------------------------------------------- 4. clear errors
+
+
+def test_index_of_a_missing_folder_is_an_error(home: Path, tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-folder"
+    done = episodic("index", str(missing))
+    assert done.returncode != 0
+    assert f"no such file or folder: {missing}" in done.stderr
+    assert "found 0 sessions" not in done.stdout and "Traceback" not in done.stderr
+
+
+def test_ui_on_a_busy_port_says_so(home: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = episodic("ui", "--port", str(port), "--no-open")
+    assert done.returncode != 0
+    assert f"127.0.0.1:{port} is already in use" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_cards_export_into_a_folder_that_cannot_be_made(home: Path, tmp_path: Path) -> None:
+    assert episodic("index", str(DEMO)).returncode == 0
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    done = episodic("cards", "export", str(blocker / "cards"))
+    assert done.returncode != 0
+    assert f"cannot write the cards to {blocker / 'cards'}: Not a directory" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_invalid_config_is_named_with_its_line_by_the_hook_and_the_cli(home: Path) -> None:
+    config = home / "config.toml"
+    config.write_text('embedder = "hashing"\ntoken = "abc"\nport = \n')
+    payload = json.dumps(
+        {
+            "hook_event_name": "UserPromptSubmit",
+            "session_id": "s1",
+            "cwd": "/tmp",
+            "prompt": "why does the lint step fail on CI but pass here",
+        }
+    )
+    hook = subprocess.run(
+        [sys.executable, "-m", "episodic.hook"], input=payload, capture_output=True, text=True, timeout=60
+    )
+    assert hook.returncode == 0 and hook.stdout == ""
+    logged = (home / "logs" / "hook.log").read_text()
+    assert f"config file {config} is not valid TOML" in logged and "line 3" in logged
+    assert "missing config" not in logged
+    cli = episodic("stats")
+    assert cli.returncode != 0 and f"config file {config} is not valid TOML" in cli.stderr
+    assert "line 3" in cli.stderr
+
+
+# ---------------------------------------------------------------- 7. history decisions
+
+
+def test_history_decisions_are_decisions_each_with_its_own_context(home: Path) -> None:
+    writer = SessionWriter("7d1e5c3a-bbbb-4ccc-8ddd-000000000007", "2026-11-21")
+    writer.prompt(
+        'Another session is active: "fix the shadow branch cleanup". You can continue here, but checkpoints '
+        "from both sessions will be interleaved. To resume the other session instead, exit Claude and run: "
+        "claude -r 0f3e2a1b-1111-4222-8333-444455556666"
+    )
+    writer.reply("Continuing here. Let me look at how the shadow branch is created for each commit.")
+    writer.prompt(
+        "Should the shadow branch be named per commit or per session? Pick one for the checkpoints."
+    )
+    writer.tool("Bash", {"command": "go test ./..."}, "ok  \tentire/checkpoint\t0.412s")
+    writer.reply(
+        "We decided to name the shadow branch per commit instead of per session, so two sessions on one "
+        "commit share it."
+    )
+    writer.prompt("And what about cleaning up old shadow branches after a merge, keep them or delete them?")
+    writer.tool("Bash", {"command": "go test ./..."}, "ok  \tentire/cleanup\t0.233s")
+    writer.reply(
+        "We'll delete the shadow branch after the merge rather than keeping it, since the checkpoints are "
+        "copied to the metadata branch first. Tests pass."
+    )
+    writer.write(_projects())
+    assert episodic("index").returncode == 0
+    done = episodic("history", "decisions", "shadow branch", "--json")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)["decisions"]
+    texts = [d["decision"] for d in found]
+    assert not [t for t in texts if "To resume the other session" in t or "claude -r" in t], texts
+    assert any("per commit instead of per session" in t for t in texts), texts
+    assert any("delete the shadow branch after the merge" in t for t in texts), texts
+    contexts = [d["context"] for d in found if d["context"]]
+    assert len(contexts) == len(set(contexts)), contexts  # no context repeated under several decisions
+    said = {d["decision"]: d["context"] for d in found}
+    per_commit = next(c for t, c in said.items() if "per commit" in t)
+    assert not per_commit or "named per commit or per session" in per_commit
