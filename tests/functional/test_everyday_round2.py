@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -170,3 +171,65 @@ def test_history_decisions_are_decisions_each_with_its_own_context(home: Path) -
     said = {d["decision"]: d["context"] for d in found}
     per_commit = next(c for t, c in said.items() if "per commit" in t)
     assert not per_commit or "named per commit or per session" in per_commit
+
+
+# ---------------------------------------------------------------- 5. ids and names
+
+# Claude Code's `--resume ID` as the real CLI does it (its project folder is the current folder with every
+# character but a letter or digit made `-`): the transcript must be under that folder, else it refuses.
+FAKE_RESUMING_CLAUDE = """#!{python}
+import os, re, sys
+from pathlib import Path
+args = sys.argv[1:]
+assert args[0] == "--resume", args
+slug = re.sub(r"[^a-zA-Z0-9]", "-", os.getcwd())
+found = Path(os.environ["HOME"]) / ".claude" / "projects" / slug / (args[1] + ".jsonl")
+if not found.is_file():
+    print("No conversation found with session ID: " + args[1], file=sys.stderr)
+    sys.exit(1)
+print("resumed " + args[1] + " with " + str(len(found.read_text().splitlines())) + " lines")
+"""
+
+
+def test_show_with_a_short_prefix_says_a_prefix_needs_six_characters(home: Path) -> None:
+    assert episodic("index", str(DEMO)).returncode == 0
+    done = episodic("show", "967e5")
+    assert done.returncode == 1
+    assert "a prefix of a session id needs at least 6 characters" in done.stderr
+
+
+def test_resume_by_the_first_prompt_of_an_untitled_session(home: Path) -> None:
+    real_session()
+    assert episodic("index").returncode == 0
+    done = episodic("resume", "Mise run lint", "--print")
+    assert done.returncode == 0, done.stderr
+    assert (
+        done.stdout.strip() == "cd /home/dev/webshop && claude --resume 5f0c1d2e-aaaa-4bbb-8ccc-000000000001"
+    )
+
+
+def test_resume_when_the_sessions_folder_is_gone(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    transcript = real_session()  # its folder, /home/dev/webshop, does not exist here
+    assert episodic("index").returncode == 0
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    claude = bin_dir / "claude"
+    claude.write_text(FAKE_RESUMING_CLAUDE.format(python=sys.executable))
+    claude.chmod(0o755)
+    here = tmp_path / "somewhere else"
+    here.mkdir()
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    done = episodic("resume", "5f0c1d2e", cwd=here)
+    assert done.returncode == 0, done.stderr
+    assert "resumed 5f0c1d2e-aaaa-4bbb-8ccc-000000000001 with 7 lines" in done.stdout
+    assert "the folder /home/dev/webshop is gone: copied the transcript to" in done.stderr
+    transcript.unlink()  # the agent's cleanup took it, and the copy too: say so, do not run claude
+    (Path(os.environ["HOME"]) / ".claude" / "projects" / re.sub(r"[^a-zA-Z0-9]", "-", str(here))).rename(
+        tmp_path / "moved"
+    )
+    gone = episodic("resume", "5f0c1d2e", cwd=here)
+    assert gone.returncode == 1
+    assert "Claude Code no longer has the transcript of 5f0c1d2e" in gone.stderr
+    assert "episodic history show 5f0c1d2e" in gone.stderr
