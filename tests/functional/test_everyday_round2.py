@@ -233,3 +233,89 @@ def test_resume_when_the_sessions_folder_is_gone(
     assert gone.returncode == 1
     assert "Claude Code no longer has the transcript of 5f0c1d2e" in gone.stderr
     assert "episodic history show 5f0c1d2e" in gone.stderr
+
+
+# ---------------------------------------------------------------- 6. Codex exec rollouts
+
+CODEX_FIXTURE = (
+    Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "codex-0.171-offline-rollout.jsonl"
+)
+# codex-rs/protocol/src/prompts/base_instructions/default.md, which session_meta carries whole, is 21,203
+# characters: a first line that long is what a real rollout starts with (placeholder words here, same length)
+BASE_INSTRUCTIONS_CHARS = 21_203
+
+
+def codex_exec_rollout(model_turn: bool) -> Path:
+    """A `codex exec` rollout of Codex 0.171 in ~/.codex/sessions: the records the real CLI wrote offline
+    (tests/fixtures/agents/README.md) with session_meta's base_instructions at its real length; with
+    `model_turn`, the model's answer follows in the documented rollout format (reasoning, exec_command calls
+    and their outputs, an apply_patch, the final message, task_complete), in 0.171's envelope."""
+    lines = [json.loads(raw) for raw in CODEX_FIXTURE.read_text().splitlines()]
+    filler = "You are a coding agent running in the Codex CLI. "
+    lines[0]["payload"]["base_instructions"]["text"] = (filler * 500)[:BASE_INSTRUCTIONS_CHARS]
+    if model_turn:
+        turn = lines[1]["payload"]["turn_id"]
+
+        def item(payload: dict[str, object]) -> dict[str, object]:
+            return {"type": "response_item", "payload": payload}
+
+        def shell(call_id: str, cmd: str, code: int, out: str) -> list[dict[str, object]]:
+            arguments = json.dumps({"cmd": cmd, "workdir": "/tmp/cx18/proj", "yield_time_ms": 10000})
+            body = f"Chunk ID: 7f3a\nWall time: 0.8 seconds\nProcess exited with code {code}\nOutput:\n{out}"
+            return [
+                item(
+                    {
+                        "type": "function_call",
+                        "name": "exec_command",
+                        "arguments": arguments,
+                        "call_id": call_id,
+                    }
+                ),
+                item({"type": "function_call_output", "call_id": call_id, "output": body}),
+            ]
+
+        patch = (
+            "*** Begin Patch\n*** Update File: pricing.py\n@@ def total(items):\n-    return sum(items) * 1.2\n"
+            "+    return round(sum(items) * 1.2, 2)\n*** End Patch\n"
+        )
+        answer = (
+            "The failing test compared an unrounded float; total() now rounds to cents and pytest -q passes."
+        )
+        lines += [
+            item({"type": "reasoning", "summary": [{"type": "summary_text", "text": "Running the tests first."}], "content": None, "encrypted_content": "gAAAAB"}),
+            *shell("call_pytest_1", "pytest -q", 1, "F.\nFAILED test_pricing.py::test_total - assert 3.5999999999999996 == 3.6\n1 failed, 1 passed in 0.05s"),
+            item({"type": "custom_tool_call", "name": "apply_patch", "input": patch, "call_id": "call_patch_1", "status": "completed"}),
+            item({"type": "custom_tool_call_output", "call_id": "call_patch_1", "output": "Success. Updated the following files:\nM pricing.py\n"}),
+            *shell("call_pytest_2", "pytest -q", 0, "..\n2 passed in 0.04s"),
+            item({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": answer}], "phase": "final_answer"}),
+            {"type": "event_msg", "payload": {"type": "agent_message", "message": answer}},
+            {"type": "event_msg", "payload": {"type": "task_complete", "turn_id": turn, "last_agent_message": answer}},
+        ]  # fmt: skip
+        for ordinal, entry in enumerate(lines[14:], start=14):
+            entry.update(timestamp=f"2026-12-01T13:37:{ordinal:02d}.000Z", ordinal=ordinal)
+    folder = Path(os.environ["HOME"]) / ".codex" / "sessions" / "2026" / "12" / "01"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "rollout-2026-12-01T13-36-38-01a231d2-5845-7171-b1d1-c83bdd7304e5.jsonl"
+    path.write_text("".join(json.dumps(entry, separators=(",", ":")) + "\n" for entry in lines))
+    return path
+
+
+def test_a_codex_exec_run_without_a_model_turn_is_skipped_as_such(home: Path) -> None:
+    rollout = codex_exec_rollout(model_turn=False)
+    assert len(rollout.read_text().splitlines()[0]) > 21_000  # past any sniffed head
+    done = episodic("index", str(rollout.parents[3]), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["skipped"] == {"no-model-turn": 1} and report["agents"] == {"codex": 1}, report
+
+
+def test_a_codex_exec_run_is_indexed_and_found(home: Path) -> None:
+    codex_exec_rollout(model_turn=True)
+    done = episodic("index", "--json")  # the default roots: ~/.codex/sessions among them
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert (report["indexed"], report["agents"], report["skipped"]) == (1, {"codex": 1}, {}), report
+    found = json.loads(episodic("search", "pytest total rounding float test fails", "--json").stdout)
+    (hit,) = [h for h in found["results"] if h["agent"] == "codex"]
+    assert hit["session_id"] == "01a231d2-5845-7171-b1d1-c83bdd7304e5"
+    assert hit["card"]["outcome"] == "verified", hit["card"]
