@@ -74,6 +74,7 @@ def test_doctor_runs_the_hook_and_names_the_program_on_the_port(tmp_path: Path) 
         assert doctor.returncode == 1, doctor.stdout
         named = f"another program answers at 127.0.0.1:{foreign_port} (HTTP 501, Server: SimpleHTTP/"
         assert f"[fail] server reachable: {named}" in doctor.stdout, doctor.stdout
+        assert f"-m http.server {foreign_port} --bind 127.0.0.1]" in doctor.stdout  # its process, by /proc
         hook_line = next(line for line in doctor.stdout.splitlines() if "prompt hook:" in line)
         assert hook_line.startswith(f"[fail] prompt hook: fail: {named}"), hook_line
         moved = _configured_port(home)  # the hook did what it does on a prompt: moved and said so

@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from episodic import envsource
-from episodic.cli.hook_probe import hook_commands
+from episodic.cli.hook_probe import hook_commands, listener
 from episodic.cli.setup_clients import (
     SERVER_NAME,
     SESSION_DISTILL_ARGS,
@@ -173,7 +173,8 @@ def _foreign_at(url: str, token: str | None) -> str:
     try:
         hook.ask_server(url, token or "-", PROBE_QUERY, 5.0)
     except hook.ForeignServer as foreign:
-        return str(foreign).removeprefix("fail: ")
+        who = listener(urlsplit(url).port or 80)
+        return str(foreign).removeprefix("fail: ") + (f" [{who}]" if who else "")
     except hook.HookSkip:  # ours, refusing or slow: the token and hook checks say which
         return ""
     return ""

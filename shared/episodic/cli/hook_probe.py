@@ -166,3 +166,28 @@ def run_hook_probe(settings: Settings, user_home: Path, cwd: str | None = None) 
     if probe.status == "ok" and "additionalContext" not in done.stdout:
         return HookProbe("fail", f"{outcome}, but its stdout carried no additionalContext", SETUP)
     return probe
+
+
+def listener(port: int) -> str:
+    """Which process listens on the local TCP port ("pid 1234: python3 -m http.server 8765"), when this
+    user may see it (Linux /proc); '' otherwise."""
+    inodes: set[str] = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text(encoding="ascii").splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{fields[9]}]")  # 0A: LISTEN
+    for proc in Path("/proc").iterdir() if inodes else ():
+        if not proc.name.isdigit():
+            continue
+        try:
+            if any(os.readlink(fd) in inodes for fd in (proc / "fd").iterdir()):
+                command = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                return f"pid {proc.name}: {' '.join(command.split())[:120]}"
+        except OSError:  # another user's process, or gone meanwhile
+            continue
+    return ""
