@@ -174,7 +174,7 @@ def serve(
         max_connections=settings.serve_max_connections,
         request_deadline=settings.serve_request_deadline_seconds,
         max_connections_per_client=settings.serve_max_connections_per_client,
-        identity=home_identity(settings.home),
+        identity=home_identity(envsource.home_dir()),  # as the hook computes it: the config's home
     )
     if on_ready:
         on_ready(httpd)
