@@ -189,7 +189,17 @@ def read_card_folder(
 def write_card_folder(records: Iterable[CardRecord], folder: Path | str) -> int:
     """Write each record's card as `<session_id>.json` and the distiller index; returns the count."""
     folder = Path(folder)
-    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        return _write_cards(records, folder)
+    except OSError as exc:  # a folder that cannot be made or written: one clear line, nothing half-said
+        where = f" ({exc.filename})" if exc.filename and str(exc.filename) != str(folder) else ""
+        raise InvalidArgumentError(
+            f"cannot write the cards to {folder}: {exc.strerror or exc}{where}"
+        ) from exc
+
+
+def _write_cards(records: Iterable[CardRecord], folder: Path) -> int:
     meta = _read_meta(folder)
     written = 0
     for record in records:

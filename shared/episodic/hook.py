@@ -35,6 +35,7 @@ DEFAULT_MAX_CHARS = 4000
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 LOG_MAX_BYTES = 1_000_000
+LOG_LINE_CHARS = 600  # a moved port names the program, the new port and the config file
 MAX_RESPONSE_BYTES = 2_000_000
 HEADER = (
     "Episodic memory: past sessions that closely match this prompt and ended with a verified fix. "
@@ -56,6 +57,10 @@ class ServerDown(HookSkip):
     """Nothing listens at the endpoint (connection refused)."""
 
 
+class ForeignServer(HookSkip):
+    """Another program answers at the local endpoint (its answer lacks this home's identity header)."""
+
+
 def _log(outcome: str, event: str = "user-prompt-submit", started: float | None = None) -> None:
     """One line in <home>/logs/hook.log: time, the hook's event, what happened, how long it took."""
     try:
@@ -66,7 +71,7 @@ def _log(outcome: str, event: str = "user-prompt-submit", started: float | None 
             os.replace(path, log_dir / "hook.log.1")
         elapsed_ms = (time.monotonic() - (STARTED if started is None else started)) * 1000
         stamp = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-        line = f"{stamp} {event} {outcome.replace(chr(10), ' ')[:300]} ({elapsed_ms:.0f} ms)\n"
+        line = f"{stamp} {event} {outcome.replace(chr(10), ' ')[:LOG_LINE_CHARS]} ({elapsed_ms:.0f} ms)\n"
         with open(path, "a", encoding="utf-8") as handle:
             handle.write(line)
     except Exception:  # logging must never make the hook fail
@@ -144,6 +149,9 @@ def prompt_of(payload: dict[str, Any]) -> str:
 
 
 def endpoint() -> tuple[str, str]:
+    broken = setting(envsource.CONFIG_ERROR)
+    if broken:  # `episodic serve` refuses the same file: say which line, not "no token"
+        raise HookSkip(f"fail: {broken}; fix that line (the hook and the server read their settings there)")
     url = setting("url")
     if not url:
         url = f"http://{setting('host', DEFAULT_HOST)}:{setting('port', DEFAULT_PORT)}/mcp"
@@ -171,8 +179,9 @@ def _dechunk(body: bytes) -> bytes:
 
 def _post_plain(
     host: str, port: int, path: str, payload: bytes, headers: dict[str, str], timeout: float
-) -> tuple[int, bytes]:
-    """HTTP/1.1 POST over a socket (Connection: close): the response is read to EOF."""
+) -> tuple[int, bytes, dict[str, str]]:
+    """HTTP/1.1 POST over a socket (Connection: close): the response is read to EOF; (status, body,
+    headers by lower-case name)."""
     import socket
 
     lines = [
@@ -212,12 +221,25 @@ def _post_plain(
     parts = status_line.split()
     if not separator or len(parts) < 2 or not parts[0].startswith("HTTP/") or not parts[1].isdigit():
         raise HookSkip("fail: bad response (not HTTP)")
-    if any(h.lower().replace(" ", "") == "transfer-encoding:chunked" for h in header_lines):
+    named = {k.strip().lower(): v.strip() for k, _, v in (h.partition(":") for h in header_lines)}
+    if named.get("transfer-encoding", "").lower() == "chunked":
         try:
             body = _dechunk(body)
         except ValueError as exc:
             raise HookSkip("fail: bad response (broken chunked encoding)") from exc
-    return int(parts[1]), body
+    return int(parts[1]), body, named
+
+
+def _foreign(host: str, port: int, status: int | None, named: dict[str, str]) -> ForeignServer | None:
+    """The local answer came from another program, not this home's `episodic serve` (None when it is ours)."""
+    from episodic.autostart import IDENTITY_HEADER, home_identity
+
+    if named.get(IDENTITY_HEADER.lower()) == home_identity(envsource.home_dir()):
+        return None
+    what = f"HTTP {status}" if status is not None else "not HTTP"
+    server = f", Server: {named['server'][:60]}" if named.get("server") else ""
+    other = "another home's episodic server" if named.get(IDENTITY_HEADER.lower()) else "another program"
+    return ForeignServer(f"fail: {other} answers at {host}:{port} ({what}{server}), not this home's server")
 
 
 def _post(url: str, payload: bytes, headers: dict[str, str], timeout: float) -> bytes:
@@ -240,7 +262,16 @@ def _post(url: str, payload: bytes, headers: dict[str, str], timeout: float) -> 
                 raise HookSkip(f"fail: server answered HTTP {exc.code}") from exc
         path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
         if parts.scheme == "http":  # the local default: a plain socket, no http.client/ssl/email imports
-            status, body = _post_plain(host, parts.port or 80, path, payload, headers, timeout)
+            try:
+                status, body, named = _post_plain(host, parts.port or 80, path, payload, headers, timeout)
+            except HookSkip as skip:
+                if "not HTTP" in str(skip) and host in LOCAL_HOSTS:  # garbage from a local port: not ours
+                    raise _foreign(host, parts.port or 80, None, {}) or skip from skip
+                raise
+            if not 200 <= status < 300 and host in LOCAL_HOSTS:
+                foreign = _foreign(host, parts.port or 80, status, named)
+                if foreign is not None:
+                    raise foreign
         else:
             import http.client
 
@@ -490,6 +521,36 @@ def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> tuple
     raise HookSkip(f"fail: no server answered; {started}")
 
 
+def move_and_retry(
+    url: str, token: str, query: str, foreign: ForeignServer
+) -> tuple[list[dict[str, Any]], str, str]:
+    """Another program holds the local port: move this home's server to a free port (saved in the config
+    file) and start it there, unless the port is pinned (EPISODIC_PORT or `url`) or autostart is off."""
+    from urllib.parse import urlsplit
+
+    from episodic import autostart
+
+    parts = urlsplit(url)
+    host, config = parts.hostname or DEFAULT_HOST, envsource.config_path()
+    autostart_off = str(setting("hook_autostart", "true")).lower() in ("false", "0")
+    if setting("url") or envsource.environ().get("EPISODIC_PORT") or autostart_off:
+        where = "EPISODIC_PORT" if envsource.environ().get("EPISODIC_PORT") else f"`port` in {config}"
+        raise HookSkip(f"{foreign}; set another free port ({where}) or stop that program")
+    try:
+        port = autostart.move_to_free_port(envsource.home_dir(), config, host)
+    except (OSError, ValueError) as exc:
+        raise HookSkip(f"{foreign}; could not move to a free port: {exc}") from exc
+    if port is None:
+        raise HookSkip(f"{foreign}; a server is being started already (setup or another prompt)")
+    moved = f"moved this home's server to port {port} (saved in {config}) and started it"
+    new_url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp"
+    while (remaining := deadline() - time.monotonic() - 0.1) > 0.3:
+        time.sleep(0.2)
+        with contextlib.suppress(ServerDown):
+            return ask_server(new_url, token, query, remaining - 0.2), moved, new_url
+    raise HookSkip(f"{foreign}; {moved}")
+
+
 def out_of_scope(payload: dict[str, Any]) -> None:
     """HookSkip when the scope rules (settings, the repository's `.episodic` file) exclude injection here."""
     from episodic.scope import ScopeRules
@@ -530,6 +591,9 @@ def run(stdin: TextIO) -> tuple[str, str]:
     except ServerDown as down:
         hits, started = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
         started = f"; {started}"
+    except ForeignServer as foreign:
+        hits, started, url = move_and_retry(url, token, prompt[:MAX_QUERY_CHARS], foreign)
+        started = f"; {str(foreign).removeprefix('fail: ')}; {started}"
     scratch = scratch_block(url, token, prompt[:MAX_QUERY_CHARS])
     if not hits and not scratch:
         if review_required():  # the real cause: only approved cards may be injected, and none matched

@@ -8,10 +8,6 @@ writes), and is replaced when it no longer authenticates or names another tenant
 from __future__ import annotations
 
 import contextlib
-import os
-import re
-import tempfile
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -22,8 +18,6 @@ from episodic.errors import AuthError, ConfigError
 from episodic.settings import Settings
 
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "::1")
-_TABLE_RE = re.compile(r"^\s*\[")
-_KEY_RE = r"^\s*{name}\s*="
 
 
 @dataclass(frozen=True)
@@ -40,32 +34,10 @@ def endpoint_is_local(settings: Settings) -> bool:
 
 def set_config_value(path: Path, name: str, value: str) -> None:
     """Set a top-level string key in the TOML config, keeping every other line; mode 0600, atomic."""
-    if not re.fullmatch(r"[A-Za-z0-9_.~-]*", value):
-        raise ConfigError(f"refusing to write an unquotable value for {name!r} into {path}")
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except FileNotFoundError:
-        lines = []
-    first_table = next((i for i, line in enumerate(lines) if _TABLE_RE.match(line)), len(lines))
-    key = re.compile(_KEY_RE.format(name=re.escape(name)))
-    top = [line for line in lines[:first_table] if not key.match(line)]
-    text = "\n".join([f'{name} = "{value}"', *top, *lines[first_table:]]) + "\n"
-    try:
-        parsed = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML ({exc}); fix it, nothing was changed") from exc
-    if parsed.get(name) != value:
-        raise ConfigError(f"could not set {name!r} in {path}; nothing was changed")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".config-", dir=path.parent)  # 0600: it holds a token
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
+        envsource.write_config_value(path, name, value)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from exc
 
 
 def ensure_hook_token(settings: Settings) -> HookToken:

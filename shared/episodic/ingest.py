@@ -28,6 +28,7 @@ from episodic.card_write import (
     store_card,
     stored_vectors,
 )
+from episodic.demo_corpus import retire_demo
 from episodic.embed.batcher import EmbedBatcher
 from episodic.errors import EpisodicError, RetryableDistillError
 from episodic.feature import observe_quietly
@@ -63,6 +64,7 @@ class IndexReport:
     stats: ParseStats = field(default_factory=ParseStats)
     source_bytes: int = 0
     agents: Counter[str] = field(default_factory=Counter)  # found sessions by the agent that wrote them
+    demo_removed: int = 0  # demo cards taken out because real sessions arrived (episodic.demo_corpus)
     scope: dict[str, Any] = field(
         default_factory=dict
     )  # what the scope rules decided (episodic.scope_source)
@@ -105,6 +107,7 @@ class IndexReport:
             "secrets_redacted": dict(self.stats.secrets_redacted),
             "source_bytes": self.source_bytes,
             "agents": dict(self.agents),
+            **({"demo_removed": self.demo_removed} if self.demo_removed else {}),
             **({"scope": self.scope} if self.scope else {}),
         }
 
@@ -288,6 +291,8 @@ def index_sessions(
         for (done, result, done_texts), matrix in batcher.finish():
             settle_one(done, result, _vectors(done_texts, matrix))
     evict_kept(memory, tenant_id)
+    if report.indexed or report.unchanged or report.kept_better:  # real sessions arrived: the demo leaves
+        report.demo_removed = retire_demo(memory, tenant_id, (source.session_key for source in found))
     return report
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from episodic import autostart
+from episodic import autostart, envsource
 from episodic.settings import Settings
 
 READY_WAIT_SECONDS = 90.0  # a cold start loads the embedder's weights; a busy machine takes longer
@@ -25,18 +25,21 @@ PROBE_QUERY = "episodic setup probe: is the local server answering"
 @dataclass(frozen=True)
 class ServerState:
     url: str
-    status: str  # answering | starting | refused | off
+    status: str  # answering | starting | refused | foreign | off
     pid: int | None = None
     detail: str = ""
+    moved: str = ""  # why and where the server moved (another program held the configured port)
 
     def describe(self) -> str:
         pid = f" (pid {self.pid})" if self.pid else ""
-        return {
+        said = {
             "answering": f"answering at {self.url}{pid}",
             "starting": f"still starting at {self.url}{pid}: {self.detail}",
             "refused": f"answers at {self.url}{pid} but refused the hook's search: {self.detail}",
+            "foreign": self.detail,
             "off": self.detail,
         }[self.status]
+        return f"{self.moved}; {said}" if self.moved else said
 
 
 def recorded_pid(home: Path) -> int | None:
@@ -75,12 +78,12 @@ def ensure_answering(
     url = settings.endpoint_url
     parts = urlsplit(url)
     deadline = time.monotonic() + wait_seconds
-    started = False
+    started, moved = False, ""
     while True:
         remaining = deadline - time.monotonic()
         try:
             ask(url, token, max(min(remaining, 30.0), 1.0))
-            return ServerState(url, "answering", recorded_pid(settings.home))
+            return ServerState(url, "answering", recorded_pid(settings.home), moved=moved)
         except hook.ServerDown:
             if not settings.hook_autostart:
                 detail = f"nothing answers at {url} and hook_autostart is off: run `episodic serve`"
@@ -90,15 +93,47 @@ def ensure_answering(
                 started = True
                 if on_start:
                     on_start()
+        except hook.ForeignServer as foreign:
+            said = str(foreign).removeprefix("fail: ")
+            pinned = _pinned(settings)
+            if pinned or moved:
+                fix = f"set another free port ({pinned}) or stop that program" if pinned else "stop it"
+                return ServerState(url, "foreign", detail=f"{said}; {fix}")
+            config = envsource.config_path()
+            port = autostart.move_to_free_port(settings.home, config, parts.hostname or "")
+            if port is None:  # a prompt's hook is moving it this moment: the port it saved, once saved
+                time.sleep(1.0)
+                port = int(envsource.light_values().get("port") or 0)
+            if port and port != parts.port:
+                url, started = _with_port(url, port), True
+                parts = urlsplit(url)
+                moved = f"{said}: moved this home's server to port {port} (saved in {config})"
+                if on_start:
+                    on_start()
         except hook.HookSkip as exc:
             if "timed out" not in str(exc):  # a cold server's first search may outlast one ask
-                return ServerState(url, "refused", recorded_pid(settings.home), str(exc))
+                return ServerState(url, "refused", recorded_pid(settings.home), str(exc), moved)
         if remaining <= 0:
             log = settings.log_dir / "serve.log"
             detail = f"it did not answer within {wait_seconds:.0f} s (see {log})"
-            return ServerState(url, "starting", recorded_pid(settings.home), detail)
+            return ServerState(url, "starting", recorded_pid(settings.home), detail, moved)
         with contextlib.suppress(KeyboardInterrupt):
             time.sleep(0.3)
+
+
+def _pinned(settings: Settings) -> str:
+    """Where the port is fixed so setup must not move it (the environment, or an explicit url); '' if not."""
+    if envsource.environ().get("EPISODIC_PORT"):
+        return "EPISODIC_PORT"
+    if settings.url:
+        return "`url` in the config"
+    return "" if settings.hook_autostart else "`port` in the config: hook_autostart is off"
+
+
+def _with_port(url: str, port: int) -> str:
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    return parts._replace(netloc=f"[{host}]:{port}" if ":" in host else f"{host}:{port}").geturl()
 
 
 def port_taken_message(settings: Settings, host: str, port: int) -> str:

@@ -70,7 +70,9 @@ def get_episode(memory: Memory, tenant_id: str, session_id: str) -> CardRecord:
     session_id = resolve_session_id(memory, tenant_id, session_id)
     record = memory.store.get(tenant_id, session_id)
     if record is None:
-        raise NotFoundError(f"no episode with session id {session_id!r}")
+        from episodic.session_ids import not_found
+
+        raise NotFoundError(not_found("episode with session id", session_id))
     if record.review is not None and record.review.state.value == "vetoed":  # episodic.review
         raise NotFoundError(f"episode {session_id!r} was vetoed by a reviewer")
     return record

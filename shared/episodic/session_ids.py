@@ -6,6 +6,7 @@ one is returned unchanged so the caller says "no episode" in its own words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
@@ -29,6 +30,17 @@ class AmbiguousSessionError(InvalidArgumentError):
             f"  {m}" + (f"  {labels[m]}" if labels and labels.get(m) else "") for m in matches[:SHOWN]
         )
         super().__init__(f"{typed!r} matches several sessions{more}; type more of the id:\n{listed}")
+
+
+def not_found(what: str, typed: str) -> str:
+    """ "no episode with session id '967e5'", saying why when the typed id is too short to be a prefix."""
+    typed = (typed or "").strip()
+    short = (
+        f": a prefix of a session id needs at least {MIN_PREFIX} characters"
+        if len(typed) < MIN_PREFIX and re.fullmatch(r"[0-9a-fA-F-]+", typed)
+        else ""
+    )
+    return f"no {what} {typed!r}{short}"
 
 
 def resolve(typed: str, exists: Callable[[str], bool], with_prefix: Callable[[str, int], list[str]]) -> str:

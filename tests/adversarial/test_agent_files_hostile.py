@@ -13,7 +13,7 @@ import pytest
 from .conftest import cli
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
-CODEX_ROLLOUT = FIXTURES / "codex-0.171-offline-rollout.jsonl"
+CODEX_ROLLOUT = FIXTURES / "codex-0.171-answered-rollout.jsonl"  # the offline run, answered
 GEMINI_HOME = FIXTURES / "gemini-0.61-home"
 
 
@@ -128,7 +128,7 @@ def test_codex_fifo_device_and_loop_are_counted_as_skipped(tmp_path: Path) -> No
     codex = tmp_path / "codex"
     day = codex / "sessions" / "2026" / "12" / "01"
     day.mkdir(parents=True)
-    shutil.copy(CODEX_ROLLOUT, day / CODEX_ROLLOUT.name.replace("codex-0.171-offline-", ""))
+    shutil.copy(CODEX_ROLLOUT, day / CODEX_ROLLOUT.name.replace("codex-0.171-answered-", ""))
     hostile_files(day, ("rollout-fifo.jsonl", "rollout-zero.jsonl", "session-loop.jsonl"))
     # their own folder (CODEX_HOME): every file there is Codex's, whatever its name
     report = run_json(

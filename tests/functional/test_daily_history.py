@@ -257,7 +257,7 @@ def test_cards_export_then_import_is_lossless(home: Path, tmp_path: Path) -> Non
         (home.parent / "sessions-away").rename(sessions)
 
 
-CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "codex-0.171-offline-rollout.jsonl"
+CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "codex-0.171-answered-rollout.jsonl"
 
 
 def _viewer(home: Path):  # type: ignore[no-untyped-def]

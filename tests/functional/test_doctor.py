@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
+from client_env import free_port, stop_spawned_server
 from episodic.auth import LocalTokenStore
 from episodic.cli import doctor
 from episodic.cli.errors import EpisodicGroup
@@ -35,7 +36,8 @@ def _cli() -> click.Group:
 @pytest.fixture()
 def chain(episodic_home: Path) -> Iterator[Path]:
     """An indexed demo corpus (hashing embedder), `setup claude-code --write` done; yields the user's HOME."""
-    (episodic_home / "config.toml").write_text('embedder = "hashing"\nport = 1\n')  # port 1: nothing listens
+    port = free_port()  # nothing listens (until the hook doctor runs starts a server there)
+    (episodic_home / "config.toml").write_text(f'embedder = "hashing"\nport = {port}\n')
     env = {**os.environ, "EPISODIC_HOME": str(episodic_home)}
     done = subprocess.run(
         [sys.executable, "-m", "episodic", "index", str(DEMO), "--json"],
@@ -45,10 +47,13 @@ def chain(episodic_home: Path) -> Iterator[Path]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
-    quiet = {"EPISODIC_HOOK_AUTOSTART": "false"}  # no background server (port 1 here)
+    quiet = {"EPISODIC_HOOK_AUTOSTART": "false"}  # no background server from setup
     setup = CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"], env=quiet)
     assert setup.exit_code == 0, setup.output
-    yield Path(os.environ["HOME"])
+    try:
+        yield Path(os.environ["HOME"])
+    finally:
+        stop_spawned_server(episodic_home)  # the one doctor's run of the hook started, as a prompt would
 
 
 def _by_name() -> dict[str, doctor.Check]:
@@ -71,11 +76,15 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
             "server reachable",
             "token",
             "index",
+            "prompt hook",
             "embedder parity",
             "opening words",
         ],
         "ok",
     )
+    assert checks["prompt hook"].detail.startswith(
+        "ok: injected "
+    )  # the hook command, run as Claude Code does
     assert checks["index"].detail == "6 cards for tenant 'local'"
     assert checks["opening words"].detail == "6 offline cards carry their session's opening words"
     assert checks["token"].detail == "reads tenant 'local' (6 cards)"

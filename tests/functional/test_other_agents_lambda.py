@@ -74,7 +74,7 @@ def upload_harvested(cloud: LocalCloud, tenant: str, session: str, path: Path) -
 def test_gemini_and_codex_sessions_are_distilled_by_the_lambda(cloud: LocalCloud, tmp_path: Path) -> None:
     assert cloud.poll_once(distill.handler) == {"batchItemFailures": []}  # S3's test event
     upload_harvested(cloud, "acme", GEMINI_SESSION, gemini_document(tmp_path))
-    upload_harvested(cloud, "acme", CODEX_SESSION, FIXTURES / "codex-0.171-offline-rollout.jsonl")
+    upload_harvested(cloud, "acme", CODEX_SESSION, FIXTURES / "codex-0.171-answered-rollout.jsonl")
     cloud.stub_converse(converse_reply(card()))
     cloud.stub_converse(converse_reply(card()))
     while cloud.poll_once(distill.handler) is not None:

@@ -193,13 +193,22 @@ def test_bad_or_skipped_input_exits_0_silently(tmp_path: Path, stdin: str, logge
     assert len(lines) == 1 and logged in lines[0], lines
 
 
-def test_missing_config_exits_0_silently(tmp_path: Path) -> None:
+def test_broken_config_exits_0_silently_and_logs_its_file_and_line(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (home / "config.toml").write_text("this is = not [valid toml")
     code, stdout, _ = run_hook(home, hook_input(), url=None, token=None)
     assert (code, stdout) == (0, "")
-    assert "missing config" in log_lines(home)[0]
+    line = log_lines(home)[0]
+    assert f"{home / 'config.toml'} is not valid TOML" in line and "(at line 1," in line, line
+
+
+def test_missing_token_exits_0_silently(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    code, stdout, _ = run_hook(home, hook_input(), url=None, token=None)
+    assert (code, stdout) == (0, "")
+    assert "missing config (no token" in log_lines(home)[0]
 
 
 def test_hook_logs_never_contain_the_prompt(tmp_path: Path) -> None:

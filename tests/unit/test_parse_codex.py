@@ -241,10 +241,16 @@ def test_javascript_exec_cell_reads_as_its_commands(tmp_path: Path) -> None:
     assert is_edit(cell_call) and cell_call.exit_code == 0
 
 
-def test_real_offline_run_of_codex_0_171() -> None:
-    """A rollout the real CLI (npm @openai/codex 0.171.0) wrote offline: see fixtures/agents/README.md."""
+def test_real_offline_run_of_codex_0_171(tmp_path: Path) -> None:
+    """A rollout the real CLI (npm @openai/codex 0.171.0) wrote offline: see fixtures/agents/README.md.
+    No model answered it: skipped as `no-model-turn`; with an answer appended it is a trajectory."""
     path = FIXTURES / "codex-0.171-offline-rollout.jsonl"
-    traj = load(path)
+    skipped_run = load(path)
+    assert isinstance(skipped_run, NotEpisode) and skipped_run.reason == "no-model-turn"
+    answered = tmp_path / path.name
+    reply = {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done."}]}
+    answered.write_text(path.read_text() + item(reply) + "\n")
+    traj = load(answered)
     assert isinstance(traj, Trajectory)
     assert (
         traj.agent_version == "0.171.0" and traj.entrypoint == "codex_exec" and traj.cwd == "/tmp/cx18/proj"
@@ -254,3 +260,16 @@ def test_real_offline_run_of_codex_0_171() -> None:
     skipped = traj.stats.skipped_entry_types
     assert skipped["world_state"] == 1 and skipped["event_msg:item_completed"] == 1
     assert traj.stats.skipped_block_types["response_item:additional_tools"] == 1
+
+
+def test_a_first_line_longer_than_the_sniffed_bytes_is_told_by_its_envelope() -> None:
+    """A real session_meta carries the whole system prompt (~21 KB): only the line's start is sniffed."""
+    from episodic.parse.formats import sniff
+
+    meta = {"id": "01a2", "base_instructions": {"text": "x" * 30_000}}
+    for envelope in (
+        {"timestamp": "2026-12-01T13:36:38.594Z", "ordinal": 0, "type": "session_meta", "payload": meta},
+        {"timestamp": "2026-02-23T11:41:32.239Z", "type": "session_meta", "payload": meta},
+    ):
+        assert sniff(json.dumps(envelope).encode()[:8192]) == "codex"
+    assert sniff(json.dumps({"type": "user", "message": {"content": "x" * 9000}}).encode()[:8192]) is None

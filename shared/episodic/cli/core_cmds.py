@@ -66,6 +66,18 @@ def _print_report(report: Any) -> None:
     if redacted:
         click.echo(f"  secrets redacted: {redacted} ({', '.join(sorted(report.stats.secrets_redacted))})")
     _print_scope(getattr(report, "scope", {}))
+    if getattr(report, "demo_removed", 0):
+        click.echo(f"  removed the {report.demo_removed} demo card(s): your own sessions are indexed now")
+
+
+def missing_paths_error(paths: Sequence[str]) -> None:
+    """A path given on the command line that does not exist is a mistake, not "found 0 sessions"."""
+    missing = [p for p in paths if not Path(p).expanduser().exists()]
+    if missing:
+        raise click.ClickException(
+            f"no such file or folder: {', '.join(missing)} (give session files or folders that hold them; "
+            "with no path, each agent's own folders are read)"
+        )
 
 
 def run_index(
@@ -167,6 +179,7 @@ def register(group: click.Group) -> None:
         limit: int | None,
     ) -> None:
         """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
+        missing_paths_error(paths)
         settings = _settings({"distiller": distiller})
         tenant = tenant or settings.tenant
         if upgrade:
@@ -245,6 +258,7 @@ def register(group: click.Group) -> None:
         from episodic.backfill_estimate import inspect_history, render_one
         from episodic.cli.cleanup_risk import kept_summary
 
+        missing_paths_error(paths)
         settings = _settings({})
         tenant = tenant or settings.tenant
         source = build_scoped_source(settings)

@@ -19,10 +19,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from episodic import envsource
+from episodic.cli.hook_probe import hook_commands, listener
 from episodic.cli.setup_clients import (
     FAILURE_ARGS,
     FAILURE_EVENT,
-    HOOK_ARGS,
     SERVER_NAME,
     SESSION_DISTILL_ARGS,
     TOKEN_ENV,
@@ -95,14 +95,7 @@ def check_mcp_entry(home: Path, setup: str, current: str | None) -> Check:
 
 def check_hook_entry(home: Path, setup: str) -> Check:
     path = home / ".claude" / "settings.json"
-    groups = (((_json_file(path) or {}).get("hooks") or {}).get("UserPromptSubmit")) or []
-    commands = [
-        str(h.get("command", ""))
-        for g in groups
-        if isinstance(g, dict)
-        for h in g.get("hooks") or []
-        if isinstance(h, dict) and str(h.get("command", "")).rstrip().endswith(HOOK_ARGS)
-    ]
+    commands = hook_commands(home)
     if not commands:
         return Check("hook entry", FAIL, f"no episodic UserPromptSubmit hook in {path}", setup)
     try:
@@ -202,11 +195,38 @@ def _reachable(url: str, timeout: float = 1.0) -> bool:
         return False
 
 
+def _foreign_at(url: str, token: str | None) -> str:
+    """What answers at a local url when it is not this home's server (the hook's own test); '' if ours."""
+    from episodic import hook
+
+    try:
+        hook.ask_server(url, token or "-", PROBE_QUERY, 5.0)
+    except hook.ForeignServer as foreign:
+        who = listener(urlsplit(url).port or 80)
+        return str(foreign).removeprefix("fail: ") + (f" [{who}]" if who else "")
+    except hook.HookSkip:  # ours, refusing or slow: the token and hook checks say which
+        return ""
+    return ""
+
+
+def check_hook_run(settings: Settings, home: Path) -> Check:
+    """The hook command Claude Code runs, run once with a real payload: what it logged, with the fix."""
+    from episodic.cli.hook_probe import run_hook_probe
+
+    probe = run_hook_probe(settings, home)
+    return Check("prompt hook", probe.status, probe.detail, probe.fix)
+
+
 def check_server(settings: Settings) -> tuple[Check, bool]:
     from episodic.local_server import recorded_pid
 
     url = settings.endpoint_url
     if _reachable(url):
+        foreign = _foreign_at(url, settings.token)
+        if foreign:
+            fix = "the prompt hook moves this home's server to a free port on the next prompt (saved in the config); "
+            fix += "`episodic setup claude-code --write` does it now"
+            return Check("server reachable", FAIL, foreign, fix), False
         pid = recorded_pid(settings.home)
         started = f" (pid {pid}, the background server setup or the hook started)" if pid else ""
         return Check("server reachable", OK, url + started), True
@@ -402,6 +422,7 @@ def run_checks(settings: Settings) -> list[Check]:
         return [*checks, Check("index", FAIL, f"cannot open the index: {exc}", "`episodic index`")]
     checks.append(check_token(settings, up, store.count))
     checks.append(check_index(settings, store.count, total))
+    checks.append(check_hook_run(settings, home))
     checks.append(check_parity(settings, stored))
     if settings.store == "sqlite":  # a local read; a remote index would be listed whole
         opening = check_opening(settings, store.iter_records(settings.tenant))

@@ -83,4 +83,22 @@ def leave_server_answering(settings) -> None:  # type: ignore[no-untyped-def]
             err=True,
         )
 
-    click.echo(f"local server: {ensure_answering(settings, settings.token, on_start=starting).describe()}")
+    state = ensure_answering(settings, settings.token, on_start=starting)
+    click.echo(f"local server: {state.describe()}")
+    if state.status == "off":  # hook_autostart is off: the user runs `episodic serve` (the line says so)
+        return
+    if state.status != "answering":
+        raise click.ClickException(f"the prompt hook cannot be made to answer: {state.describe()}")
+    hook_answers(settings.user_home)
+
+
+def hook_answers(user_home: str | None) -> None:
+    """The hook command Claude Code runs, run once as it would: what it logged; exit 1 when it failed."""
+    from episodic.cli.hook_probe import run_hook_probe
+    from episodic.cli.setup_clients import user_home as home_of
+    from episodic.settings import load_settings
+
+    probe = run_hook_probe(load_settings(), home_of(user_home))  # again: a move saved another port
+    click.echo(f"prompt hook: {probe.detail}")
+    if probe.status == "fail":
+        raise click.ClickException(f"the prompt hook does not answer: {probe.detail}; {probe.fix}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 
@@ -64,17 +65,25 @@ def register(group: click.Group) -> None:
         def ready(url: str) -> None:
             click.echo(f"episodic ui: {url}  (Ctrl-C to stop)")
 
-        serve_ui(
-            settings,
-            port=port,
-            open_browser=not no_open,
-            tenant=tenant,
-            endpoint=endpoint,
-            token=token,
-            eval_dir=eval_report,
-            dream_dir=dream,
-            on_ready=ready,
-        )
+        try:
+            serve_ui(
+                settings,
+                port=port,
+                open_browser=not no_open,
+                tenant=tenant,
+                endpoint=endpoint,
+                token=token,
+                eval_dir=eval_report,
+                dream_dir=dream,
+                on_ready=ready,
+            )
+        except OSError as exc:  # the port is taken, or not ours to bind: one line, as `serve` says it
+            if exc.errno == errno.EADDRINUSE:
+                raise click.ClickException(
+                    f"127.0.0.1:{port} is already in use by another process; pick another --port "
+                    "(or omit it: any free port)"
+                ) from exc
+            raise click.ClickException(f"cannot serve the viewer on 127.0.0.1:{port}: {exc}") from exc
 
 
 def _read_token(path: Path) -> str:

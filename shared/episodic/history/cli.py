@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -13,6 +14,7 @@ import click
 from episodic.history.params import filters_from
 
 if TYPE_CHECKING:
+    from episodic.history.models import HistoryRecord
     from episodic.memory import Memory
     from episodic.settings import Settings
 
@@ -258,11 +260,33 @@ def register(group: click.Group) -> None:
         argv = resume_argv(record)
         cwd = record.cwd if record.cwd and os.path.isdir(record.cwd) else None
         if record.cwd and cwd is None:
-            click.echo(f"folder {record.cwd} is gone; resuming from here", err=True)
+            click.echo(_resumable_here(settings, memory, record), err=True)
         try:
             raise SystemExit(subprocess.call(argv, cwd=cwd))
         except FileNotFoundError as exc:
             raise click.ClickException(f"{argv[0]} is not on PATH: {resume_command(record)}") from exc
+
+
+def _resumable_here(settings: Settings, memory: Memory, record: HistoryRecord) -> str:
+    """The session's folder is gone: Claude Code looks the id up under the current folder's project, so
+    the transcript goes there (or a clear error says what to do)."""
+    from episodic.history.resume_here import find_transcript, place_for_resume
+    from episodic.parse.discovery import default_roots
+
+    here = os.getcwd()
+    if record.agent != "claude-code":  # Codex finds a rollout by its id from any folder
+        return f"the folder {record.cwd} is gone; resuming from here ({here})"
+    card = memory.store.get(record.tenant_id, record.session_id)
+    roots = default_roots(settings)
+    transcript = find_transcript(record.session_id, card.source_path if card else "", roots)
+    if transcript is not None and transcript.parent.parent.name == "projects":
+        config_dir = transcript.parent.parent.parent  # the Claude Code config folder it came from
+    else:
+        config_dir = roots[0] if roots else Path(settings.user_home or Path.home()) / ".claude"
+    try:
+        return place_for_resume(record.session_id, transcript, config_dir, here, record.cwd)
+    except (ValueError, OSError) as exc:
+        raise click.ClickException(str(exc)) from exc
 
 
 def _link_show(memory: Memory, tenant: str, target: str, as_json: bool) -> None:

@@ -18,7 +18,7 @@ from episodic.history.port import HistoryStore
 from episodic.history.tracker import NoTracker, Tracker
 from episodic.models import CardRecord, ReviewState, check_tenant
 from episodic.scrub import Scrubber
-from episodic.session_ids import AmbiguousSessionError, session_id_in
+from episodic.session_ids import AmbiguousSessionError, not_found, session_id_in
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
@@ -208,11 +208,11 @@ def get_history(memory: Memory, tenant_id: str, typed: str) -> HistoryRecord:
     named = sessions_named(store, tenant_id, typed)
     if len(named) > 1:
         labels = {
-            r.session_id: f"{r.started_at.date() if r.started_at else ''} {session_name(r)}" for r in named
+            r.session_id: f"{r.started_at.date() if r.started_at else ''} {session_label(r)}" for r in named
         }
         raise AmbiguousSessionError(typed.strip(), [r.session_id for r in named], labels)
     if not named:
-        raise NotFoundError(f"no session with id or name {typed.strip()!r} (run `episodic index`)")
+        raise NotFoundError(not_found("session with id or name", typed) + " (run `episodic index`)")
     return named[0]
 
 
@@ -221,18 +221,25 @@ def session_name(record: HistoryRecord) -> str:
     return record.titles[-1] if record.titles else ""
 
 
+def session_label(record: HistoryRecord) -> str:
+    """How a session is listed: its name, else the start of its first prompt."""
+    return session_name(record) or " ".join((record.prompts[:1] or [""])[0].split())[:80]
+
+
 def _folded(text: str) -> str:
     return " ".join(text.split()).casefold()
 
 
 def sessions_named(store: HistoryStore, tenant_id: str, typed: str) -> list[HistoryRecord]:
-    """Sessions with a title equal to `typed` (case and spacing aside); else those with one starting so."""
+    """Sessions with a name equal to `typed` (case and spacing aside); else those with one starting so. A
+    session's names are its titles; an untitled one is named by its first prompt (as the agent lists it)."""
     wanted = _folded(typed)
     if not wanted:
         return []
     records = store.sessions(tenant_id, HistoryFilters())
-    exact = [r for r in records if any(_folded(t) == wanted for t in r.titles)]
-    return exact or [r for r in records if any(_folded(t).startswith(wanted) for t in r.titles)]
+    names = {r.session_id: [_folded(t) for t in (r.titles or r.prompts[:1])] for r in records}
+    exact = [r for r in records if wanted in names[r.session_id]]
+    return exact or [r for r in records if any(n.startswith(wanted) for n in names[r.session_id])]
 
 
 def sessions_in_range(

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from episodic.errors import InvalidArgumentError
-from episodic.history.models import HistoryFilters, ToolUse
+from episodic.history.models import HistoryFilters, ToolUse, Turn
 from episodic.history.service import (
     MAX_LIMIT,
     HistoryHit,
@@ -181,12 +182,13 @@ def query_history(
 # a decision says a choice was made; "instead of" / "rather than" count only beside a choosing verb
 DECISION_WORDS = re.compile(
     r"\b(decided|decision was|we(?:'ll| will) (?:go with|use|keep|stick with|switch to)|"
-    r"let'?s (?:go with|use|keep|stick with|switch to)|going with|go with|settled on|chose|chosen|"
+    r"let'?s (?:go with|use|keep|stick with|switch to)|(?<!keep )going with|(?<!keep )go with|settled on|chose|chosen|"
     r"agreed (?:to|on)|opted)\b",
     re.IGNORECASE,
 )
 CONTRAST_CHOICE = re.compile(
-    r"\b(?:use|using|keep|keeping|switch(?:ed)? to|move[sd]? to|pick(?:ed)?|went with)\b[^.!?]{0,80}?"
+    r"\b(?:use|using|keep|keeping|switch(?:ed)? to|move[sd]? to|pick(?:ed)?|went with|we(?:'ll| will)|"
+    r"let'?s|I'll)\b[^.!?]{0,80}?"
     r"\b(?:instead of|rather than)\b",
     re.IGNORECASE,
 )
@@ -212,9 +214,15 @@ class Decision:
         }
 
 
+# a review's finding ("Medium: tests use X instead of Y") reports what is, it does not choose
+FINDING = re.compile(r"^\W*(?:critical|high|medium|low|minor|major|nit|issue|bug)\b\W*:", re.IGNORECASE)
+
+
 def is_decision(sentence: str) -> bool:
-    return len(sentence.strip()) > 10 and bool(
-        DECISION_WORDS.search(sentence) or CONTRAST_CHOICE.search(sentence)
+    return (
+        len(sentence.strip()) > 10
+        and not FINDING.match(sentence)
+        and bool(DECISION_WORDS.search(sentence) or CONTRAST_CHOICE.search(sentence))
     )
 
 
@@ -247,10 +255,13 @@ def find_decisions(
             on_topic = _folded(
                 " ".join(record.turns[i].prompt + " " + record.turns[i].reply for i in hit.match.turns)
             )
+            # the offline distiller gathers any sentence with "instead" (a pasted tool message too): its
+            # decisions must read as a choice made; a model's key decisions are taken as written
+            loose = card.distiller.kind == "heuristic"
             found += [
-                Decision(_cut(d, 400), "card", summary, card.card.problem)
+                Decision(_cut(d, 400), "card", summary, _said_where(record.turns, d) or card.card.problem)
                 for d in card.card.key_decisions
-                if pattern.search(d) or _folded(d) in on_topic
+                if (pattern.search(d) or _folded(d) in on_topic) and (not loose or is_decision(d))
             ]
         for index in hit.match.turns:
             turn = record.turns[index]
@@ -260,7 +271,7 @@ def find_decisions(
                 found.append(Decision(sentence, "reply", summary, _cut(turn.prompt, 300)))
         for sentence in _decision_sentences(record.closing_summary, pattern):
             found.append(Decision(sentence, "summary", summary))
-    found = _unique(found)[:limit]
+    found = _once_each(_unique(found)[:limit])
     if not found:
         return [], f"No decision about {topic!r} was found in the history."
     if len({d.session.record.session_id for d in found}) > 1 or len(found) > 1:
@@ -276,16 +287,47 @@ def _folded(text: str) -> str:
     return " ".join(re.sub(r"[^\w\s]", " ", text.casefold()).split())
 
 
+def _said_where(turns: Sequence[Turn], decision: str) -> str:
+    """The prompt of the turn whose reply said `decision` (or the reply, when the prompt said it)."""
+    wanted = set(_folded(decision).split())
+    if not wanted:
+        return ""
+    for turn in turns:  # a card rewords a little (code spans dropped): most of its words, not all
+        if len(wanted & set(_folded(turn.reply).split())) >= 0.8 * len(wanted):
+            return _cut(turn.prompt, 300)
+        if len(wanted & set(_folded(turn.prompt).split())) >= 0.8 * len(wanted):
+            return _cut(turn.reply, 300)
+    return ""
+
+
+def _once_each(decisions: list[Decision]) -> list[Decision]:
+    """A context shown once: a later decision of the same session with the same context carries none."""
+    shown: set[tuple[str, str]] = set()
+    for d in decisions:
+        key = (d.session.record.session_id, _folded(d.context))
+        if key in shown:
+            d.context = ""
+        shown.add(key)
+    return decisions
+
+
 def _unique(decisions: list[Decision]) -> list[Decision]:
-    """The first (newest) of each decision said more than once (case, spacing and punctuation aside)."""
-    seen: set[str] = set()
+    """The first (newest) of each decision said more than once: case, spacing and punctuation aside, and a
+    card's rewording of a reply's sentence (code spans dropped) counts as the same one."""
+    seen: list[set[str]] = []
     kept = []
     for d in decisions:
-        key = _folded(d.text)
-        if key not in seen:
-            seen.add(key)
+        words = set(_folded(d.text).split())
+        if not any(_same_words(words, other) for other in seen):
+            seen.append(words)
             kept.append(d)
     return kept
+
+
+def _same_words(a: set[str], b: set[str]) -> bool:
+    """Most of the shorter sentence's words are in the longer one (a rewording, not another decision)."""
+    small = min(len(a), len(b))
+    return a == b or (small >= 4 and len(a & b) >= 0.8 * small)
 
 
 # ---------------------------------------------------------------- timeline

@@ -8,6 +8,8 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from episodic import envsource
+from episodic.autostart import IDENTITY_HEADER, home_identity
 from episodic.http_clients import (
     MAX_CONNECTIONS,
     MAX_CONNECTIONS_PER_CLIENT,
@@ -32,6 +34,12 @@ class _Handler(BoundedHandler):
     sys_version = ""
     protocol_version = "HTTP/1.1"  # keep-alive: the SDK client reuses one connection
     endpoint: McpEndpoint  # set on the subclass made per server
+    identity: str = ""  # this home's autostart.home_identity, sent with every answer
+
+    def send_response(self, code: int, message: str | None = None) -> None:
+        super().send_response(code, message)
+        if self.identity:  # the hook and setup tell this home's server from another program on the port
+            self.send_header(IDENTITY_HEADER, self.identity)
 
     def _serve(self) -> None:
         try:
@@ -88,10 +96,14 @@ def make_server(
     max_connections: int = MAX_CONNECTIONS,
     request_deadline: float = REQUEST_DEADLINE_SECONDS,
     max_connections_per_client: int = MAX_CONNECTIONS_PER_CLIENT,
+    identity: str | None = None,
 ) -> McpHttpServer:
     """Bind (port 0 = an ephemeral port) without serving yet; clients bounded as `http_clients` says."""
     # StreamRequestHandler applies `timeout` to every read of the connection's socket
-    handler = type("McpHandler", (_Handler,), {"endpoint": endpoint, "timeout": read_timeout})
+    identity = home_identity(envsource.home_dir()) if identity is None else identity
+    handler = type(
+        "McpHandler", (_Handler,), {"endpoint": endpoint, "timeout": read_timeout, "identity": identity}
+    )
     if endpoint.allowed_hosts is None and host in LOCAL_HOSTS:
         endpoint.allowed_hosts = LOCAL_HOSTS  # DNS rebinding: a loopback server answers loopback names only
     limits = ClientLimits(request_deadline, max_connections, max_connections_per_client)
@@ -162,6 +174,7 @@ def serve(
         max_connections=settings.serve_max_connections,
         request_deadline=settings.serve_request_deadline_seconds,
         max_connections_per_client=settings.serve_max_connections_per_client,
+        identity=home_identity(envsource.home_dir()),  # as the hook computes it: the config's home
     )
     if on_ready:
         on_ready(httpd)

@@ -147,6 +147,9 @@ class CodexSource(SingleFileSource):
         for entry in iter_entries(data, session.stats):
             reader.feed(entry)
         reader.finish()
+        answered = any(e.kind in ("assistant", "tool", "thinking") for e in session.events)
+        if not answered and any(e.kind == "prompt" for e in session.events):
+            return "no-model-turn"  # asked, never answered: e.g. a `codex exec` whose model call failed
         return None
 
 

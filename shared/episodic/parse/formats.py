@@ -18,6 +18,13 @@ GEMINI = "gemini"
 COMPRESSED_SUFFIX = ".zst"
 _SNIFF_BYTES = 8192
 _KEY_RE = re.compile(rb'^\s*"(sessionId|projectHash|messages|startTime|lastUpdated)"\s*:', re.M)
+# a Codex line's envelope, read from its start: a session_meta line carries the whole system prompt
+# (`base_instructions`, ~21 KB in current releases), far past the sniffed bytes, so it cannot be parsed here
+_CODEX_ENVELOPE_RE = re.compile(
+    rb'^\{\s*(?:"\w+"\s*:\s*(?:"[^"\\]*"|-?\d+)\s*,\s*)*"type"\s*:\s*"('  # `timestamp`, 0.171's `ordinal`
+    + b"|".join(sorted(t.encode() for t in CODEX_TYPES))
+    + rb')"\s*,\s*"payload"\s*:\s*\{'
+)
 
 
 def sniff(head: bytes, name: str = "") -> str | None:
@@ -32,6 +39,8 @@ def sniff(head: bytes, name: str = "") -> str | None:
         first = bounded.loads(first_line)
     except (ValueError, UnicodeDecodeError, RecursionError):
         first = None
+    if first is None and _CODEX_ENVELOPE_RE.match(first_line):
+        return CODEX  # a first line longer than the sniffed bytes: its envelope says enough
     if isinstance(first, dict):
         if "payload" in first and first.get("type") in CODEX_TYPES:
             return CODEX
