@@ -178,7 +178,7 @@ def test_the_viewer_closes_dribblers_and_serves_others_meanwhile(tmp_path: Path)
         for sock in slow:
             sock.sendall(b"GET / HTTP/1.1\r\n")
         opening = urlsplit(ui.url)
-        conn = http.client.HTTPConnection("127.0.0.1", opening.port, timeout=GENEROUS)
+        conn = http.client.HTTPConnection(opening.hostname or "", opening.port, timeout=GENEROUS)
         conn.request("GET", f"{opening.path}?{opening.query}")  # the opening URL: sets the cookie
         assert conn.getresponse().status == 303
         conn.close()

@@ -12,7 +12,12 @@ from episodic.settings import load_settings
 
 def register(group: click.Group) -> None:
     @group.command("ui")
-    @click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: any free port).")
+    @click.option(
+        "--host",
+        default=None,
+        help="Loopback address (default: a random 127.x.y.z per run, so no other local server gets its cookie).",
+    )
+    @click.option("--port", type=int, default=0, help="Port (default: any free port).")
     @click.option("--no-open", is_flag=True, help="Print the URL; do not open a browser.")
     @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
     @click.option(
@@ -40,6 +45,7 @@ def register(group: click.Group) -> None:
         help="A folder of dream records (default: <home>/dreams/<tenant>, where `episodic dream` writes them).",
     )
     def ui_cmd(
+        host: str | None,
         port: int,
         no_open: bool,
         tenant: str | None,
@@ -62,10 +68,11 @@ def register(group: click.Group) -> None:
             token = _read_token(token_file)
 
         def ready(url: str) -> None:
-            click.echo(f"episodic ui: {url}  (Ctrl-C to stop)")
+            click.echo(f"episodic ui: {url}  (opens once, within 10 minutes; Ctrl-C to stop)")
 
         serve_ui(
             settings,
+            host=host,
             port=port,
             open_browser=not no_open,
             tenant=tenant,
