@@ -74,7 +74,9 @@ def episodic_ui(
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        assert re.search(r"http://127\.[\d.]+:\d+/", line), line + (process.stderr.read() if process.stderr else "")
+        assert re.search(r"http://127\.[\d.]+:\d+/", line), line + (
+            process.stderr.read() if process.stderr else ""
+        )
         yield process, line
     finally:
         process.send_signal(signal.SIGINT)

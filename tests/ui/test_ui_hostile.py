@@ -101,7 +101,9 @@ def test_the_browsers_command_line_holds_no_key_and_its_page_works_once(
     browser.chmod(0o700)
     with episodic_ui(env={"BROWSER": str(browser)}) as (process, printed):
         argv = wait_for(argv_file, process)
-        status, has_page, file_left, file_mode, folder_mode, action, key = wait_for(page_file, process).split()
+        status, has_page, file_left, file_mode, folder_mode, action, key = wait_for(
+            page_file, process
+        ).split()
         assert (status, has_page, file_left) == ("200", "True", "False")  # opened; the page is gone
         assert (file_mode, folder_mode) == ("0o600", "0o700")  # no other user could read it
         assert argv.startswith("file://") and "key" not in argv and key not in argv  # a path, no secret

@@ -78,10 +78,10 @@ class _Handler(BoundedHandler):
             public = parts.path.startswith("/static/") and self.command in ("GET", "HEAD")
             signed_in = self.guard.has_secret(self.headers)
             if parts.path == OPEN_PATH and self.command == "POST":  # the opening file's form: key -> cookie
-                form = self._form()
-                if form is None:
+                opening = self._form()
+                if opening is None:
                     return
-                signed_in = self.guard.redeem(form.get(KEY_PARAM, ""))
+                signed_in = self.guard.redeem(opening.get(KEY_PARAM, ""))
                 if not signed_in:
                     raise Refused(
                         403, "this opening page was already used or has expired: run `episodic ui` again"
