@@ -57,6 +57,7 @@ def register(group: click.Group) -> None:
     ) -> None:
         """Browse, search and review the memory in a local web page (127.0.0.1 only, per-run secret)."""
         from episodic.ui.app import serve_ui
+        from episodic.ui.security import PRINTED_KEY_SECONDS
 
         if token is not None:
             raise click.UsageError(
@@ -68,7 +69,8 @@ def register(group: click.Group) -> None:
             token = _read_token(token_file)
 
         def ready(url: str) -> None:
-            click.echo(f"episodic ui: {url}  (opens once, within 10 minutes; Ctrl-C to stop)")
+            minutes = PRINTED_KEY_SECONDS / 60
+            click.echo(f"episodic ui: {url}  (opens once, within {minutes:.0f} minutes; Ctrl-C to stop)")
 
         serve_ui(
             settings,
