@@ -6,7 +6,7 @@ Meanwhile another local user's process polls every `/proc/*/cmdline` and tries e
 a key or a URL on the viewer at once; and another web server on the loopback (127.0.0.1 and localhost,
 another port), which the same browser visits after the viewer, records the cookies it is sent. Neither
 gets anything usable: no attempt is let in, no cookie reaches it (and none it got opens the viewer);
-the browser still opens the viewer. The page handed to the browser is 0600 in a 0700 folder (another
+the browser still opens the viewer, whether its command returns at once or runs until it is done. The page handed to the browser is 0600 in a 0700 folder (another
 user cannot read it) and gone once used; its key expires in seconds."""
 
 from __future__ import annotations
@@ -151,16 +151,20 @@ class Watcher:
             self.attempts.append((key, *_ask(self.base, "POST", "/open", form, **headers)))
 
 
+@pytest.mark.parametrize("foreground", [True, False], ids=["foreground-browser", "background-browser"])
 def test_no_other_local_user_or_server_gets_into_the_viewer_and_chromium_still_opens_it(
-    episodic_home: Path, tmp_path: Path, recorder: Recorder
+    episodic_home: Path, tmp_path: Path, recorder: Recorder, foreground: bool
 ) -> None:
     require_browser()
     result = tmp_path / "browser-result.json"
     others = [f"http://127.0.0.1:{recorder.port}/", f"http://localhost:{recorder.port}/"]
     script = tmp_path / "foreground_browser.py"
     script.write_text(BROWSER_SCRIPT.format(tests=str(TESTS), others=others, result=str(result)))
-    browser = tmp_path / "browser"  # BROWSER names one command; it runs until the browser is done
-    browser.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
+    browser = tmp_path / "browser"  # BROWSER names one command: in the foreground, it runs until done
+    run = (
+        f'exec "{sys.executable}" "{script}" "$@"' if foreground else f'"{sys.executable}" "{script}" "$@" &'
+    )
+    browser.write_text(f"#!/bin/sh\n{run}\n")
     browser.chmod(0o700)
     with episodic_ui(env={"BROWSER": str(browser)}) as (process, printed):
         opening = re.search(r"(http://127\.[\d.]+:\d+)/\?key=(\S+)", printed)
@@ -180,13 +184,13 @@ def test_no_other_local_user_or_server_gets_into_the_viewer_and_chromium_still_o
             (what, status) for what, status, cookie in watcher.attempts if cookie or status in (200, 303)
         ]
         replayed = [_ask(base, "GET", "/", Cookie=cookie)[0] for cookie in recorder.cookies if cookie]
-    assert "error" not in seen and "Review queue" in seen["text"], seen  # Chromium opened the viewer
-    assert seen["url"].startswith(base) and "key=" not in seen["url"], seen["url"]
-    assert not [a for a in seen["argv"] if "key" in a], seen["argv"]  # the browser's command line: a path
     assert watcher.attempts or watcher.files, "the watcher saw the browser's command line"
     assert stolen == [], stolen  # nothing it read in /proc opened the viewer
     assert recorder.requests >= 2 and not any("episodic_ui" in c for c in recorder.cookies), recorder.cookies
     assert all(status == 403 for status in replayed), replayed
+    assert "error" not in seen and "Review queue" in seen["text"], seen  # Chromium opened the viewer
+    assert seen["url"].startswith(base) and "key=" not in seen["url"], seen["url"]
+    assert not [a for a in seen["argv"] if "key" in a], seen["argv"]  # the browser's command line: a path
     for path, mode, folder_mode in watcher.files:
         assert stat.S_IMODE(mode) == 0o600 and stat.S_IMODE(folder_mode) == 0o700, (path, oct(mode))
         assert not path.exists(), f"{path} was left behind after it was used"
