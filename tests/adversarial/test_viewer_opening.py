@@ -133,17 +133,17 @@ class Watcher:
             time.sleep(0.005)
 
     def _try(self, line: str) -> None:
-        if not any(mark in line for mark in ("http", "file:", "key")):
-            return  # not a browser being handed the viewer (every other process on the machine)
+        if self.base not in line and "file://" not in line and "key=" not in line:
+            return  # not a browser handed this viewer (other processes' servers are left alone)
         for found in re.findall(r"file://(\S+)", line):  # a path: its mode only, another user cannot read it
             path = Path(found)
             with contextlib.suppress(OSError):
                 self.files.append((path, path.stat().st_mode, path.parent.stat().st_mode))
         for url in re.findall(r"https?://\S+", line):
-            parts = urlsplit(url)
-            if parts.hostname and parts.hostname.startswith("127."):
+            if url.startswith(self.base):
+                parts = urlsplit(url)
                 target = parts.path + (f"?{parts.query}" if parts.query else "")
-                self.attempts.append((url, *_ask(f"{parts.scheme}://{parts.netloc}", "GET", target or "/")))
+                self.attempts.append((url, *_ask(self.base, "GET", target or "/")))
         for key in set(re.findall(r"[A-Za-z0-9_-]{32,}", line)) - {self.printed_key}:
             self.attempts.append((key, *_ask(self.base, "GET", f"/?key={key}")))
             form = urlencode({"key": key}).encode()
