@@ -7,6 +7,8 @@ count (80 connections at most) and time (it stops by itself), and the server hol
 from __future__ import annotations
 
 import contextlib
+import http.client
+import json
 import socket
 import threading
 import time
@@ -18,7 +20,7 @@ import pytest
 from episodic.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from hook_kit import injected_context
-from mcp_testkit import ALPHA, build_memory, populate, settings_for
+from mcp_testkit import ALPHA, build_memory, populate, rpc, settings_for
 
 from tests.adversarial.test_slow_clients import _wait_until
 
@@ -144,3 +146,32 @@ def test_the_hook_is_answered_while_20_unauthenticated_pipelining_clients_hold_c
     assert most_held <= limits.max_connections // 4, (most_held, made)
     assert not any(thread.is_alive() for thread in flood.threads)  # the flood stopped by itself
     assert _wait_until(lambda: not limits.held()), limits.held()  # and left nothing held
+
+
+def test_an_authenticated_keep_alive_outlasts_64_connections_without_a_token(
+    served: tuple[str, str, Path, BackgroundServer],
+) -> None:
+    """An agent's MCP connection, idle between two calls, keeps its slot while 64 clients without a token
+    connect and dribble: they take the slots of the untrusted, and each other's."""
+    url, token, _home, srv = served
+    parts = urlsplit(url)
+    agent = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=GENEROUS)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    ping = json.dumps(rpc("ping")).encode()
+    agent.request("POST", "/mcp", ping, headers)
+    assert agent.getresponse().read() and agent.sock is not None  # kept alive
+    first = agent.sock
+    dribblers = [socket.create_connection((parts.hostname, parts.port), timeout=GENEROUS) for _ in range(64)]
+    try:
+        for sock in dribblers:
+            sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")  # headers that never end
+        assert _wait_until(lambda: len(srv.httpd.limits.held()) >= 17)
+        time.sleep(1.0)  # every dribbler has been admitted (or turned away) by now
+        agent.request("POST", "/mcp", ping, headers)
+        response = agent.getresponse()
+        assert response.status == 200 and json.loads(response.read())["result"] == {}
+        assert agent.sock is first  # the same connection: it was never closed to make room
+    finally:
+        agent.close()
+        for sock in dribblers:
+            sock.close()
