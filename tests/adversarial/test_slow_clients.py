@@ -95,8 +95,10 @@ def test_the_hooks_request_works_while_64_slow_clients_hold_connections(
     slow = [_connect(url) for _ in range(64)]
     for sock in slow:
         sock.sendall(b"POST /mcp HTTP/1.1\r\nHost: localhost\r\n")  # headers that never end
-    held_by_slow = _wait_until(lambda: len(srv.httpd.limits.held()) >= 64)
-    assert held_by_slow, srv.httpd.limits.held()
+    # they hold what connections without a token may (issue 40: a quarter of the slots), no more
+    cap = srv.httpd.limits.max_untrusted
+    held_by_slow = _wait_until(lambda: len(srv.httpd.limits.held()) >= cap)
+    assert held_by_slow and len(srv.httpd.limits.held()) == cap, srv.httpd.limits.held()
     for _ in range(3):  # the hook's own request, three prompts in a row
         hits = ask_server(url, token, "pytest cannot find a fixture after moving conftest", timeout=GENEROUS)
         assert hits and hits[0]["session_id"] == "alpha-pytest-fixture", hits
@@ -131,6 +133,9 @@ def test_only_a_server_busy_with_whole_requests_answers_503(tmp_path: Path) -> N
 
     class Blocking:
         allowed_hosts = None
+
+        def authorized(self, headers: object) -> bool:
+            return True  # every request is served: the slots stay busy
 
         def handle(self, request: object) -> HttpResponse:
             entered.release()
@@ -173,7 +178,7 @@ def test_the_viewer_closes_dribblers_and_serves_others_meanwhile(tmp_path: Path)
         for sock in slow:
             sock.sendall(b"GET / HTTP/1.1\r\n")
         opening = urlsplit(ui.url)
-        conn = http.client.HTTPConnection("127.0.0.1", opening.port, timeout=GENEROUS)
+        conn = http.client.HTTPConnection(opening.hostname or "", opening.port, timeout=GENEROUS)
         conn.request("GET", f"{opening.path}?{opening.query}")  # the opening URL: sets the cookie
         assert conn.getresponse().status == 303
         conn.close()

@@ -4,6 +4,7 @@ server over the same memory with a token, and the viewer itself, all on loopback
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -73,7 +74,9 @@ def episodic_ui(
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        assert "http://127.0.0.1:" in line, line + (process.stderr.read() if process.stderr else "")
+        assert re.search(r"http://127\.[\d.]+:\d+/", line), line + (
+            process.stderr.read() if process.stderr else ""
+        )
         yield process, line
     finally:
         process.send_signal(signal.SIGINT)

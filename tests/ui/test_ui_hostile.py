@@ -79,13 +79,21 @@ def wait_for(path: Path, process: subprocess.Popen[str]) -> str:
     raise AssertionError(f"{path} never written")
 
 
-def test_the_url_on_the_browsers_command_line_is_used_up(episodic_home: Path, tmp_path: Path) -> None:
+def test_the_browsers_command_line_holds_no_key_and_its_page_works_once(
+    episodic_home: Path, tmp_path: Path
+) -> None:
     argv_file, page_file = tmp_path / "argv.txt", tmp_path / "page.txt"
-    fetch = (
-        "import sys, urllib.request as u; o = u.build_opener(u.HTTPCookieProcessor()); "
-        "r = o.open(sys.argv[1], timeout=30); print(r.status, 'Review queue' in r.read().decode())"
+    fetch = (  # what the browser does with the opening page: post its form once, keep the cookie
+        "import re, sys, urllib.parse as p, urllib.request as u, pathlib, os; "
+        "f = pathlib.Path(p.urlsplit(sys.argv[1]).path); t = f.read_text(); "
+        "mode = oct(os.stat(f).st_mode & 0o777), oct(os.stat(f.parent).st_mode & 0o777); "
+        "a = re.search('action=.([^\\x22]+)', t).group(1); k = re.search('value=.([^\\x22]+)', t).group(1); "
+        "o = u.build_opener(u.HTTPCookieProcessor()); "
+        "r = o.open(a, data=p.urlencode({'key': k}).encode(), timeout=30); r.read(); "
+        "r = o.open(a.rsplit('/', 1)[0] + '/', timeout=30); "
+        "print(r.status, 'Review queue' in r.read().decode(), f.exists(), *mode, a, k)"
     )
-    browser = tmp_path / "browser.sh"  # what the browser does: open the URL once, keep the cookie
+    browser = tmp_path / "browser.sh"
     browser.write_text(
         f'#!/bin/sh\nprintf "%s\\n" "$*" > {argv_file}\n'
         f'("{sys.executable}" -c "{fetch}" "$1" > {page_file}.tmp 2>&1; mv {page_file}.tmp {page_file}) &\n'
@@ -93,14 +101,17 @@ def test_the_url_on_the_browsers_command_line_is_used_up(episodic_home: Path, tm
     browser.chmod(0o700)
     with episodic_ui(env={"BROWSER": str(browser)}) as (process, printed):
         argv = wait_for(argv_file, process)
-        assert wait_for(page_file, process) == "200 True\n"  # the browser got the page
-        opened = re.search(r"http://127\.0\.0\.1:\d+/\?key=\S+", argv)
-        assert opened, argv
-        with pytest.raises(urllib.error.HTTPError) as used:  # what another user reads in /proc/<pid>/cmdline
-            urllib.request.urlopen(opened.group(0), timeout=30)
-        assert used.value.code == 403
-        shown = re.search(r"http://127\.0\.0\.1:\d+/\?key=\S+", printed)
-        assert shown and shown.group(0) != opened.group(0)  # the terminal's own one-time URL still opens
+        status, has_page, file_left, file_mode, folder_mode, action, key = wait_for(
+            page_file, process
+        ).split()
+        assert (status, has_page, file_left) == ("200", "True", "False")  # opened; the page is gone
+        assert (file_mode, folder_mode) == ("0o600", "0o700")  # no other user could read it
+        assert argv.startswith("file://") and "key" not in argv and key not in argv  # a path, no secret
+        again = f"key={key}".encode()
+        status_again, headers, _ = request(action, "POST", {**FORM, "Content-Length": str(len(again))}, again)
+        assert status_again == 403 and "set-cookie" not in headers  # the key worked once
+        shown = re.search(r"http://127\.[\d.]+:\d+/\?key=\S+", printed)
+        assert shown, printed  # the terminal's own one-time URL still opens
         browser_two = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         with browser_two.open(shown.group(0), timeout=30) as page:
             assert page.status == 200
@@ -118,7 +129,7 @@ def test_ui_token_on_the_command_line_is_refused(episodic_home: Path) -> None:
 
 def remote_search(printed: str) -> str:
     """The search page of a remote viewer, through its printed one-time URL."""
-    opening = re.search(r"(http://127\.0\.0\.1:\d+/)\?key=\S+", printed)
+    opening = re.search(r"(http://127\.[\d.]+:\d+/)\?key=\S+", printed)
     assert opening, printed
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     browser.open(opening.group(0), timeout=30).read()

@@ -13,7 +13,12 @@ from episodic.settings import load_settings
 
 def register(group: click.Group) -> None:
     @group.command("ui")
-    @click.option("--port", type=int, default=0, help="Port on 127.0.0.1 (default: any free port).")
+    @click.option(
+        "--host",
+        default=None,
+        help="Loopback address (default: a random 127.x.y.z per run, so no other local server gets its cookie).",
+    )
+    @click.option("--port", type=int, default=0, help="Port (default: any free port).")
     @click.option("--no-open", is_flag=True, help="Print the URL; do not open a browser.")
     @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
     @click.option(
@@ -41,6 +46,7 @@ def register(group: click.Group) -> None:
         help="A folder of dream records (default: <home>/dreams/<tenant>, where `episodic dream` writes them).",
     )
     def ui_cmd(
+        host: str | None,
         port: int,
         no_open: bool,
         tenant: str | None,
@@ -52,6 +58,7 @@ def register(group: click.Group) -> None:
     ) -> None:
         """Browse, search and review the memory in a local web page (127.0.0.1 only, per-run secret)."""
         from episodic.ui.app import serve_ui
+        from episodic.ui.security import PRINTED_KEY_SECONDS
 
         if token is not None:
             raise click.UsageError(
@@ -63,11 +70,13 @@ def register(group: click.Group) -> None:
             token = _read_token(token_file)
 
         def ready(url: str) -> None:
-            click.echo(f"episodic ui: {url}  (Ctrl-C to stop)")
+            minutes = PRINTED_KEY_SECONDS / 60
+            click.echo(f"episodic ui: {url}  (opens once, within {minutes:.0f} minutes; Ctrl-C to stop)")
 
         try:
             serve_ui(
                 settings,
+                host=host,
                 port=port,
                 open_browser=not no_open,
                 tenant=tenant,
@@ -80,10 +89,12 @@ def register(group: click.Group) -> None:
         except OSError as exc:  # the port is taken, or not ours to bind: one line, as `serve` says it
             if exc.errno == errno.EADDRINUSE:
                 raise click.ClickException(
-                    f"127.0.0.1:{port} is already in use by another process; pick another --port "
+                    f"{host or 'the loopback'}:{port} is already in use by another process; pick another --port "
                     "(or omit it: any free port)"
                 ) from exc
-            raise click.ClickException(f"cannot serve the viewer on 127.0.0.1:{port}: {exc}") from exc
+            raise click.ClickException(
+                f"cannot serve the viewer on {host or 'the loopback'}:{port}: {exc}"
+            ) from exc
 
 
 def _read_token(path: Path) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
+from episodic.embed.lifeline import exit_with_parent
 from episodic.errors import ConfigError
 from episodic.ports import Embedder
 
@@ -230,9 +231,11 @@ _worker_embedder: MiniLMEmbedder | None = None
 _worker_limits: Any = None
 
 
-def _worker_init(model_dir: str, max_tokens: int, batch_size: int) -> None:
-    """In each worker process: one BLAS thread (the processes are the parallelism), model loaded once."""
+def _worker_init(parent_pid: int, model_dir: str, max_tokens: int, batch_size: int) -> None:
+    """In each worker process: it ends with its parent (even a `kill -9`ed one), one BLAS thread (the
+    processes are the parallelism), model loaded once."""
     global _worker_embedder, _worker_limits
+    exit_with_parent(parent_pid)
     _worker_limits = threadpool_limits(limits=1, user_api="blas")  # kept for the worker's lifetime
     _worker_embedder = MiniLMEmbedder(
         Path(model_dir), max_tokens=max_tokens, batch_size=batch_size, workers=1
@@ -293,7 +296,7 @@ class MiniLMEmbedder(Embedder):
                     max_workers=self.workers,
                     mp_context=multiprocessing.get_context("spawn"),
                     initializer=_worker_init,
-                    initargs=(str(self.model_dir), self.max_tokens, self.batch_size),
+                    initargs=(os.getpid(), str(self.model_dir), self.max_tokens, self.batch_size),
                 )
                 weakref.finalize(self, pool.shutdown, wait=False, cancel_futures=True)
                 self._pool = pool

@@ -234,7 +234,14 @@ def register(group: click.Group) -> None:
         from episodic.history.tracker import BeadsTracker
 
         made = link_session(
-            memory, tenant, session_id, item, cwd=os.getcwd(), terminal=_terminal(), tracker=BeadsTracker()
+            memory,
+            tenant,
+            session_id,
+            item,
+            cwd=os.getcwd(),
+            terminal=_terminal(),
+            tracker=BeadsTracker(),
+            ask_tracker_in_cwd=True,  # the user's own shell folder
         )
         name = f" ({made.session_name})" if made.session_name else ""
         click.echo(

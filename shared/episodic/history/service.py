@@ -312,12 +312,17 @@ def link_session(
     cwd: str = "",
     terminal: str = "",
     tracker: Tracker | None = None,
+    ask_tracker_in_cwd: bool = False,
     now: datetime | None = None,
 ) -> WorkLink:
     """Record a confirmed link (appended: earlier links stay); a container item (a Beads epic) is refused.
     Only a session the tenant owns: one in its history or cards, or — for the server's own tenant, whose
     transcripts are on this machine — one not indexed yet (the current one usually is not). Another
-    tenant's session gets the same error as an unknown id, so the answer reveals nothing about it."""
+    tenant's session gets the same error as an unknown id, so the answer reveals nothing about it.
+
+    The tracker runs in the session's recorded folder only (its history record's cwd): a folder the caller
+    names is stored as its note, never run in, unless `ask_tracker_in_cwd` (the CLI: the user's own shell
+    folder). Without a recorded folder the tracker is not asked, so no folder changes the answer."""
     check_tenant(tenant_id)
     parsed = parse_item(item)
     store = history_of(memory)
@@ -335,7 +340,8 @@ def link_session(
     scrubber = Scrubber.from_settings(memory.settings)  # the caller's free text is stored and shown
     where = scrubber.scrub_field(cwd, MAX_LINK_FIELD_CHARS) or (record.cwd if record else "")
     terminal = scrubber.scrub_field(terminal, MAX_LINK_FIELD_CHARS)
-    if parsed.kind == "beads" and (tracker or NoTracker()).is_container(parsed.key, where):
+    ask_in = where if ask_tracker_in_cwd else (record.cwd if record else "")
+    if parsed.kind == "beads" and ask_in and (tracker or NoTracker()).is_container(parsed.key, ask_in):
         raise InvalidArgumentError(
             f"{parsed.key} is an epic (a container of other items): link the session to one of its tasks"
         )

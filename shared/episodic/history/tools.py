@@ -64,7 +64,11 @@ class TimelineArguments(RangeArguments):
 class LinkArguments(ToolArguments):
     session_id: str = Field(min_length=1, max_length=128)
     item: str = Field(min_length=1, max_length=300)
-    cwd: str | None = Field(None, max_length=1000, description="The session's working folder.")
+    cwd: str | None = Field(
+        None,
+        max_length=1000,
+        description="The session's working folder (kept with the link; nothing runs there).",
+    )
     terminal: str | None = Field(None, max_length=200)
 
 
@@ -183,8 +187,11 @@ def history_tools(memory: Memory) -> list[Tool]:
         return out
 
     def link(principal: Principal, args: LinkArguments) -> ToolOutput:
-        from episodic.history.tracker import BeadsTracker
+        from episodic.history.tracker import BeadsTracker, NoTracker
 
+        # a remote caller's recorded folders come from transcripts it sent: only the server's own tenant
+        # (its sessions ran on this machine) has its tracker asked, in the session's recorded folder
+        own = principal.tenant_id == memory.settings.tenant
         made = service.link_session(
             memory,
             principal.tenant_id,
@@ -192,7 +199,7 @@ def history_tools(memory: Memory) -> list[Tool]:
             args.item,
             cwd=args.cwd or "",
             terminal=args.terminal or "",
-            tracker=BeadsTracker(),
+            tracker=BeadsTracker() if own else NoTracker(),
         )
         data = made.model_dump(mode="json")
         return ToolOutput(

@@ -17,6 +17,7 @@ from episodic.http_clients import (
     BoundedHandler,
     BoundedServer,
     ClientLimits,
+    request_head,
 )
 from episodic.mcp.protocol import LOCAL_HOSTS, Headers, HttpRequest, McpEndpoint
 from episodic.settings import Settings
@@ -57,10 +58,14 @@ class _Handler(BoundedHandler):
         if body is None:  # the whole-request deadline passed: the connection is already closed
             return
         request = HttpRequest(self.command, self.path, Headers(self.headers.items()), body)
+        trusted = self.endpoint.authorized(request.headers)
+        self.settle(trusted)  # without a valid token: this answer, then the connection closes
         response = self.endpoint.handle(request)
         self.send_response(response.status)
         for name, value in response.headers.items():
             self.send_header(name, value)
+        if not trusted:
+            self.send_header("Connection", "close")
         self.send_header("Content-Length", str(len(response.body)))
         self.end_headers()
         if response.body and self.command != "HEAD":
@@ -106,7 +111,12 @@ def make_server(
     )
     if endpoint.allowed_hosts is None and host in LOCAL_HOSTS:
         endpoint.allowed_hosts = LOCAL_HOSTS  # DNS rebinding: a loopback server answers loopback names only
-    limits = ClientLimits(request_deadline, max_connections, max_connections_per_client)
+    limits = ClientLimits(
+        request_deadline,
+        max_connections,
+        max_connections_per_client,
+        vouch=lambda head: endpoint.authorized(Headers(request_head(head))),
+    )
     return McpHttpServer((host, port), handler, limits=limits)
 
 

@@ -273,6 +273,17 @@ class McpEndpoint:
     def handle_jsonrpc(self, message: Any, principal: Principal) -> dict[str, Any] | None:
         return self.server.handle_jsonrpc(message, principal)
 
+    def authorized(self, headers: Mapping[str, str]) -> bool:
+        """The request's credential is valid, or none is needed (the server keeps such a connection first)."""
+        if self.require_auth and self.authenticator is not None and not _bearer(Headers(headers))[0]:
+            return False  # no token: no need to ask the token store
+        try:
+            principal = self._authenticate(HttpRequest("POST", self.path or "/", headers))
+        except Exception:  # a store that cannot say: not vouched for
+            log.exception("authenticating a request head failed")
+            return False
+        return not isinstance(principal, HttpResponse)
+
     def handle(self, req: HttpRequest) -> HttpResponse:
         try:
             return self._handle(req)

@@ -1,30 +1,50 @@
 """Who may drive the viewer: the browser holding this run's secret, on this machine's loopback.
 
-- loopback only: the server binds 127.0.0.1 (or ::1) and answers only Host headers naming it (a DNS
-  rebinding page's Host is its own name);
+- loopback only, on an address of its own: the server binds a random 127.x.y.z per run (Linux routes all
+  of 127/8 to loopback; elsewhere it falls back to 127.0.0.1) and answers only Host headers naming it (a
+  DNS rebinding page's Host is its own name). Cookies are scoped by host, not port, so a cookie of
+  127.0.0.1 reached every other server the user browses there; one of 127.x.y.z reaches no other;
 - a per-run secret (random, 256 bits) lives only in an HttpOnly, SameSite=Strict cookie; every request
-  without it (another local user's browser, a script guessing the port) gets 403. An opening URL holds a
-  one-time key instead, exchanged for the cookie on first use and invalid from then on: the browser's
-  command line (readable by every local user in /proc) holds nothing that still opens the viewer;
-- every POST also needs the CSRF token (derived from the secret) in the form, and an Origin (or, without
-  one, a Referer) of this server: a web page elsewhere can neither read the token nor send the cookie;
+  without it (another local user's browser, a script guessing the port) gets 403;
+- the browser is handed no secret on its command line (every local user reads /proc/*/cmdline): it
+  opens a file only the user can read (0600, in a 0700 folder) whose form posts a one-time key to
+  `/open`; the key expires `BROWSER_KEY_SECONDS` after it is made and the file is deleted once it is used
+  (or expires). The URL printed on the user's own terminal holds a one-time key that expires later;
+- every POST also needs the CSRF token (random, independent of the cookie: a stolen cookie does not give
+  it) in the form, and an Origin (or, without one, a Referer) of this server;
 - responses forbid framing and any network asset (Content-Security-Policy: 'self' only).
 """
 
 from __future__ import annotations
 
-import hashlib
+import contextlib
 import hmac
+import html
+import os
 import secrets
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.cookies import CookieError, SimpleCookie
+from pathlib import Path
 from typing import Protocol
 from urllib.parse import urlsplit
 
 COOKIE = "episodic_ui"
 KEY_PARAM = "key"
+OPEN_PATH = "/open"
 LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
+BROWSER_KEY_SECONDS = 20.0  # the browser posts it within a second or two of starting
+PRINTED_KEY_SECONDS = 600.0  # the user copies the printed URL from their own terminal
+OPENING_PAGE = """<!doctype html>
+<html><head><meta charset="utf-8"><title>Opening the episodic viewer</title></head>
+<body><form id="open" method="post" action="{action}">
+<input type="hidden" name="{param}" value="{key}">
+<p>Opening the episodic viewer… <button type="submit">Open it</button> (this page works once, for a few
+seconds: if it is refused, run <code>episodic ui</code> again)</p></form>
+<script>document.getElementById("open").submit()</script></body></html>
+"""
 SECURITY_HEADERS: dict[str, str] = {
     "Content-Security-Policy": (
         "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
@@ -51,44 +71,98 @@ class Refused(Exception):
 
 
 @dataclass
+class _Key:
+    expires: float
+    file: Path | None = None  # the opening file that holds it: deleted once it is used or expired
+
+
+@dataclass
 class Guard:
-    """This run's secret and the origins it answers to (set once the port is known)."""
+    """This run's secret and the origins it answers to (set once the address and port are known)."""
 
     port: int = 0
+    host: str = "127.0.0.1"
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))  # the cookie's: never in a URL
-    _opening_keys: set[str] = field(default_factory=set)  # one-time keys of opening URLs not yet used
+    csrf_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))  # not derived from it
+    clock: Callable[[], float] = time.monotonic  # a builtin: not bound as a method
+    _opening_keys: dict[str, _Key] = field(default_factory=dict)  # one-time keys not used yet
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def _now(self) -> float:
+        return self.clock()
+
     @property
-    def csrf_token(self) -> str:
-        return hmac.new(self.secret.encode(), b"csrf", hashlib.sha256).hexdigest()
+    def base(self) -> str:
+        host = f"[{self.host}]" if ":" in self.host else self.host
+        return f"http://{host}:{self.port}"
 
     def origins(self) -> set[str]:
-        return {f"http://{host}:{self.port}" for host in ("127.0.0.1", "localhost", "[::1]")}
+        names = LOOPBACK if self.host == "127.0.0.1" else {self.host}
+        return {f"http://{'[::1]' if h == '::1' else h}:{self.port}" for h in names}
 
-    def opening_url(self, host: str = "127.0.0.1") -> str:
-        """A URL that opens the viewer once: its fresh key is exchanged for the cookie, then invalid."""
+    def _new_key(self, seconds: float, file: Path | None = None) -> str:
         key = secrets.token_urlsafe(32)
         with self._lock:
-            self._opening_keys.add(key)
-        return f"http://{host}:{self.port}/?{KEY_PARAM}={key}"
+            self._forget_expired()
+            self._opening_keys[key] = _Key(self._now() + seconds, file)
+        return key
+
+    def opening_url(self, seconds: float = PRINTED_KEY_SECONDS) -> str:
+        """A URL that opens the viewer once, within `seconds`: its key is exchanged for the cookie."""
+        return f"{self.base}/?{KEY_PARAM}={self._new_key(seconds)}"
+
+    def opening_file(self, folder: Path, seconds: float = BROWSER_KEY_SECONDS) -> Path:
+        """A page only this user can read that posts a one-time key to this server: what the browser is
+        handed (its path on the browser's command line reveals nothing)."""
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        folder.chmod(0o700)
+        path = folder / f"open-{secrets.token_hex(8)}.html"
+        key = self._new_key(seconds, path)
+        page = OPENING_PAGE.format(
+            action=html.escape(self.base + OPEN_PATH), param=KEY_PARAM, key=html.escape(key)
+        )
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as out:
+            out.write(page)
+        timer = threading.Timer(seconds, self.forget_expired)  # the file goes when its key expires
+        timer.daemon = True
+        timer.start()
+        return path
 
     def redeem(self, key: str) -> bool:
-        """True once for the key of an opening URL; that key is invalid from then on."""
+        """True once for an unexpired key of an opening URL or file; that key is invalid from then on."""
         with self._lock:
-            for known in self._opening_keys:
+            self._forget_expired()
+            for known in list(self._opening_keys):
                 if hmac.compare_digest(known.encode(), key.encode()):
-                    self._opening_keys.discard(known)
+                    _delete(self._opening_keys.pop(known).file)
                     return True
         return False
+
+    def forget_expired(self) -> None:
+        with self._lock:
+            self._forget_expired()
+
+    def _forget_expired(self) -> None:
+        now = self._now()
+        for key, entry in list(self._opening_keys.items()):
+            if entry.expires <= now:
+                _delete(self._opening_keys.pop(key).file)
+
+    def forget_all(self) -> None:
+        """At exit: every opening file goes."""
+        with self._lock:
+            for entry in self._opening_keys.values():
+                _delete(entry.file)
+            self._opening_keys.clear()
 
     def cookie_header(self) -> str:
         return f"{COOKIE}={self.secret}; HttpOnly; SameSite=Strict; Path=/"
 
     def check_host(self, host_header: str | None) -> None:
         host = (urlsplit(f"//{host_header or ''}").hostname or "").lower()
-        if host not in LOOPBACK:
-            raise Refused(421, f"this viewer answers only on loopback, not for host {host_header!r}")
+        if host not in (LOOPBACK if self.host == "127.0.0.1" else {self.host}):
+            raise Refused(421, f"this viewer answers only at {self.base}, not for host {host_header!r}")
 
     def has_secret(self, headers: Headers) -> bool:
         """The request's cookie holds this run's secret."""
@@ -111,3 +185,9 @@ class Guard:
             raise Refused(403, f"cross-origin request refused (origin {origin!r})")
         if not hmac.compare_digest(form_token.encode(), self.csrf_token.encode()):
             raise Refused(403, "the form's CSRF token is missing or wrong: reload the page")
+
+
+def _delete(path: Path | None) -> None:
+    if path is not None:
+        with contextlib.suppress(OSError):
+            path.unlink()

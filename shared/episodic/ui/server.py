@@ -4,15 +4,22 @@ then one `views.Viewer` method renders it (the same plumbing as `mcp.http_server
 from __future__ import annotations
 
 import logging
+import secrets
 import threading
 from urllib.parse import parse_qs, urlsplit
 
-from episodic.http_clients import BoundedHandler, BoundedServer, ClientLimits
-from episodic.ui.security import KEY_PARAM, SECURITY_HEADERS, Guard, Refused
+from episodic.http_clients import BoundedHandler, BoundedServer, ClientLimits, request_head
+from episodic.ui.security import KEY_PARAM, OPEN_PATH, SECURITY_HEADERS, Guard, Refused
 from episodic.ui.views import Response, Viewer
 
 log = logging.getLogger(__name__)
 MAX_FORM_BYTES = 256 * 1024  # a whole edited card is a few KB
+# the cookie is set by a page the browser reached from a file: a redirect from there would not carry a
+# SameSite=Strict cookie, a refresh from this page (this origin) does
+SIGNED_IN_PAGE = (
+    b'<!doctype html><meta charset="utf-8"><meta http-equiv="refresh" content="0;url=/">'
+    b'<title>episodic</title><p><a href="/">Open the viewer</a></p>'
+)
 
 
 def _content_length(header: str | None) -> int:
@@ -41,6 +48,8 @@ class _Handler(BoundedHandler):
     def _send(self, response: Response) -> None:
         self.send_response(response.status)
         headers = {**SECURITY_HEADERS, "Content-Type": response.content_type, **response.headers}
+        if self.close_connection:
+            headers["Connection"] = "close"
         for name, value in headers.items():
             self.send_header(name, value)
         self.send_header("Content-Length", str(len(response.body)))
@@ -48,38 +57,61 @@ class _Handler(BoundedHandler):
         if self.command != "HEAD":
             self.wfile.write(response.body)
 
+    def _form(self) -> dict[str, str] | None:
+        """The POSTed form (None: its deadline passed and the connection is closed)."""
+        length = _content_length(self.headers.get("Content-Length"))
+        raw = self.read_body(length)
+        if raw is None:
+            return None
+        return _first(parse_qs(raw.decode("utf-8", "replace"), keep_blank_values=True))
+
     def _handle(self) -> None:
         parts = urlsplit(self.path)
         if self.command != "POST" and self.read_body(0) is None:  # its deadline passed: answer nothing
             return
         query = _first(parse_qs(parts.query, keep_blank_values=True))
+        signed_in = False
         try:
             self.guard.check_host(self.headers.get("Host"))
             key = query.pop(KEY_PARAM, None)
             # the stylesheet and script hold no data: served without the secret, so a refusal is styled
             public = parts.path.startswith("/static/") and self.command in ("GET", "HEAD")
             signed_in = self.guard.has_secret(self.headers)
+            if parts.path == OPEN_PATH and self.command == "POST":  # the opening file's form: key -> cookie
+                opening = self._form()
+                if opening is None:
+                    return
+                signed_in = self.guard.redeem(opening.get(KEY_PARAM, ""))
+                if not signed_in:
+                    raise Refused(
+                        403, "this opening page was already used or has expired: run `episodic ui` again"
+                    )
+                self.settle(True)
+                self._send(Response(200, SIGNED_IN_PAGE, headers={"Set-Cookie": self.guard.cookie_header()}))
+                return
             if key is not None:  # an opening URL: its one-time key becomes the cookie, out of the address bar
                 if not self.guard.redeem(key) and not signed_in:
                     raise Refused(
-                        403, "this opening link was already used (it works once): run `episodic ui` again"
+                        403, "this opening link was already used or has expired: run `episodic ui` again"
                     )
+                signed_in = True
+                self.settle(True)
                 local = "/" + parts.path.lstrip("/")  # never `//host`: a redirect stays on this server
                 self._send(Response.redirect(local, {"Set-Cookie": self.guard.cookie_header()}))
                 return
             if not signed_in and not public:
                 raise Refused(403, "this viewer needs the per-run secret: open the URL `episodic ui` printed")
+            self.settle(signed_in)  # without the cookie: this answer, then the connection closes
             form: dict[str, str] = {}
             if self.command == "POST":
-                length = _content_length(self.headers.get("Content-Length"))
-                raw = self.read_body(length)
-                if raw is None:  # the whole-request deadline passed: the connection is already closed
+                read = self._form()
+                if read is None:  # the whole-request deadline passed: the connection is already closed
                     return
-                body = raw.decode("utf-8", "replace")
-                form = _first(parse_qs(body, keep_blank_values=True))
+                form = read
                 self.guard.check_post(self.headers, form.pop("csrf", ""))
             response = self.viewer.route(self.command, parts.path, query, form)
         except Refused as refused:
+            self.settle(signed_in)
             response = self.viewer.refused(refused.status, refused.reason)
         except Exception:
             log.exception("viewer error on %s", parts.path)
@@ -96,18 +128,46 @@ class UiServer(BoundedServer):
     """Clients bounded like `episodic serve`'s (`episodic.http_clients`)."""
 
 
+def random_loopback() -> str:
+    """A loopback address of this run's own, 127.x.y.z (never 127.0.0.1, where other servers live)."""
+    while True:
+        address = f"127.{secrets.randbelow(256)}.{secrets.randbelow(256)}.{1 + secrets.randbelow(254)}"
+        if address != "127.0.0.1":
+            return address
+
+
 def make_ui_server(
-    viewer: Viewer, host: str = "127.0.0.1", port: int = 0, limits: ClientLimits | None = None
+    viewer: Viewer, host: str | None = None, port: int = 0, limits: ClientLimits | None = None
 ) -> tuple[UiServer, Guard]:
-    """Bind on loopback (port 0: any free port); the guard knows its port and this run's secret."""
-    if host not in ("127.0.0.1", "::1", "localhost"):
+    """Bind on loopback (host None: a random 127.x.y.z, or 127.0.0.1 where only that one is configured;
+    port 0: any free port); the guard knows the address, the port and this run's secrets."""
+    if host is not None and host not in ("127.0.0.1", "::1", "localhost") and not _loopback_v4(host):
         raise Refused(400, f"the viewer binds loopback only, not {host!r}")
     guard = Guard()
     handler = type("UiHandler", (_Handler,), {"viewer": viewer, "guard": guard})
-    httpd = UiServer((host, port), handler, limits=limits)
+    limits = limits or ClientLimits(vouch=lambda head: guard.has_secret({"Cookie": _cookie(head)}))
+    httpd: UiServer | None = None
+    for address in [random_loopback() for _ in range(3)] if host is None else [host]:
+        try:
+            httpd = UiServer((address, port), handler, limits=limits)
+            break
+        except OSError:  # not routable here (macOS, BSD configure 127.0.0.1 only), or taken
+            continue
+    if httpd is None:  # the portable fallback: cookies then reach other servers on 127.0.0.1 too
+        httpd = UiServer(("127.0.0.1", port), handler, limits=limits)
+    guard.host = str(httpd.server_address[0])
     guard.port = int(httpd.server_address[1])
     viewer.csrf_token = guard.csrf_token
     return httpd, guard
+
+
+def _cookie(head: bytes) -> str:
+    return request_head(head).get("cookie", "")
+
+
+def _loopback_v4(host: str) -> bool:
+    parts = host.split(".")
+    return len(parts) == 4 and parts[0] == "127" and all(p.isdigit() and int(p) < 256 for p in parts)
 
 
 class BackgroundUi:
@@ -123,7 +183,7 @@ class BackgroundUi:
 
     @property
     def base(self) -> str:
-        return f"http://127.0.0.1:{self.guard.port}"
+        return self.guard.base
 
     def __enter__(self) -> BackgroundUi:
         self._thread.start()
