@@ -93,7 +93,7 @@ def test_ui_on_a_busy_port_says_so(home: Path) -> None:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        done = episodic("ui", "--port", str(port), "--no-open")
+        done = episodic("ui", "--host", "127.0.0.1", "--port", str(port), "--no-open")
     assert done.returncode != 0
     assert f"127.0.0.1:{port} is already in use" in done.stderr
     assert "Traceback" not in done.stderr
