@@ -39,6 +39,7 @@ from episodic.scrub.companions import (
     url_query_secret,
 )
 from episodic.scrub.finder import LiteralFinder
+from episodic.scrub.noseyparker import literal_rules, noseyparker_kinds
 from episodic.scrub.positions import (
     COMMAND_LITERALS,
     PGPASS_LITERALS,
@@ -62,6 +63,7 @@ from episodic.scrub.rules import (
     bearer_token,
     curl_user,
     keyword_assignment,
+    starts_word,
     url_password,
 )
 from episodic.scrub.values import looks_secret, secret_kind_for_name
@@ -72,8 +74,10 @@ KINDS: tuple[str, ...] = (
     "aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token", "stripe-key",
     "openai-key", "anthropic-key", "google-api-key", "npm-token", "pypi-token", "huggingface-token",
     "sendgrid-key", "jwt", "private-key", "password", "bearer-token", "basic-auth", "secret", "custom",
+    "episodic-token",
 )  # fmt: skip
 KINDS += tuple(kind for kind in catalogue_kinds() if kind not in KINDS)
+KINDS += tuple(kind for kind in noseyparker_kinds() if kind not in KINDS)
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _KEYWORD = -1  # handler slot marker: keyword rules need the trigger length and a name cursor
 
@@ -90,6 +94,7 @@ AUTOMATON_MAX_LITERALS = 64  # ahocorasick_rs's SIMD prefilter (Teddy) takes at 
 # ones they made Teddy verify so many candidates that its scan of the shared transcripts took 0.80 s
 # instead of 0.08 s; alone, the three take 0.015 s
 SHORT_LITERAL_CHARS = 4
+MAX_REREADS = 8  # keeps a text of glued tokens linear: each reread costs one token's length
 MAX_BASE64_DEPTH = 2  # base64 of base64 of a secret; deeper nesting is not looked into
 
 
@@ -203,6 +208,23 @@ class Scrubber:
         for at, end in [*groups, (short_at, len(companions))]:
             finder = LiteralFinder(companions[at:end], force_fallback=not accelerated)
             self._companions.append((finder, finder.utf8_scanner(), len(literals) + at))
+        # the generated catalogue's literals, searched in the lower-cased text (its rules ignore case)
+        lowered = literal_rules()
+        self._keyword_rejects += [None] * len(lowered)
+        self._lowered_offset = len(literals) + len(companions) + len(positions)
+        self._lowered = []
+        lowered.sort(key=lambda row: len(row[0]) < SHORT_LITERAL_CHARS)  # stable: longest first, short last
+        self._handlers += [handler for _, handler in lowered]
+        short_at = next(
+            (i for i, (lit, _) in enumerate(lowered) if len(lit) < SHORT_LITERAL_CHARS), len(lowered)
+        )
+        bounds = [
+            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
+            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
+        ]
+        for at, end in [*bounds, (short_at, len(lowered))]:
+            finder = LiteralFinder([lit for lit, _ in lowered[at:end]], force_fallback=not accelerated)
+            self._lowered.append((finder, finder.utf8_scanner(), self._lowered_offset + at))
         self._positions = LiteralFinder(positions, force_fallback=not accelerated)
         self._position_scan = self._positions.utf8_scanner()
         self._position_offset = len(literals) + len(companions)
@@ -323,6 +345,14 @@ class Scrubber:
                         found = finder.char_offsets(data, found)
                     hits = hits + [(index + offset, start, end) for index, start, end in found]
                     merged = True
+            lower = text.lower() if slow else data.lower()  # bytes.lower() keeps every offset
+            for finder, scan, offset in self._lowered:
+                found = finder.find(lower) if slow else scan(lower)  # type: ignore[arg-type]
+                if found:
+                    if not (slow or ascii_only):
+                        found = finder.char_offsets(data, found)
+                    hits = hits + [(index + offset, start, end) for index, start, end in found]
+                    merged = True
             if merged:
                 hits.sort(key=lambda hit: (hit[1], hit[0]))
             if len(text) >= BARE_SECRET_MIN_CHARS:
@@ -337,6 +367,9 @@ class Scrubber:
         # never hides another's token (a JWT joined across a break once hid the PEM block after it, issue 40)
         keyword_done = token_done = -1
         rule_done: dict[int, int] = {}
+        reread = (
+            0  # a token's own rule reads a hit inside its last token again, this many times a text at most
+        )
         for index, start, _end in hits:
             handler = handlers[index]
             if handler is None:
@@ -346,7 +379,10 @@ class Scrubber:
                 span, keyword_done = keyword_assignment(text, start, length)
             elif isinstance(handler, TokenRule):
                 if start < rule_done.get(id(handler), -1):
-                    continue
+                    # `tok=tok`: a value alphabet with `=` ran into the next token, which starts a word
+                    if handler.glued or reread >= MAX_REREADS or not starts_word(text, start):
+                        continue
+                    reread += 1
                 span = handler(text, start)
                 if span is not None:
                     rule_done[id(handler)] = token_done = span[1]

@@ -24,7 +24,7 @@ AWS_PAIR_REACH = 200  # characters either side of the access key id (`aws config
 _AWS_SECRET_RUN = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_SECRET_SPLIT = re.compile(
     r"(?<![A-Za-z0-9/+=])(?P<head>[A-Za-z0-9/+]{4,36})[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*"
-    r"(?P<tail>[A-Za-z0-9/+]{4,36})(?![A-Za-z0-9/+=])"
+    r"(?P<tail>[A-Za-z0-9/+]{4,36})(?![A-Za-z0-9/+])"
 )
 
 
@@ -210,11 +210,13 @@ def decode_around(text: str, run_start: int, run_end: int, hit: int) -> str | No
 # ---------------------------------------------------------------- any base64 run that decodes to text
 
 # Issue 40: a base64 blob holding a Stripe key, an npm token or a whole `.env` carries no prefix the literals
-# above know. Every run of BASE64_TEXT_MIN..BASE64_TEXT_MAX base64 characters with upper, lower and digits
-# whose first bytes decode to printable ASCII is decoded whole and scanned; images, signatures and hashes
-# decode to binary and are dropped after 12 bytes.
+# above know. Every run of BASE64_TEXT_MIN..BASE64_TEXT_MAX standard base64 characters with upper, lower and
+# digits whose first groups can be ASCII and whose first bytes decode to printable text is decoded whole and
+# scanned; images, signatures and hashes decode to binary and are dropped before or after 12 bytes.
 BASE64_TEXT_MIN, BASE64_TEXT_MAX = 24, 8192
-_B64_TEXT_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-")
+_B64_TEXT_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+# the first character of each 4-character group of base64 of ASCII text (a byte below 0x80 >> 2 is below 32)
+_ASCII_GROUP_START = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
 _B64_TEXT_MARKS = bytes(0x61 if chr(i) in _B64_TEXT_ALPHABET else 0x20 for i in range(256))
 _RUN_MIN = b"a" * BASE64_TEXT_MIN
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
@@ -237,7 +239,10 @@ def base64_text_runs(data: bytes) -> list[tuple[int, int, str]]:
         stop = end
         while stop < len(data) and data[stop] == 0x3D and stop - end < 2:  # `=` padding
             stop += 1
-        if BASE64_TEXT_MIN <= end - start <= BASE64_TEXT_MAX:
+        # cheap reject before any decoding: the first 8 groups must each start like base64 of ASCII text
+        if BASE64_TEXT_MIN <= end - start <= BASE64_TEXT_MAX and not data[start : start + 32 : 4].translate(
+            None, _ASCII_GROUP_START
+        ):
             decoded = _decode_text(data[start:end])
             if decoded is not None:
                 found.append((start, stop, decoded))
@@ -248,16 +253,11 @@ def base64_text_runs(data: bytes) -> list[tuple[int, int, str]]:
 def _decode_text(run: bytes) -> str | None:
     if run.isalpha() or run.isdigit() or run.islower() or run.isupper():
         return None  # words, numbers, hex in one case: not base64 of text worth decoding
-    urlsafe = b"-" in run or b"_" in run
-    if urlsafe and (b"+" in run or b"/" in run):
-        return None
-    decode = base64.urlsafe_b64decode if urlsafe else base64.b64decode
-    head = run[:16]
     try:
-        if _printable_share(decode(head)) < 1.0:
+        if _printable_share(base64.b64decode(run[:16])) < 1.0:
             return None
         usable = run[:-1] if len(run) % 4 == 1 else run
-        raw = decode(usable + b"=" * (-len(usable) % 4))
+        raw = base64.b64decode(usable + b"=" * (-len(usable) % 4))
     except (binascii.Error, ValueError):
         return None
     if _printable_share(raw) < 0.95:

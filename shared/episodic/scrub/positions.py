@@ -14,7 +14,8 @@ from episodic.scrub.values import is_placeholder, shannon_entropy
 
 # command -> its password flags; a flag ending in "+" takes its value glued (`-pSECRET`), "=" glued after
 # `=`, others as the next word; "#N": the password is the positional argument after N others. Sources: each
-# tool's manual page.
+# tool's manual page. Commands of fewer than four letters (`7z`, `zip`, `bcp`) are left out: a short literal slows
+# the trigger search of every text (see scrub.SHORT_LITERAL_CHARS).
 COMMAND_PASSWORD_FLAGS: dict[str, tuple[str, ...]] = {
     "mysql": ("-p+", "--password=", "--password"),
     "mysqldump": ("-p+", "--password=", "--password"),
@@ -33,13 +34,10 @@ COMMAND_PASSWORD_FLAGS: dict[str, tuple[str, ...]] = {
     "mongosh": ("-p", "--password", "--password="),
     "mongodump": ("-p", "--password", "--password="),
     "sqlcmd": ("-P",),
-    "bcp": ("-P",),
     "ldapsearch": ("-w",),
     "ldapmodify": ("-w",),
     "ldapadd": ("-w",),
     "htpasswd -b": ("#2",),
-    "zip": ("-P", "--password"),
-    "7z": ("-p+",),
     "unrar": ("-p+",),
     "openssl": ("-passin pass:+", "-passout pass:+", "-pass pass:+", "-k"),
     "smbclient": ("--password=", "--password"),
@@ -133,17 +131,24 @@ def netrc_password(text: str, start: int) -> Span | None:
     return match.start("secret"), match.end("secret"), "password", RANK_CONTEXT
 
 
-PGPASS_LITERALS = (":5432:", ":6432:", ":*:")
+PGPASS_LITERALS = (":5432:", ":6432:", ":*:*:", ":*:postgres:")  # the ports and wildcards most lines have
 _PGPASS = re.compile(
     r"(?P<host>[A-Za-z0-9_.*\[\]-]{1,253}):(?P<port>[0-9]{1,5}|\*):(?P<db>[^\s:]{1,64}):(?P<user>[^\s:]{1,64}):"
     r"(?P<secret>[^\s\\]{1,256})[ \t]*(?=\r|\n|\\[nr]|$|[\"'`])"
 )
 
 
+_HOST_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.*[]-")
+
+
 def pgpass_password(text: str, start: int) -> Span | None:
     """`host:port:database:user:password`, a `.pgpass` line; `start` is at `:port:`."""
-    line = max(text.rfind("\n", 0, start), text.rfind("\\n", 0, start) + 1, text.rfind(" ", 0, start))
-    at = line + 1
+    at = start
+    floor = max(0, start - 253)
+    while at > floor and text[at - 1] in _HOST_CHARS:
+        at -= 1
+    if text[at : at + 1] in ("n", "r", "t") and text[at - 1 : at] == "\\":
+        at += 1  # a JSON escape before the line is not part of its host
     match = _PGPASS.match(text, at)
     if match is None or match.start("port") - 1 != start:
         return None

@@ -116,9 +116,8 @@ class TokenRule:
 
 
 MAX_WRAPS = 4  # a token wrapped over five lines at most (a 40-column terminal and a 200-character token)
-_BORDER = (
-    r"[ \t]*[|\u2502\u2503\u2551]?[ \t]*"  # spaces and a table border (`|`, `│`, `┃`, `║`) around a break
-)
+# spaces and table borders (`|`, `│`, `┃`, `║`) around a break: a cell's end, the next row's empty cells
+_BORDER = r"(?:[ \t]*(?:[|\u2502\u2503\u2551]|\\u25(?:02|03|51))){0,4}[ \t]*"  # also JSON's `\u2502`
 
 
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_.+/=~-]{0,1024}")
@@ -364,7 +363,8 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         return None, done
     if not looks_secret(judged, kind):
         return None, done
-    return (value_start, value_end, kind, RANK_KEYWORD), max(match.end("secret"), value_end)
+    # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
+    return (value_start, value_end, kind, RANK_KEYWORD), max(done, value_end if len(value) > 256 else done)
 
 
 def _value_at(text: str, match: re.Match[str], value_start: int) -> tuple[str, int]:
@@ -413,13 +413,13 @@ KEYWORD_LENGTHS: dict[str, int] = {literal: len(literal) for literal in KEYWORD_
 for _follower in TOKEN_FOLLOWERS:
     KEYWORD_LITERALS["token" + _follower] = frozenset()
     KEYWORD_LENGTHS["token" + _follower] = len("token")
-# Further words a secret's name holds without saying "secret" (issue 40: `…_SALT`, `…_PASSPHRASE`, a `…_DSN`),
+# Further words a secret's name holds without saying "secret" (issue 40: `…_SALT`, `…_PASSPHRASE`; a `…_DSN`'s key
+# is found in its URL),
 # searched by an automaton of their own (the one above is at its 64 literals)
 NAME_LITERALS: dict[str, frozenset[str]] = {
     "assphrase": frozenset(), "ASSPHRASE": frozenset(), "asscode": frozenset(), "ASSCODE": frozenset(),
     "salt": frozenset(_LOWER), "Salt": frozenset(_LOWER), "SALT": frozenset(_UPPER),
     "pepper": frozenset(_LOWER), "Pepper": frozenset(_LOWER), "PEPPER": frozenset(_UPPER),
-    "dsn": frozenset(_LOWER), "Dsn": frozenset(_LOWER), "DSN": frozenset(_UPPER),
     "creds": frozenset(_LOWER), "Creds": frozenset(_LOWER), "CREDS": frozenset(_UPPER),
     "hmac": frozenset(_LOWER), "Hmac": frozenset(_LOWER), "HMAC": frozenset(_UPPER),
     "passkey": frozenset(_LOWER), "PASSKEY": frozenset(_UPPER),
