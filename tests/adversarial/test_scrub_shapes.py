@@ -15,12 +15,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import boto3
 import pytest
-from click.testing import CliRunner
 from episodic.assembly import build_memory
 from episodic.auth import SCOPES, WRITE, LocalTokenStore, Principal
-from episodic.cli import build_cli
 from episodic.ingest import index_sessions
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
@@ -28,11 +25,10 @@ from episodic.memory import Memory
 from episodic.scrub import default_scrubber
 from episodic.settings import Settings, load_settings
 from hook_kit import injected_context
-from moto import mock_aws
 from secret_shapes import KEPT, SEPARATORS, SHAPES, pairs
 
 from .conftest import cli
-from .test_scrub_places import PROMPT, _scratch_session
+from .test_scrub_places import PROMPT, _scratch_session, harvested_bodies
 
 PER_SESSION = 9
 REDACTED = b"[REDACTED:"
@@ -157,22 +153,8 @@ def test_the_hooks_text_holds_no_planted_secret(corpus: Corpus, served: tuple[st
 def test_harvested_uploads_hold_no_planted_secret(
     corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    for name in [k for k in os.environ if k.startswith("EPISODIC_")]:
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("EPISODIC_HOME", str(tmp_path / "home"))
-    monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(corpus.claude))
-    (tmp_path / "home").mkdir()
-    with mock_aws():
-        s3 = boto3.client("s3", region_name="us-east-1")
-        s3.create_bucket(Bucket="planted")
-        result = CliRunner().invoke(
-            build_cli(), ["harvest", "--bucket", "planted", "--json"], catch_exceptions=False
-        )
-        assert result.exit_code == 0, result.output
-        keys = [o["Key"] for o in s3.list_objects_v2(Bucket="planted").get("Contents", [])]
-        bodies = [s3.get_object(Bucket="planted", Key=key)["Body"].read() for key in keys]
-    assert len(keys) == len(corpus.sessions), keys
+    bodies = harvested_bodies(corpus.claude, tmp_path, monkeypatch)
+    assert len(bodies) == len(corpus.sessions)
     assert all(REDACTED in body for body in bodies)
     assert _leaks(b"".join(bodies)) == []
 

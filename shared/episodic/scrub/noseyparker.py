@@ -50,16 +50,45 @@ class LiteralRules:
         return found
 
 
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/"}
+
+
+def _unescaped(window: str) -> tuple[str, list[int] | None]:
+    """The window with JSON escapes decoded (`\\n`, `\\"`: a transcript's escaped tool output), so that a rule's
+    `\\b`, `\\s` or `"` sees what they stand for, and where each of its characters was (None: unchanged)."""
+    if "\\" not in window:
+        return window, None
+    chars: list[str] = []
+    where: list[int] = []
+    i = 0
+    while i < len(window):
+        c = window[i]
+        if c == "\\" and i + 1 < len(window) and window[i + 1] in _ESCAPES:
+            chars.append(_ESCAPES[window[i + 1]])
+            where.append(i)
+            i += 2
+            continue
+        chars.append(c)
+        where.append(i)
+        i += 1
+    where.append(len(window))
+    return "".join(chars), where
+
+
 def _first_secret(rules: tuple[CatalogueRule, ...], text: str, start: int) -> Span | None:
     for rule in rules:
         low = max(0, start - rule.back)
-        for match in rule.pattern.finditer(text, low, min(len(text), start + rule.window)):
-            if match.start() > start or match.end() < start:
+        window, where = _unescaped(text[low : min(len(text), start + rule.window)])
+        at = start - low if where is None else where.index(start - low) if start - low in where else -1
+        for match in rule.pattern.finditer(window):
+            if at >= 0 and (match.start() > at or match.end() <= at):
                 continue  # this hit's literal is not in it: another hit will find it
             begin, end = secret_span(match, rule.groups)
-            if end - begin < 4 or is_placeholder(text[begin:end]):
+            if end - begin < 4 or is_placeholder(window[begin:end]):
                 continue
-            return begin, end, rule.kind, RANK_CATALOGUE
+            if where is not None:
+                begin, end = where[begin], where[end]
+            return low + begin, low + end, rule.kind, RANK_CATALOGUE
     return None
 
 
