@@ -7,8 +7,10 @@ redacted, so it fails if a path stopped scrubbing rather than passing because no
 
 from __future__ import annotations
 
+import base64
 import json
 import os
+import re
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
 from episodic.memory import Memory
 from episodic.scrub import default_scrubber
+from episodic.scrub.values import is_placeholder
 from episodic.settings import Settings, load_settings
 from hook_kit import injected_context
 from secret_shapes import KEPT, SEPARATORS, SHAPES, pairs
@@ -162,3 +165,32 @@ def test_harvested_uploads_hold_no_planted_secret(
 def test_pairs_cover_every_separator() -> None:
     used = {sep for sep in SEPARATORS if any(sep in text for text, _ in pairs())}
     assert used == set(SEPARATORS)
+
+
+def _catalogue_cases() -> list[tuple[str, str, str]]:
+    """(rule id, true example, its secret) of the generated Nosey Parker rows, read as files (not through
+    the package) so that this test runs against any scrubber, including one without the catalogue."""
+    data = Path(__file__).resolve().parents[2] / "shared/episodic/scrub/data"
+    rules = json.loads((data / "noseyparker_rules.json").read_text())["rules"]
+    examples = json.loads((data / "noseyparker_examples.json").read_text())["examples"]
+    cases = []
+    for row in rules:
+        for encoded in examples[row["id"]]["examples"]:
+            example = base64.b64decode(encoded).decode()
+            match = re.search(row["pattern"], example)
+            groups = [g for g in range(1, row["groups"] + 1) if match and match.group(g)]
+            secret = match.group(groups[-1]) if match and groups else ""
+            # stand-ins (`tvly-xxxx…`, a `$1$…` hash read as a `$VAR`) are kept by design (values.is_placeholder)
+            after_at = bool(groups) and example[: match.start(groups[-1])].endswith("@")  # type: ignore[union-attr]
+            if len(secret) >= 12 and not is_placeholder(secret) and not after_at:
+                cases.append((row["id"], example, secret))
+    return cases
+
+
+def test_provider_formats_of_the_public_catalogue_never_survive() -> None:
+    scrubber = default_scrubber()
+    survived = [
+        rule_id for rule_id, example, secret in _catalogue_cases() if secret in scrubber.scrub(example)
+    ]
+    assert len(_catalogue_cases()) >= 100
+    assert survived == []
