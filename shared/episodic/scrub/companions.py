@@ -83,9 +83,12 @@ def bare_aws_secrets(text: str, data: bytes, entropy: float = BARE_AWS_SECRET_EN
         end = len(marks) if end < 0 else end
         escaped = at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr"  # the run starts after `\\n`
         start = at + 1 if escaped else at
-        # `=` after it: a longer base64 value's end; `-`/`_` either side: part of a base64url token
-        glued = data[end : end + 1] in _GLUED_AFTER or (
-            start >= 1 and data[start - 1 : start] in _GLUED_BEFORE
+        # `=` after it: a longer base64 value's end; `-`/`_` either side: part of a base64url token; a
+        # placeholder after it stood for what it was glued to (`…-----BEGIN`): scrubbing twice equals once
+        glued = (
+            data[end : end + 1] in _GLUED_AFTER
+            or data.startswith(b"[REDACTED:", end)
+            or (start >= 1 and data[start - 1 : start] in _GLUED_BEFORE)
         )
         if end - start == 40 and not glued:
             value = data[start:end].decode("ascii")

@@ -79,6 +79,9 @@ def _first_secret(rules: tuple[CatalogueRule, ...], text: str, start: int) -> Sp
     for rule in rules:
         low = max(0, start - rule.back)
         window, where = _unescaped(text[low : min(len(text), start + rule.window)])
+        if where is not None and "\\" in window:  # escaped twice (a JSON string inside a JSON string)
+            window, again = _unescaped(window)
+            where = where if again is None else [where[i] for i in again]
         at = start - low if where is None else where.index(start - low) if start - low in where else -1
         for match in rule.pattern.finditer(window):
             if at >= 0 and (match.start() > at or match.end() <= at):

@@ -302,9 +302,8 @@ def curl_user(text: str, start: int) -> Span | None:
 # a value runs to its closing quote, or unquoted up to a space or a separator; `&`, `(`, `#` may be in it
 _VALUE = r"(?P<quote>\\{0,3}[\"'`])?(?P<secret>[^\s\"'`\\,;|<>{}\[\]]+)"
 _QUOTED_MAX = 256
-_CALL = re.compile(
-    r"[A-Za-z_$][\w.$]*\("
-)  # `get_token(…)`, `os.getenv(`: code, when it ends on a parenthesis
+# `get_token(…`, `os.getenv(`, `store.add(settings.x`: a call, when a name, a quote or nothing follows its `(`
+_CALL = re.compile(r"[A-Za-z_$][\w$.]+\((?:[A-Za-z_\"')\]]|$)")
 _ASSIGNMENT = re.compile(
     r"(?P<rest>[A-Za-z0-9_.-]{0,64})" + _QUOTE + r"\]?"
     r"(?:[ \t]*(?::=|=>|==|=|:)[ \t]*|[ \t]+(?:is|was)[ \t]+)" + _VALUE
@@ -359,7 +358,7 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     kind = secret_kind_for_name(name, value)
     if kind is None:
         return None, done
-    if _CALL.match(value) and value.endswith(("(", ")")):
+    if _CALL.match(value) or value[0] == "(":  # a call, or an expression (`token = (message_id, key)`)
         return None, done
     if not looks_secret(judged, kind):
         return None, done
