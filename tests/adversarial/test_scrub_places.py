@@ -209,14 +209,13 @@ def test_dream_records_hold_no_planted_secret(corpus: Corpus) -> None:
     assert _leaks(blob) == []
 
 
-def test_harvested_uploads_hold_no_planted_secret(
-    corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def harvested_bodies(claude: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
+    """What `episodic harvest` uploads from the sessions under `claude` (CLAUDE_CONFIG_DIR), to a mocked S3."""
     for name in [k for k in os.environ if k.startswith("EPISODIC_")]:
         monkeypatch.delenv(name)
     monkeypatch.setenv("EPISODIC_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HOME", str(tmp_path / "user-home"))
-    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(corpus.claude))
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     (tmp_path / "home").mkdir()
     with mock_aws():
         s3 = boto3.client("s3", region_name="us-east-1")
@@ -226,7 +225,13 @@ def test_harvested_uploads_hold_no_planted_secret(
         )
         assert result.exit_code == 0, result.output
         keys = [o["Key"] for o in s3.list_objects_v2(Bucket="planted").get("Contents", [])]
-        bodies = [s3.get_object(Bucket="planted", Key=key)["Body"].read() for key in keys]
-    assert len(keys) == len(corpus.scratch_sessions) + 1, keys
+        return [s3.get_object(Bucket="planted", Key=key)["Body"].read() for key in keys]
+
+
+def test_harvested_uploads_hold_no_planted_secret(
+    corpus: Corpus, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bodies = harvested_bodies(corpus.claude, tmp_path, monkeypatch)
+    assert len(bodies) == len(corpus.scratch_sessions) + 1
     assert all(REDACTED in body for body in bodies)
     assert _leaks(b"".join(bodies)) == []

@@ -16,6 +16,7 @@ import pytest
 from episodic.errors import ConfigError
 from episodic.scrub import KINDS, Scrubber, default_scrubber
 from episodic.scrub.catalogue import catalogue_kinds
+from episodic.scrub.noseyparker import noseyparker_kinds
 from episodic.settings import Settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -328,7 +329,9 @@ def test_default_scrubber_is_shared_and_kinds_are_known() -> None:
     assert default_scrubber() is default_scrubber()
     placeholders = {kind for kind, _, _ in PLANTED}
     assert placeholders <= set(KINDS)
-    assert set(KINDS) - placeholders - set(catalogue_kinds()) == {"custom"}  # catalogue: test_scrub_catalogue
+    # catalogues: test_scrub_catalogue, test_scrub_noseyparker; this project's token: test_scrub_shapes
+    generated = set(catalogue_kinds()) | set(noseyparker_kinds())
+    assert set(KINDS) - placeholders - generated == {"custom", "episodic-token"}
 
 
 def test_fallback_finder_gives_the_same_result(scrubber: Scrubber) -> None:

@@ -28,20 +28,33 @@ from typing import Any
 from episodic.errors import ConfigError
 from episodic.scrub.catalogue import catalogue_kinds, catalogue_rules
 from episodic.scrub.companions import (
+    BASE64_TEXT_MIN,
     QUERY_LITERALS,
     aws_secret_near,
     bare_aws_secrets,
     base64_literals,
     base64_run,
+    base64_text_runs,
     decode_around,
     url_query_secret,
 )
 from episodic.scrub.finder import LiteralFinder
+from episodic.scrub.noseyparker import literal_rules, noseyparker_kinds
+from episodic.scrub.positions import (
+    COMMAND_LITERALS,
+    PGPASS_LITERALS,
+    command_password,
+    netrc_password,
+    pgpass_password,
+    url_key_user,
+)
 from episodic.scrub.rules import (
     AUTHORIZATION_LITERALS,
     BEARER_LITERALS,
     KEYWORD_LENGTHS,
     KEYWORD_LITERALS,
+    NAME_LITERALS,
+    POSITION_TOKEN_RULES,
     TOKEN_RULES,
     Handler,
     Span,
@@ -50,6 +63,7 @@ from episodic.scrub.rules import (
     bearer_token,
     curl_user,
     keyword_assignment,
+    starts_word,
     url_password,
 )
 from episodic.scrub.values import looks_secret, secret_kind_for_name
@@ -60,8 +74,10 @@ KINDS: tuple[str, ...] = (
     "aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token", "stripe-key",
     "openai-key", "anthropic-key", "google-api-key", "npm-token", "pypi-token", "huggingface-token",
     "sendgrid-key", "jwt", "private-key", "password", "bearer-token", "basic-auth", "secret", "custom",
+    "episodic-token",
 )  # fmt: skip
 KINDS += tuple(kind for kind in catalogue_kinds() if kind not in KINDS)
+KINDS += tuple(kind for kind in noseyparker_kinds() if kind not in KINDS)
 PLACEHOLDER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _KEYWORD = -1  # handler slot marker: keyword rules need the trigger length and a name cursor
 
@@ -78,7 +94,12 @@ AUTOMATON_MAX_LITERALS = 64  # ahocorasick_rs's SIMD prefilter (Teddy) takes at 
 # ones they made Teddy verify so many candidates that its scan of the shared transcripts took 0.80 s
 # instead of 0.08 s; alone, the three take 0.015 s
 SHORT_LITERAL_CHARS = 4
+MAX_REREADS = 8  # keeps a text of glued tokens linear: each reread costs one token's length
 MAX_BASE64_DEPTH = 2  # base64 of base64 of a secret; deeper nesting is not looked into
+
+
+def _url_credentials(text: str, start: int) -> Span | None:
+    return url_password(text, start) or url_key_user(text, start)
 
 
 def placeholder(kind: str) -> str:
@@ -95,7 +116,7 @@ def _build_triggers() -> tuple[list[str], list[Handler | None]]:
     for literal, handler in (
         *((lit, authorization_header) for lit in AUTHORIZATION_LITERALS),
         *((lit, bearer_token) for lit in BEARER_LITERALS),
-        ("://", url_password),
+        ("://", _url_credentials),
         ("curl ", curl_user),
     ):
         literals.append(literal)
@@ -127,10 +148,30 @@ def _build_companion_triggers() -> tuple[list[str], list[Handler | None]]:
     return literals + [lit for lit, _ in short], handlers + [rule for _, rule in short]
 
 
+def _build_position_triggers() -> tuple[list[str], list[Handler | None]]:
+    """Triggers of credentials found by position (see `positions`) and of the further secret-name words,
+    in an automaton of their own for texts of any length (issue 40)."""
+    literals: list[str] = []
+    handlers: list[Handler | None] = []
+    for trigger_literals, rule in POSITION_TOKEN_RULES:
+        literals += trigger_literals
+        handlers += [rule] * len(trigger_literals)
+    for literal, handler in (
+        *((lit, command_password) for lit in COMMAND_LITERALS),
+        ("machine", netrc_password),
+        *((lit, pgpass_password) for lit in PGPASS_LITERALS),
+    ):
+        literals.append(literal)
+        handlers.append(handler)
+    for literal in NAME_LITERALS:
+        literals.append(literal)
+        handlers.append(None)
+    return literals, handlers
+
+
 def _next_char_rejects(literals: list[str]) -> list[tuple[int, frozenset[str]] | None]:
-    return [
-        (KEYWORD_LENGTHS[lit], KEYWORD_LITERALS[lit]) if lit in KEYWORD_LITERALS else None for lit in literals
-    ]
+    rejects = {**KEYWORD_LITERALS, **NAME_LITERALS}
+    return [(KEYWORD_LENGTHS[lit], rejects[lit]) if lit in rejects else None for lit in literals]
 
 
 class Scrubber:
@@ -148,8 +189,9 @@ class Scrubber:
             self._custom.append(compiled)
         literals, handlers = _build_triggers()
         companions, companion_handlers = _build_companion_triggers()
-        self._handlers = handlers + companion_handlers
-        self._keyword_rejects = _next_char_rejects(literals + companions)
+        positions, position_handlers = _build_position_triggers()
+        self._handlers = handlers + companion_handlers + position_handlers
+        self._keyword_rejects = _next_char_rejects(literals + companions + positions)
         self.internal_errors = 0  # texts dropped whole because a rule failed (tests keep this at 0)
         self._base64_depth = 0
         self._finder = LiteralFinder(literals, force_fallback=not accelerated)
@@ -166,6 +208,26 @@ class Scrubber:
         for at, end in [*groups, (short_at, len(companions))]:
             finder = LiteralFinder(companions[at:end], force_fallback=not accelerated)
             self._companions.append((finder, finder.utf8_scanner(), len(literals) + at))
+        # the generated catalogue's literals, searched in the lower-cased text (its rules ignore case)
+        lowered = literal_rules()
+        self._keyword_rejects += [None] * len(lowered)
+        self._lowered_offset = len(literals) + len(companions) + len(positions)
+        self._lowered = []
+        lowered.sort(key=lambda row: len(row[0]) < SHORT_LITERAL_CHARS)  # stable: longest first, short last
+        self._handlers += [handler for _, handler in lowered]
+        short_at = next(
+            (i for i, (lit, _) in enumerate(lowered) if len(lit) < SHORT_LITERAL_CHARS), len(lowered)
+        )
+        bounds = [
+            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
+            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
+        ]
+        for at, end in [*bounds, (short_at, len(lowered))]:
+            finder = LiteralFinder([lit for lit, _ in lowered[at:end]], force_fallback=not accelerated)
+            self._lowered.append((finder, finder.utf8_scanner(), self._lowered_offset + at))
+        self._positions = LiteralFinder(positions, force_fallback=not accelerated)
+        self._position_scan = self._positions.utf8_scanner()
+        self._position_offset = len(literals) + len(companions)
 
     @classmethod
     def from_settings(cls, settings: Any) -> Scrubber:
@@ -267,6 +329,12 @@ class Scrubber:
         else:
             slow = False
         spans: list[Span] = []
+        found = self._positions.find(text) if slow else self._position_scan(data)
+        if found:
+            if not (slow or ascii_only):
+                found = self._positions.char_offsets(data, found)
+            offset = self._position_offset
+            hits = sorted(hits + [(i + offset, b, e) for i, b, e in found], key=lambda hit: (hit[1], hit[0]))
         # `?key=` + 16 characters, a provider token or base64 of a secret needs more characters than this
         if len(text) >= COMPANION_MIN_CHARS:
             merged = False
@@ -277,15 +345,31 @@ class Scrubber:
                         found = finder.char_offsets(data, found)
                     hits = hits + [(index + offset, start, end) for index, start, end in found]
                     merged = True
+            lower = text.lower() if slow else data.lower()  # bytes.lower() keeps every offset
+            for finder, scan, offset in self._lowered:
+                found = finder.find(lower) if slow else scan(lower)  # type: ignore[arg-type]
+                if found:
+                    if not (slow or ascii_only):
+                        found = finder.char_offsets(data, found)
+                    hits = hits + [(index + offset, start, end) for index, start, end in found]
+                    merged = True
             if merged:
                 hits.sort(key=lambda hit: (hit[1], hit[0]))
             if len(text) >= BARE_SECRET_MIN_CHARS:
                 spans.extend(bare_aws_secrets(text, data))
+            if len(text) >= BASE64_TEXT_MIN and self._base64_depth < MAX_BASE64_DEPTH:
+                spans.extend(self._base64_text_secrets(text, data, ascii_only))
         if not hits:
             return spans
         handlers = self._handlers
         keyword_rejects = self._keyword_rejects
-        keyword_done = token_done = -1  # triggers inside a value or token already read are skipped
+        # triggers inside a value or token already read are skipped, a token's only by its own rule: one rule
+        # never hides another's token (a JWT joined across a break once hid the PEM block after it, issue 40)
+        keyword_done = token_done = -1
+        rule_done: dict[int, int] = {}
+        reread = (
+            0  # a token's own rule reads a hit inside its last token again, this many times a text at most
+        )
         for index, start, _end in hits:
             handler = handlers[index]
             if handler is None:
@@ -294,11 +378,14 @@ class Scrubber:
                     continue
                 span, keyword_done = keyword_assignment(text, start, length)
             elif isinstance(handler, TokenRule):
-                if start < token_done:
-                    continue
+                if start < rule_done.get(id(handler), -1):
+                    # `tok=tok`: a value alphabet with `=` ran into the next token, which starts a word
+                    if handler.glued or reread >= MAX_REREADS or not starts_word(text, start):
+                        continue
+                    reread += 1
                 span = handler(text, start)
                 if span is not None:
-                    token_done = span[1]
+                    rule_done[id(handler)] = token_done = span[1]
                     if span[2] == "aws-access-key":  # its secret often sits beside it with no name
                         spans.extend(aws_secret_near(text, span[0], span[1]))
                 elif len(text) - start <= DANGLING_REACH:  # the text may end on a token's head
@@ -313,6 +400,24 @@ class Scrubber:
                 span = handler(text, start)
             if span is not None:
                 spans.append(span)
+        return spans
+
+    def _base64_text_secrets(self, text: str, data: bytes, ascii_only: bool) -> list[Span]:
+        """Whole base64 runs whose decoded text holds a secret the rules find (issue 40)."""
+        spans: list[Span] = []
+        for start, end, decoded in base64_text_runs(data):
+            self._base64_depth += 1
+            try:
+                found = self._spans(decoded)
+            finally:
+                self._base64_depth -= 1
+            if found:
+                if not ascii_only:  # a base64 run is ASCII: as many characters as bytes
+                    length = end - start
+                    start = len(data[:start].decode("utf-8", "surrogatepass"))
+                    end = start + length
+                best = min(found, key=lambda span: span[3])
+                spans.append((start, end, best[2], best[3]))
         return spans
 
     def _base64_secret(self, text: str, start: int, end: int) -> Span | None:

@@ -22,6 +22,10 @@ from episodic.scrub.values import is_placeholder, shannon_entropy
 
 AWS_PAIR_REACH = 200  # characters either side of the access key id (`aws configure`, a CSV row, JSON)
 _AWS_SECRET_RUN = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
+_AWS_SECRET_SPLIT = re.compile(
+    r"(?<![A-Za-z0-9/+=])(?P<head>[A-Za-z0-9/+]{4,36})[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*"
+    r"(?P<tail>[A-Za-z0-9/+]{4,36})(?![A-Za-z0-9/+])"
+)
 
 
 _AWS_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789/+")
@@ -46,6 +50,10 @@ def aws_secret_near(text: str, key_start: int, key_end: int) -> list[Span]:
         if match.end() == stop and stop < len(text) and text[stop] in _B64_CHARS:
             continue  # cut by the window: part of a longer run
         if _aws_secret_shape(match.group()) and not is_placeholder(match.group()):
+            spans.append((match.start(), match.end(), "aws-secret-key", RANK_TOKEN))
+    for match in _AWS_SECRET_SPLIT.finditer(text, begin, stop):  # cut in two by a line break (issue 40)
+        value = match.group("head") + match.group("tail")
+        if len(value) == 40 and _aws_secret_shape(value) and not is_placeholder(value):
             spans.append((match.start(), match.end(), "aws-secret-key", RANK_TOKEN))
     return spans
 
@@ -75,9 +83,12 @@ def bare_aws_secrets(text: str, data: bytes, entropy: float = BARE_AWS_SECRET_EN
         end = len(marks) if end < 0 else end
         escaped = at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr"  # the run starts after `\\n`
         start = at + 1 if escaped else at
-        # `=` after it: a longer base64 value's end; `-`/`_` either side: part of a base64url token
-        glued = data[end : end + 1] in _GLUED_AFTER or (
-            start >= 1 and data[start - 1 : start] in _GLUED_BEFORE
+        # `=` after it: a longer base64 value's end; `-`/`_` either side: part of a base64url token; a
+        # placeholder after it stood for what it was glued to (`…-----BEGIN`): scrubbing twice equals once
+        glued = (
+            data[end : end + 1] in _GLUED_AFTER
+            or data.startswith(b"[REDACTED:", end)
+            or (start >= 1 and data[start - 1 : start] in _GLUED_BEFORE)
         )
         if end - start == 40 and not glued:
             value = data[start:end].decode("ascii")
@@ -197,3 +208,61 @@ def decode_around(text: str, run_start: int, run_end: int, hit: int) -> str | No
             if printable >= 0.9 * len(decoded):
                 return decoded
     return None
+
+
+# ---------------------------------------------------------------- any base64 run that decodes to text
+
+# Issue 40: a base64 blob holding a Stripe key, an npm token or a whole `.env` carries no prefix the literals
+# above know. Every run of BASE64_TEXT_MIN..BASE64_TEXT_MAX standard base64 characters with upper, lower and
+# digits whose first groups can be ASCII and whose first bytes decode to printable text is decoded whole and
+# scanned; images, signatures and hashes decode to binary and are dropped before or after 12 bytes.
+BASE64_TEXT_MIN, BASE64_TEXT_MAX = 24, 8192
+_B64_TEXT_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+# the first character of each 4-character group of base64 of ASCII text (a byte below 0x80 >> 2 is below 32)
+_ASCII_GROUP_START = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
+_B64_TEXT_MARKS = bytes(0x61 if chr(i) in _B64_TEXT_ALPHABET else 0x20 for i in range(256))
+_RUN_MIN = b"a" * BASE64_TEXT_MIN
+_PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
+
+
+def _printable_share(raw: bytes) -> float:
+    return 1 - len(raw.translate(None, _PRINTABLE)) / max(1, len(raw))
+
+
+def base64_text_runs(data: bytes) -> list[tuple[int, int, str]]:
+    """(start, end, decoded text) of the base64 runs in `data` (a text's UTF-8, byte offsets) that decode to
+    printable text; a run glued after `\\n` (a JSON escape) starts after it."""
+    marks = data.translate(_B64_TEXT_MARKS)
+    at = marks.find(_RUN_MIN)
+    found: list[tuple[int, int, str]] = []
+    while at >= 0:
+        end = marks.find(b" ", at)
+        end = len(marks) if end < 0 else end
+        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at
+        stop = end
+        while stop < len(data) and data[stop] == 0x3D and stop - end < 2:  # `=` padding
+            stop += 1
+        # cheap reject before any decoding: the first 8 groups must each start like base64 of ASCII text
+        if BASE64_TEXT_MIN <= end - start <= BASE64_TEXT_MAX and not data[start : start + 32 : 4].translate(
+            None, _ASCII_GROUP_START
+        ):
+            decoded = _decode_text(data[start:end])
+            if decoded is not None:
+                found.append((start, stop, decoded))
+        at = marks.find(_RUN_MIN, end)
+    return found
+
+
+def _decode_text(run: bytes) -> str | None:
+    if run.isalpha() or run.isdigit() or run.islower() or run.isupper():
+        return None  # words, numbers, hex in one case: not base64 of text worth decoding
+    try:
+        if _printable_share(base64.b64decode(run[:16])) < 1.0:
+            return None
+        usable = run[:-1] if len(run) % 4 == 1 else run
+        raw = base64.b64decode(usable + b"=" * (-len(usable) % 4))
+    except (binascii.Error, ValueError):
+        return None
+    if _printable_share(raw) < 0.95:
+        return None
+    return raw.decode("ascii", "replace")

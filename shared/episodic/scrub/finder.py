@@ -51,6 +51,8 @@ class LiteralFinder:
         the caller encodes once for several finders and calls the automaton with no frame between."""
         if self._automaton is None:
             return functools.partial(_find_each, literals=self._utf8)
+        if self.overlapping:
+            return functools.partial(self._automaton.find_matches_as_indexes, overlapping=True)
         return self._automaton.find_matches_as_indexes  # type: ignore[no-any-return]
 
     def char_offsets(self, data: bytes, hits: list[tuple[int, int, int]]) -> list[tuple[int, int, int]]:
@@ -76,7 +78,9 @@ class LiteralFinder:
             data = text.encode()
         except UnicodeError:  # e.g. lone surrogates cannot become UTF-8: search the slow way
             return _find_each(text, self.literals)
-        hits: list[tuple[int, int, int]] = self._automaton.find_matches_as_indexes(data)
+        hits: list[tuple[int, int, int]] = self._automaton.find_matches_as_indexes(
+            data, overlapping=self.overlapping
+        )
         return self.char_offsets(data, hits) if hits and len(data) != len(text) else hits
 
     def present(self, text: str) -> set[int]:

@@ -82,29 +82,47 @@ class TokenRule:
         return None
 
     def _across_break(self, text: str, at: int, head_end: int, *, whole: bool) -> Span | None:
-        """A token cut by one line break (`ghp_KfCP…\\nDR6T…`, a terminal's wrap): the span covers both parts.
-        `whole`: the head alone is a token already, so only a tail that is not a plain word joins it."""
-        brk = _LINE_BREAK.match(text, head_end)
-        if brk is None or head_end - at < 8:
-            return None
-        tail = _TOKEN_RUN.match(text, brk.end()).group()  # type: ignore[union-attr]
-        if not tail or (whole and _PLAIN_WORD.fullmatch(tail)):
-            return None
-        head = text[at:head_end]
-        match = self.pattern.match(head + tail)
-        if match is None or match.end() <= len(head):
+        """A token cut by line breaks (`ghp_KfCP…\\nDR6T…`, a terminal's wrap, a table's `│` borders): the span
+        covers every part, over at most MAX_WRAPS breaks. `whole`: the head alone is a token already, so only
+        a tail that is not a plain word joins it. A tail never takes a PEM header or another token of this
+        rule (issue 40: a JWT took the next line's `-----BEGIN` and the key's body went unredacted)."""
+        if head_end - at < 8:
             return None
         group = "secret" if "secret" in self.pattern.groupindex else 0
-        if self.check is not None and not self.check(match.group(group)):
-            return None
-        end = brk.end() + match.end() - len(head)
-        return at + match.start(group), end, self.kind, RANK_TOKEN
+        joined = text[at:head_end]
+        cursor = head_end
+        found: Span | None = None
+        for _ in range(MAX_WRAPS):
+            brk = _LINE_BREAK.match(text, cursor)
+            if brk is None:
+                break
+            tail = _TOKEN_RUN.match(text, brk.end()).group()  # type: ignore[union-attr]
+            cut = tail.find("-----")
+            tail = tail if cut < 0 else tail[:cut]
+            if not tail or (whole and _PLAIN_WORD.fullmatch(tail)) or self.pattern.match(tail) is not None:
+                break
+            base = len(joined)
+            joined += tail
+            match = self.pattern.match(joined)
+            if match is not None and match.end() <= base:
+                break
+            if match is not None and (self.check is None or self.check(match.group(group))):
+                found = at + match.start(group), brk.end() + match.end() - base, self.kind, RANK_TOKEN
+                if match.end() < len(joined):
+                    break  # the token ended within this tail
+            cursor = brk.end() + len(tail)
+            whole = True
+        return found
+
+
+MAX_WRAPS = 4  # a token wrapped over five lines at most (a 40-column terminal and a 200-character token)
+# spaces and table borders (`|`, `│`, `┃`, `║`) around a break: a cell's end, the next row's empty cells
+_BORDER = r"(?:[ \t]*(?:[|\u2502\u2503\u2551]|\\u25(?:02|03|51))){0,4}[ \t]*"  # also JSON's `\u2502`
 
 
 _TOKEN_RUN = re.compile(r"[A-Za-z0-9_.+/=~-]{0,1024}")
-_LINE_BREAK = re.compile(
-    r"(?:\\{1,3}[nr]){1,2}|\r?\n"
-)  # a real break or an escaped one (JSON, twice-escaped)
+# a real break or an escaped one (JSON, twice-escaped), with a table's borders either side
+_LINE_BREAK = re.compile(_BORDER + r"(?:(?:\\{1,3}[nr]){1,2}|\r?\n)" + _BORDER)
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
 _LOWER_WORDS = re.compile(r"[A-Za-z]+(?:[_.-][A-Za-z]+)*")
 _FILLERS = ("0", "Aa0", "a0", "A0", "Q")  # completions tried for a dangling token head: hex, mixed, bech32
@@ -128,6 +146,11 @@ def _openai_body(token: str) -> bool:
         return len(token.split("-", 2)[2]) >= 32
     body = token.rsplit("-", 1)[-1] if token.count("-") > 1 else token[3:]
     return len(body) >= 8
+
+
+def _epi_body(token: str) -> bool:
+    body = token[4:]
+    return not _LOWER_WORDS.fullmatch(body) and (any(c.isdigit() for c in body) or not body.islower())
 
 
 _ALNUM_END = r"(?![A-Za-z0-9])"
@@ -191,13 +214,24 @@ TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
     ),
 ]
 
+# token rules searched with the position triggers (the main automaton is at its 64 literals)
+POSITION_TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
+    (
+        ("epi_",),  # this project's own bearer token (auth.py: "epi_" + token_urlsafe(32))
+        TokenRule(
+            "episodic-token", re.compile(r"epi_[A-Za-z0-9_-]{40,64}(?![A-Za-z0-9_-])"), check=_epi_body
+        ),
+    ),
+]
+
 _URL_CREDENTIALS = re.compile(
-    r"://(?P<user>[^\s:/@?#\"'`\\<>\[\]{}|]{0,128}):(?P<secret>[^\s/?#\"'`\\<>\[\]{}|]{1,256})@"
+    r"://(?P<user>[^\s:/@?#\"'`\\<>\[\]{}|]{0,128}):(?P<secret>[^\s/\"'`\\<>\[\]{}|]{1,256})@(?=[A-Za-z0-9\[])"
 )
 
 
 def url_password(text: str, start: int) -> Span | None:
-    """`scheme://user:password@host`: the password goes, the user and host stay."""
+    """`scheme://user:password@host`: the password goes (up to the last `@` before the host, so it may hold
+    `@`, `#` or `?`), the user and host stay."""
     match = _URL_CREDENTIALS.match(text, start)
     if match is None:
         return None
@@ -265,7 +299,11 @@ def curl_user(text: str, start: int) -> Span | None:
     return match.start("secret"), match.end("secret"), "password", RANK_CONTEXT
 
 
-_VALUE = r"(?:\\{0,3}[\"'`])?(?P<secret>[^\s\"'`\\,;&|<>(){}\[\]]+)"
+# a value runs to its closing quote, or unquoted up to a space or a separator; `&`, `(`, `#` may be in it
+_VALUE = r"(?P<quote>\\{0,3}[\"'`])?(?P<secret>[^\s\"'`\\,;|<>{}\[\]]+)"
+_QUOTED_MAX = 256
+# `get_token(…`, `os.getenv(`, `store.add(settings.x`: a call, when a name, a quote or nothing follows its `(`
+_CALL = re.compile(r"[A-Za-z_$][\w$.]+\((?:[A-Za-z_\"')\]]|$)")
 _ASSIGNMENT = re.compile(
     r"(?P<rest>[A-Za-z0-9_.-]{0,64})" + _QUOTE + r"\]?"
     r"(?:[ \t]*(?::=|=>|==|=|:)[ \t]*|[ \t]+(?:is|was)[ \t]+)" + _VALUE
@@ -302,11 +340,14 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         if match is None:
             return None, end
     name_end = match.end("rest")
-    value = match.group("secret").rstrip(".:!?")  # the end of a sentence is not part of the value
-    value_end = match.start("secret") + len(value)
+    value_start = match.start("secret")
+    value, value_end = _value_at(text, match, value_start)
     # a long value is read once (linear time); a short one may hold the next name (`a="token": "…"`)
     done = match.end("secret") if len(value) > 256 else name_end
-    if len(value) < 6 or is_placeholder(value):
+    # `KEY=#x9…` glued to its `=` or quote is a value; after a space `#` starts a comment (issue 40)
+    glued_hash = value[:1] == "#" and value[1:2] != "{" and not text[value_start - 1].isspace()
+    judged = value[1:] if glued_hash else value
+    if len(value) < 6 or is_placeholder(judged):
         return None, done
     name_start = _name_start(text, start)
     if text.endswith("[REDACTED:", max(0, name_start - 10), name_start):
@@ -315,9 +356,37 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         return None, done
     name = text[name_start:name_end].lstrip("-")
     kind = secret_kind_for_name(name, value)
-    if kind is None or not looks_secret(value, kind):
+    if kind is None:
         return None, done
-    return (match.start("secret"), value_end, kind, RANK_KEYWORD), match.end("secret")
+    if _CALL.match(value) or value[0] == "(":  # a call, or an expression (`token = (message_id, key)`)
+        return None, done
+    if not looks_secret(judged, kind):
+        return None, done
+    # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
+    return (value_start, value_end, kind, RANK_KEYWORD), max(done, value_end if len(value) > 256 else done)
+
+
+def _value_at(text: str, match: re.Match[str], value_start: int) -> tuple[str, int]:
+    """The value an assignment match holds and where it ends: up to its closing quote when quoted (issue 40:
+    `Password="a;b"`, `SECRET_KEY = 'django-insecure-…&(…'`), else its unquoted run, less a sentence's end,
+    an unbalanced `)` and, in a URL query (`?password=x&user=y`), what follows an `&`."""
+    quote = match.group("quote")
+    if quote:
+        close = text.find(quote, value_start, value_start + _QUOTED_MAX + len(quote))
+        if close > value_start:
+            quoted = text[value_start:close]
+            if not any(c.isspace() for c in quoted) and "\\" not in quoted.replace(quote, ""):
+                return quoted, close
+    value = match.group("secret")
+    name_at = match.start("rest") - 1
+    while name_at > 0 and text[name_at] in _IDENT_CHARS:
+        name_at -= 1
+    if "&" in value and text[name_at : name_at + 1] in ("?", "&"):
+        value = value.split("&", 1)[0]
+    value = value.rstrip(".:!?")  # the end of a sentence is not part of the value
+    if value.endswith(")") and value.count("(") < value.count(")"):
+        value = value.rstrip(")")
+    return value, value_start + len(value)
 
 
 _LOWER = "abcdefghijklmnopqrstuvwxyz"
@@ -343,5 +412,18 @@ KEYWORD_LENGTHS: dict[str, int] = {literal: len(literal) for literal in KEYWORD_
 for _follower in TOKEN_FOLLOWERS:
     KEYWORD_LITERALS["token" + _follower] = frozenset()
     KEYWORD_LENGTHS["token" + _follower] = len("token")
+# Further words a secret's name holds without saying "secret" (issue 40: `…_SALT`, `…_PASSPHRASE`; a `…_DSN`'s key
+# is found in its URL),
+# searched by an automaton of their own (the one above is at its 64 literals)
+NAME_LITERALS: dict[str, frozenset[str]] = {
+    "assphrase": frozenset(), "ASSPHRASE": frozenset(), "asscode": frozenset(), "ASSCODE": frozenset(),
+    "salt": frozenset(_LOWER), "Salt": frozenset(_LOWER), "SALT": frozenset(_UPPER),
+    "pepper": frozenset(_LOWER), "Pepper": frozenset(_LOWER), "PEPPER": frozenset(_UPPER),
+    "creds": frozenset(_LOWER), "Creds": frozenset(_LOWER), "CREDS": frozenset(_UPPER),
+    "hmac": frozenset(_LOWER), "Hmac": frozenset(_LOWER), "HMAC": frozenset(_UPPER),
+    "passkey": frozenset(_LOWER), "PASSKEY": frozenset(_UPPER),
+}  # fmt: skip
+for _literal in NAME_LITERALS:
+    KEYWORD_LENGTHS[_literal] = len(_literal)
 AUTHORIZATION_LITERALS = ("authorization", "Authorization", "AUTHORIZATION")  # listed before "auth"
 BEARER_LITERALS = ("earer", "EARER")

@@ -35,11 +35,14 @@ AWS_SECRET_SHAPE = re.compile(r"[A-Za-z0-9/+=]{40}")
 PASSWORD_WORDS = frozenset({"password", "passwd", "pwd", "passphrase", "passcode"})
 SECRET_WORDS = frozenset(
     {"secret", "secrets", "token", "auth", "credential", "credentials", "apikey", "privatekey",
-     "secretkey", "accesskey", "sessiontoken", "authtoken", "accesstoken"}
+     "secretkey", "accesskey", "sessiontoken", "authtoken", "accesstoken", "salt", "pepper", "dsn", "creds",
+     "hmac", "passkey", "privkey"}
 )  # fmt: skip
 KEY_QUALIFIERS = frozenset(
     {"api", "access", "private", "secret", "signing", "encryption", "master", "client", "app",
-     "license", "service", "account", "admin", "deploy", "webhook", "session", "auth", "shared"}
+     "license", "service", "account", "admin", "deploy", "webhook", "session", "auth", "shared",
+     "hmac", "jwt", "decryption", "cipher", "aes", "ssh", "gpg", "pgp", "rsa", "root", "storage", "sas",
+     "subscription", "consumer", "bot", "integration", "personal", "recovery", "unlock", "sign", "crypto"}
 )  # fmt: skip
 _NOT_SECRET_KEY_OWNERS = frozenset(
     {"primary", "sort", "partition", "cache", "foreign", "map", "lookup", "idempotency", "hot",

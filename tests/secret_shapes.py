@@ -1,0 +1,146 @@
+"""Issue 40's secret shapes: credentials found by position, encoded or wrapped secrets, this project's own
+token, and a PEM block right after a JWT. Shared by `adversarial/test_scrub_shapes.py` (every flow) and
+`adversarial/test_scrub_pairs.py` (any two side by side). Secrets are built at run time from seeded random
+bodies (see `secret_kit`), so that no secret scanner flags these files.
+
+Each shape is (name, planted text, the parts that must not survive anywhere).
+"""
+
+from __future__ import annotations
+
+import base64
+import string
+
+from secret_kit import ALNUM, B64URL, HEX, body
+
+PASSWORD = body(ALNUM, 10) + "#&(" + body(ALNUM, 4)  # characters that used to end a value
+STRIPE = "sk_live_" + body(ALNUM, 24)
+NPM = "npm_" + body(ALNUM, 36)
+GITHUB = "ghp_" + body(ALNUM, 36)
+ANTHROPIC = "sk-ant-api03-" + body(B64URL, 93) + "AA"
+AWS_ID = "AKIA" + body(string.ascii_uppercase + "234567", 16)
+AWS_SECRET = body(ALNUM + "/+", 40)
+EPI = "epi_" + body(B64URL, 43)
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx" + body(B64URL, 20) + "." + body(B64URL, 43)
+PEM_BODY = [body(ALNUM + "+/", 64) for _ in range(3)]
+PEM = "-----BEGIN RSA PRIVATE KEY-----\n" + "\n".join(PEM_BODY) + "\n-----END RSA PRIVATE KEY-----"
+
+
+def _pw(n: int) -> str:
+    return body(ALNUM, n)
+
+
+def _b64(text: str) -> str:
+    return base64.b64encode(text.encode()).decode()
+
+
+URL_PW, GIT_PW, DB_PW, REDIS_PW = _pw(12), _pw(12), "p@ss#" + _pw(9), _pw(14)
+MYSQL_PW, SSHPASS_PW, DOCKER_PW, FLAG_PW = _pw(12), "Tr0ub&" + _pw(6), _pw(14), _pw(11)
+NETRC_PW, PGPASS_PW, SENTRY_KEY, CONN_PW = _pw(13), _pw(12), body(HEX, 32), "a;b" + _pw(9)
+HASH_PW, AMP_PW, PAREN_PW = _pw(11), "ab&" + _pw(10), "x(" + _pw(10)
+SALT, PASSPHRASE, SIGNING = _pw(24), "correct-horse-" + _pw(8), _pw(32)
+DJANGO = "django-insecure-" + "k9#x@m2$q(v8&z!p7w^r4t*y1" + _pw(12)
+ENV_PW = _pw(12)
+K8S_PW = _pw(16)
+
+SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
+    ("PEM block after a JWT", f"the token was {JWT}\n{PEM}", (JWT[-20:], *PEM_BODY)),
+    ("URL user-info", f"mysql://admin:{URL_PW}@db.example.com:3306/app", (URL_PW,)),
+    (
+        "git remote with user:pw",
+        f"git remote add origin https://alice:{GIT_PW}@github.com/a/b.git",
+        (GIT_PW,),
+    ),
+    (
+        "DATABASE_URL and REDIS_URL in a .env",
+        f"DATABASE_URL=postgres://app:{DB_PW}@db:5432/app\nREDIS_URL=redis://:{REDIS_PW}@cache:6379/0",
+        (DB_PW[5:], REDIS_PW),
+    ),
+    ("mysql -pPASSWORD", f"mysql -uroot -p{MYSQL_PW} app < dump.sql", (MYSQL_PW,)),
+    ("sshpass -p", f"sshpass -p '{SSHPASS_PW}' ssh deploy@host", (SSHPASS_PW[6:],)),
+    ("docker login -p", f"docker login -u bob -p {DOCKER_PW} registry.example.com", (DOCKER_PW,)),
+    ("--password=", f"mongosh --password={FLAG_PW} --host db", (FLAG_PW,)),
+    (".netrc", f"machine api.example.com\n  login bob\n  password {NETRC_PW}\n", (NETRC_PW,)),
+    (".pgpass", f"db.example.com:5432:appdb:appuser:{PGPASS_PW}\n", (PGPASS_PW,)),
+    ("SENTRY_DSN", f"SENTRY_DSN=https://{SENTRY_KEY}@o123.ingest.sentry.io/456", (SENTRY_KEY,)),
+    (
+        "connection string, quoted Password holding ;",
+        f'Server=tcp:x.database.windows.net;Database=d;User Id=u;Password="{CONN_PW}";',
+        (CONN_PW[3:],),
+    ),
+    ("value starting with #", f"DB_PASSWORD=#{HASH_PW}", (HASH_PW,)),
+    ("value holding &", f"API_SECRET={AMP_PW}", (AMP_PW[3:],)),
+    ("value holding (", f"ADMIN_PASSWORD={PAREN_PW}", (PAREN_PW[2:],)),
+    ("…_SALT", f"APP_SALT={SALT}", (SALT,)),
+    ("…_PASSPHRASE", f"GPG_PASSPHRASE={PASSPHRASE}", (PASSPHRASE[14:],)),
+    ("…_SIGNING_KEY", f"WEBHOOK_SIGNING_KEY={SIGNING}", (SIGNING,)),
+    ("Django SECRET_KEY", f"SECRET_KEY = '{DJANGO}'", (DJANGO[16:24], DJANGO[-12:])),
+    ("base64 of a Stripe key", f"echo {_b64(STRIPE)} | base64 -d", (_b64(STRIPE)[8:40], STRIPE[8:])),
+    ("base64 of an .npmrc", _b64(f"//registry.npmjs.org/:_authToken={NPM}\n"), (NPM[4:],)),
+    (
+        "base64 of a whole .env",
+        "ENV_B64=" + _b64(f"DB_HOST=db\nDB_PASSWORD={ENV_PW}\nLOG_LEVEL=info\n"),
+        (_b64(f"DB_HOST=db\nDB_PASSWORD={ENV_PW}\nLOG_LEVEL=info\n")[12:48],),
+    ),
+    (
+        "Kubernetes Secret data values",
+        "apiVersion: v1\nkind: Secret\nmetadata:\n  name: db\ndata:\n"
+        f"  DATABASE_URL: {_b64(f'postgres://app:{K8S_PW}@db/app')}\n  password: {_b64(K8S_PW)}\n",
+        (_b64(f"postgres://app:{K8S_PW}@db/app")[16:40], _b64(K8S_PW)),
+    ),
+    (
+        "ghp_ token wrapped over three lines",
+        f"remote: {GITHUB[:14]}\n{GITHUB[14:28]}\n{GITHUB[28:]}\n",
+        (GITHUB[4:14], GITHUB[14:28], GITHUB[28:]),
+    ),
+    (
+        "sk-ant- key split by a table border",
+        f"│ key │ {ANTHROPIC[:40]} │\n│     │ {ANTHROPIC[40:]} │",
+        (ANTHROPIC[14:40], ANTHROPIC[40:]),
+    ),
+    (
+        "AWS secret split over two lines after its key id",
+        f"aws_access_key_id = {AWS_ID}\naws_secret_access_key = {AWS_SECRET[:22]}\n{AWS_SECRET[22:]}",
+        (AWS_ID[4:], AWS_SECRET[:22], AWS_SECRET[22:]),
+    ),
+    ("episodic token typed bare", f"use {EPI} for the server", (EPI[4:],)),
+]
+
+# what stays: the scrubber must not take these (ordinary prose and code near the new rules)
+KEPT = [
+    "mkdir -p /tmp/build && ssh -p 2222 deploy@host",
+    "docker run -p 8080:80 nginx:1.27.3",
+    "mysql -u root -p app",
+    "git remote add origin https://github.com/a/b.git",
+    "postgres://localhost:5432/app",
+    "salt = bcrypt.gensalt()",
+    "password = getpass.getpass()",
+    "commit 3f2c1a9e8b7d6c5f4e3d2c1b0a9f8e7d6c5b4a39 (HEAD -> main)",
+    "session 8f14e45f-ceea-467f-a8f1-9f3b4c1d2e7a resumed",
+    "pip install requests==2.32.3 urllib3==2.2.2",
+    "the machine learning model was trained on 5432 samples",
+]
+
+# what may stand between two secrets (issue 40): newline, escaped newline, space, quote, `=`, table borders
+SEPARATORS = ["\n", "\\n", " ", '"', "'", "=", " | ", " \u2502 ", "\t"]
+
+
+def pool() -> list[tuple[str, tuple[str, ...]]]:
+    """Every shape and every catalogue token, as (text, the parts that must not survive)."""
+    from secret_kit import TOKENS
+
+    return [(text, cores) for _, text, cores in SHAPES] + [(token, (token[-16:],)) for _, token in TOKENS]
+
+
+def pairs(per_separator: int = 4, seed: int = 40) -> list[tuple[str, tuple[str, ...]]]:
+    """Two secrets of random kinds side by side, `per_separator` pairs for each separator."""
+    import random
+
+    rng = random.Random(seed)
+    items = pool()
+    found = []
+    for separator in SEPARATORS:
+        for _ in range(per_separator):
+            (a, a_cores), (b, b_cores) = rng.sample(items, 2)
+            found.append((a + separator + b, a_cores + b_cores))
+    return found
