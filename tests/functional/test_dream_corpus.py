@@ -81,7 +81,8 @@ def test_every_promoted_theme_passed_all_three_gates_with_its_score(dreamt: dict
         blocks = [b for b in result["explain"].split("\nthread ") if "PROMOTED" in b.split("\n", 1)[0]]
         assert len(themes) == len(blocks) == result["phases"]["score"]["promoted"]
         for block in blocks:
-            assert block.count(" pass ") == 3 and "FAIL" not in block
+            gates = [line for line in block.splitlines() if line.lstrip().startswith("gate ")]
+            assert len(gates) == 3 and all(" pass " in line for line in gates) and "FAIL" not in block
             assert float(block.split("score ", 1)[1].split(" ", 1)[0]) >= 0.7
         for theme in themes:
             assert float(theme.split("(score ", 1)[1][:4]) >= 0.7

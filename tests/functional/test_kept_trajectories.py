@@ -93,8 +93,8 @@ def viewer(user: User, *args: str) -> Iterator[urllib.request.OpenerDirector | s
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        found = re.search(r"http://127\.0\.0\.1:\d+/\?key=\S+", line)
-        assert found, line + (process.stderr.read() if process.stderr else "")
+        found = re.search(r"http://127\.\d+\.\d+\.\d+:\d+/\?key=\S+", line)  # a loopback address per run
+        assert found, line  # (its stderr is not read here: the viewer is still running)
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         browser.open(found.group(0), timeout=30).read()  # the key becomes a cookie
         yield browser, found.group(0).split("?", 1)[0]

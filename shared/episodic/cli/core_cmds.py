@@ -258,7 +258,8 @@ def register(group: click.Group) -> None:
         from episodic.backfill_estimate import inspect_history, render_one
         from episodic.cli.cleanup_risk import kept_summary
 
-        missing_paths_error(paths)
+        if not render_survey:  # --render also takes a deleted transcript's path or a session id (kept copies)
+            missing_paths_error(paths)
         settings = _settings({})
         tenant = tenant or settings.tenant
         source = build_scoped_source(settings)
