@@ -1,6 +1,6 @@
 """Regenerate the scrubber's catalogue rows from a pinned copy of Nosey Parker's rules (Apache-2.0).
 
-    python scripts/gen_scrub_catalogue.py --repo /work/.mirror/praetorian-inc+noseyparker/repo [--commit SHA]
+    python scripts/gen_scrub_catalogue.py --repo PATH/TO/noseyparker [--commit SHA]
 
 Reads every `crates/noseyparker/data/default/builtin/rules/*.yml` at the commit (a `git` directory, as the
 `fetch` tool leaves it, or a checkout), mechanically and whole: each rule whose categories say `secret` and

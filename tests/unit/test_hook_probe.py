@@ -30,7 +30,7 @@ from episodic.cli.hook_probe import classify
             "fail",
             "line",
         ),
-        ("skip: excluded by inject_exclude /work/secret", "warn", "scope"),
+        ("skip: excluded by inject_exclude ~/projects/secret", "warn", "scope"),
     ],
 )
 def test_each_logged_outcome_has_its_status_and_fix(logged: str, status: str, fix_says: str) -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import re
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from episodic.scrub.noseyparker import LiteralRules, catalogue_source, literal_r
 from episodic.scrub.values import is_placeholder
 
 REPO = Path(__file__).resolve().parents[2]
-MIRROR = Path("/work/.mirror/praetorian-inc+noseyparker/repo")
+# a copy of the pinned catalogue (a git directory or checkout), named by the environment when one is at hand
+MIRROR = Path(os.environ.get("EPISODIC_NOSEYPARKER_REPO", REPO / "build" / "noseyparker"))
 
 
 @cache
