@@ -67,6 +67,32 @@ def transaction(
         conn.execute("COMMIT")
 
 
+class TenantTableFile:
+    """A feature's own SQLite file holding one table of per-tenant, per-session rows (scratch memory, failure
+    memory): one shared connection behind a lock, its schema applied, the session delete and the count."""
+
+    table: str  # a constant name, never input
+
+    def __init__(self, path: Path | str, schema: str, busy_timeout_ms: int = 10_000) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.RLock()
+        self._conn = open_connection(self.path, busy_timeout_ms)
+        self._conn.executescript(schema)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def delete_session(self, tenant_id: str, session_id: str) -> int:
+        with self._lock:
+            return delete_session_rows(self._conn, self.table, tenant_id, session_id)
+
+    def count(self, tenant_id: str | None = None) -> int:
+        with self._lock:
+            return count_rows(self._conn, self.table, tenant_id)
+
+
 def delete_session_rows(conn: sqlite3.Connection, table: str, tenant_id: str, session_id: str) -> int:
     """Delete one tenant's rows of one session from a feature's table (a constant name, never input)."""
     return conn.execute(

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import threading
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
 
 from episodic.failures.models import FailureFix
 from episodic.failures.port import FailureStore
-from episodic.sqlite_conn import count_rows, delete_session_rows, open_connection, transaction
+from episodic.sqlite_conn import TenantTableFile, transaction
 
 FAILURES_FILE = "failures.sqlite3"  # beside the card index in the home folder
 
@@ -23,17 +22,11 @@ CREATE INDEX IF NOT EXISTS failure_by_session ON failure_fixes (tenant_id, sessi
 """
 
 
-class SQLiteFailureStore(FailureStore):
-    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._conn = open_connection(self.path, busy_timeout_ms)
-        self._conn.executescript(_SCHEMA)
+class SQLiteFailureStore(TenantTableFile, FailureStore):
+    table = "failure_fixes"
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000) -> None:
+        super().__init__(path, _SCHEMA, busy_timeout_ms)
 
     def _replace_session(self, tenant_id: str, session_id: str, fixes: Sequence[FailureFix]) -> int:
         rows = [
@@ -57,11 +50,3 @@ class SQLiteFailureStore(FailureStore):
                 (tenant_id, key, latest, limit),
             ).fetchall()
         return [FailureFix.model_validate(json.loads(row[0])) for row in rows]
-
-    def delete_session(self, tenant_id: str, session_id: str) -> int:
-        with self._lock:
-            return delete_session_rows(self._conn, "failure_fixes", tenant_id, session_id)
-
-    def count(self, tenant_id: str | None = None) -> int:
-        with self._lock:
-            return count_rows(self._conn, "failure_fixes", tenant_id)

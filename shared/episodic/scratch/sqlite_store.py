@@ -6,7 +6,6 @@ connection shared by the server's threads under a lock, WAL for a reader beside 
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -15,7 +14,7 @@ import numpy as np
 
 from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
-from episodic.sqlite_conn import count_rows, delete_session_rows, open_connection, transaction
+from episodic.sqlite_conn import TenantTableFile, transaction
 
 SCRATCH_FILE = "scratch.sqlite3"  # beside the card index in the home folder
 
@@ -36,18 +35,12 @@ def _epoch(value: datetime) -> float:
     return value.timestamp()
 
 
-class SQLiteScratchStore(ScratchStore):
-    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._lock = threading.RLock()
-        self._conn = open_connection(self.path, busy_timeout_ms)
-        self._conn.executescript(_SCHEMA)
-        self._manifest: ScratchManifest | None = None
+class SQLiteScratchStore(TenantTableFile, ScratchStore):
+    table = "scratch_records"
 
-    def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+    def __init__(self, path: Path | str, busy_timeout_ms: int = 10_000) -> None:
+        super().__init__(path, _SCHEMA, busy_timeout_ms)
+        self._manifest: ScratchManifest | None = None
 
     @property
     def index_name(self) -> str:
@@ -137,11 +130,3 @@ class SQLiteScratchStore(ScratchStore):
             return self._conn.execute(
                 "DELETE FROM scratch_records WHERE created_at < ? OR created_at > ?", (_epoch(before), latest)
             ).rowcount
-
-    def delete_session(self, tenant_id: str, session_id: str) -> int:
-        with self._lock:
-            return delete_session_rows(self._conn, "scratch_records", tenant_id, session_id)
-
-    def count(self, tenant_id: str | None = None) -> int:
-        with self._lock:
-            return count_rows(self._conn, "scratch_records", tenant_id)
