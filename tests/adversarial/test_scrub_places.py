@@ -102,26 +102,36 @@ class Corpus:
     planted_runs: int
 
 
-@pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
-    root = tmp_path_factory.mktemp("places")
-    claude = root / "claude"
-    folder = _write(claude / "projects" / "-home-dev-app").parent
-    planted = _planted()
-    start = datetime.now(UTC) - timedelta(hours=3)  # recent: scratch memory keeps 7 days
+def index_planted(
+    root: Path, folder: Path, planted: list[str], id_format: str, per_session: int = PER_SESSION
+) -> tuple[Settings, Memory, list[str], Any]:
+    """Sessions of PER_SESSION planted secrets each (recent: scratch memory keeps 7 days; files old enough for
+    harvest's quiet period), indexed offline: (settings, memory, session ids, the index report)."""
+    start = datetime.now(UTC) - timedelta(hours=3)
     sessions = []
-    for i in range(0, len(planted), PER_SESSION):
-        session_id = f"5c5c5c5c-{i:04d}-4000-8000-{i:012d}"
-        _scratch_session(folder, session_id, planted[i : i + PER_SESSION], start + timedelta(minutes=i))
+    for i in range(0, len(planted), per_session):
+        session_id = id_format.format(i=i)
+        _scratch_session(folder, session_id, planted[i : i + per_session], start + timedelta(minutes=i))
         sessions.append(session_id)
-    old = time.time() - 7200  # out of harvest's quiet period
+    old = time.time() - 7200
     for path in folder.iterdir():
         os.utime(path, (old, old))
     settings = load_settings(
         home=root / "home", embedder="hashing", distiller="heuristic", scratch_max_per_session=10
     )
     memory = build_memory(settings)
-    report = index_sessions(memory, [str(folder)], "local")
+    return settings, memory, sessions, index_sessions(memory, [str(folder)], "local")
+
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
+    root = tmp_path_factory.mktemp("places")
+    claude = root / "claude"
+    folder = _write(claude / "projects" / "-home-dev-app").parent
+    planted = _planted()
+    settings, memory, sessions, report = index_planted(
+        root, folder, planted, "5c5c5c5c-{i:04d}-4000-8000-{i:012d}"
+    )
     assert report.indexed == len(sessions) + 1, report.as_dict()
     return Corpus(claude, folder, root / "home", settings, memory, sessions, len(planted))
 

@@ -9,29 +9,24 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import re
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from episodic.assembly import build_memory
 from episodic.auth import SCOPES, WRITE, LocalTokenStore, Principal
-from episodic.ingest import index_sessions
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
 from episodic.memory import Memory
 from episodic.scrub import default_scrubber
 from episodic.scrub.values import is_placeholder
-from episodic.settings import Settings, load_settings
+from episodic.settings import Settings
 from hook_kit import injected_context
 from secret_shapes import KEPT, SEPARATORS, SHAPES, pairs
 
 from .conftest import cli
-from .test_scrub_places import PROMPT, _scratch_session, harvested_bodies
+from .test_scrub_places import PROMPT, harvested_bodies, index_planted
 
 PER_SESSION = 9
 REDACTED = b"[REDACTED:"
@@ -83,20 +78,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Corpus:
     folder = claude / "projects" / "-home-dev-app"
     folder.mkdir(parents=True)
     planted = [text for text, _ in _planted()]
-    start = datetime.now(UTC) - timedelta(hours=3)
-    sessions = []
-    for i in range(0, len(planted), PER_SESSION):
-        session_id = f"4040{i:04d}-4040-4000-8000-{i:012d}"
-        _scratch_session(folder, session_id, planted[i : i + PER_SESSION], start + timedelta(minutes=i))
-        sessions.append(session_id)
-    old = time.time() - 7200  # out of harvest's quiet period
-    for path in folder.iterdir():
-        os.utime(path, (old, old))
-    settings = load_settings(
-        home=root / "home", embedder="hashing", distiller="heuristic", scratch_max_per_session=10
+    settings, memory, sessions, report = index_planted(
+        root, folder, planted, "4040{i:04d}-4040-4000-8000-{i:012d}", PER_SESSION
     )
-    memory = build_memory(settings)
-    report = index_sessions(memory, [str(folder)], "local")
     assert report.indexed == len(sessions), report.as_dict()
     return Corpus(claude, folder, root / "home", settings, memory, sessions)
 
