@@ -75,6 +75,9 @@ class Settings(BaseSettings):
         default=3.25, ge=0.0, le=50.0
     )  # fused score for a pointer the hook gives unasked
     faint_score: float = Field(default=2.0, ge=0.0, le=50.0)  # fused score for an entry an agent asked for
+    # the second stage (ports.Reranker) over the first stage's best `rerank_depth` candidates; none: off
+    reranker: Literal["none"] = "none"
+    rerank_depth: int = Field(default=20, ge=1, le=100)
 
     # serving and the hook
     host: str = "127.0.0.1"

@@ -14,6 +14,7 @@ from episodic.ports import (
     Embedder,
     IngestLedger,
     KeptTrajectories,
+    Reranker,
     TranscriptSource,
     VectorStore,
 )
@@ -62,6 +63,14 @@ def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Emb
     from episodic.embed.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
+
+
+def build_reranker(settings: Settings, clients: AwsClients | None = None) -> Reranker | None:
+    """The second stage the settings name (ports.Reranker); None when it is off."""
+    del clients  # a managed reranker is built from them
+    if settings.reranker == "none":
+        return None
+    raise ConfigError(f"unknown reranker {settings.reranker!r}")
 
 
 def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Distiller:
