@@ -291,3 +291,11 @@ def test_search_traces_sends_only_the_callers_cards_and_returns_the_models_order
     beta_cards = [card for tenant, *_, card in EPISODES if tenant != ALPHA]
     assert len(texts) == len(first)
     assert not any(card.insight and card.insight in text for card in beta_cards for text in texts)
+
+
+def test_the_rerank_client_makes_one_short_attempt() -> None:
+    from episodic.aws.clients import client_config
+
+    config = client_config("bedrock-agent-runtime")
+    assert config.retries == {"mode": "standard", "total_max_attempts": 1}
+    assert config.connect_timeout <= 2 and config.read_timeout <= 3
