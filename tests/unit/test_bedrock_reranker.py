@@ -167,6 +167,16 @@ def test_what_cannot_be_sent_is_a_config_error_when_built(model: str, region: st
         BedrockReranker(rerank_client(region), model)
 
 
+def test_it_reads_only_its_depth_and_keeps_the_rest_in_order() -> None:
+    client = rerank_client()
+    reranker = BedrockReranker(client, "amazon.rerank-v1:0", depth=2)
+    with Stubber(client) as stub:
+        stub.add_response("rerank", results((1, 0.9), (0, 0.1)), documented_request(QUERY, FIRST[:2]))
+        out = reranker.rerank(QUERY, FIRST)
+    assert [h.record.session_id for h in out] == ["s-two", "s-one", "s-three"]
+    assert BedrockReranker(client, depth=1).rerank(QUERY, FIRST) == FIRST  # one candidate: no call
+
+
 def test_a_depth_past_one_billed_query_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="between 1 and 100"):
         BedrockReranker(rerank_client(), depth=MAX_SOURCES + 1)

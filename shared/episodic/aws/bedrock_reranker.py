@@ -109,13 +109,13 @@ class BedrockReranker(Reranker):
         self.disabled: str | None = None  # why the adapter stopped calling (a configuration refusal)
 
     def request(self, query: str, hits: Sequence[SearchHit]) -> dict[str, Any]:
-        """The Rerank request for `query` and the first `MAX_SOURCES` hits (what `rerank` sends)."""
+        """The Rerank request for `query` and the first `depth` hits (what `rerank` sends)."""
         query = query.strip()[:QUERY_CHARS]
         if not query:
             raise InvalidArgumentError("the reranker needs a non-empty query")
         if not hits:
             raise InvalidArgumentError("the reranker needs at least one candidate")
-        sent = hits[: min(MAX_SOURCES, API_MAX_SOURCES)]
+        sent = hits[: min(self.depth, MAX_SOURCES, API_MAX_SOURCES)]
         documents = [pack_card(hit.record, max_chars=min(DOCUMENT_CHARS, API_MAX_TEXT_CHARS)) for hit in sent]
         return {
             "queries": [{"type": "TEXT", "textQuery": {"text": query}}],
@@ -133,7 +133,7 @@ class BedrockReranker(Reranker):
         }
 
     def rerank(self, query: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
-        if self.disabled is not None or len(hits) < 2:
+        if self.disabled is not None or min(len(hits), self.depth) < 2:  # nothing to reorder
             return list(hits)
         request = self.request(query, hits)
         sent = list(hits[: len(request["sources"])])
