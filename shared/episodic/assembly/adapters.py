@@ -67,9 +67,20 @@ def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Emb
 
 def build_reranker(settings: Settings, clients: AwsClients | None = None) -> Reranker | None:
     """The second stage the settings name (ports.Reranker); None when it is off."""
-    del clients  # a managed reranker is built from them
     if settings.reranker == "none":
         return None
+    if settings.reranker == "bedrock":
+        from episodic.aws.bedrock_reranker import BedrockReranker
+
+        clients = clients or AwsClients(settings)
+        return BedrockReranker(
+            clients.get("bedrock-agent-runtime"),
+            settings.rerank_model_id,
+            region=settings.aws_region,
+            depth=settings.rerank_depth,
+            min_relevance=settings.rerank_min_relevance,
+            faint_score=settings.faint_score,
+        )
     raise ConfigError(f"unknown reranker {settings.reranker!r}")
 
 
