@@ -196,6 +196,25 @@ def sure(
     return out
 
 
+def pairs(rows: list[Row], ev: dict[int, Any]) -> str:
+    """How often the trajectory's BM25 orders the target and the first stage's other best hit rightly."""
+    ahead = behind = lifts = sinks = 0
+    for n, row in enumerate(rows):
+        hits = [h["sid"] for h in row["all"]]
+        if row["kind"] != "dev" or row["target"] not in hits[:5] or len(hits) < 2:
+            continue
+        rival = hits[1] if hits[0] == row["target"] else hits[0]
+        target, other = (ev[n][f"all:{sid}"]["top20"] for sid in (row["target"], rival))
+        if hits[0] == row["target"]:
+            ahead, behind = ahead + (target > other), behind + (target < other)
+        else:
+            lifts, sinks = lifts + (target > other), sinks + (target < other)
+    return (
+        f"target first: its evidence above the second's {ahead}, below {behind}; "
+        f"target 2nd-5th: above the first's {lifts}, below {sinks}"
+    )
+
+
 def chosen_bar(curve: dict[tuple[float, float], tuple[float, float]]) -> tuple[float, float]:
     allowed = [(v, k) for k, v in curve.items() if v[1] <= NEGATIVES_WITH_CARD]
     return max(allowed, key=lambda p: (p[0][0], -p[0][1], -p[1][0], -p[1][1]))[1]
@@ -260,6 +279,12 @@ def main(transcripts: Path, eval_dir: Path, saved: Path | None = None) -> None:
                     after = (recall(rows, sub, name, form, w, 1), recall(rows, sub, name, form, w, 3))
                     shown.append(f"{before[0]:.3f} ({before[1]:.3f}) -> {after[0]:.3f} ({after[1]:.3f})")
                 print(f"| {text} | {form} | {w:.2f} on {pick} | {read} | " + " | ".join(shown) + " |")
+    print()
+    dev = [row for row in data[labels[0]] if row["kind"] == "dev"]
+    named = sum(bool(identifiers(row["query"])) for row in dev)
+    print(f"dev queries with an identifier-shaped word: {named} of {len(dev)}")
+    for label in labels:
+        print(f"{label}, all cards, trajectory BM25: " + pairs(data[label], evidences["trajectory"][label]))
     print()
     print(
         f"sure: target as a full card / negatives with a card on the read fold, bars chosen on the other (<= {NEGATIVES_WITH_CARD:.0%} of its negatives)"
