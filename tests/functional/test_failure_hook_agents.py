@@ -14,10 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import EPISODIC, bare_env, free_port, stop_spawned_server, wait_for_port
+from client_env import bare_env, stop_spawned_server, wait_for_port
 from episodic.models import Trajectory
 from fake_agent_models_kit import fake_agent_model
-from test_failure_hook_cli import FAKE_GO, FIXED_SESSION, _indexed_session
+from test_failure_hook_cli import FIXED_SESSION, set_up_user
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 CODEX = Path(
@@ -38,31 +38,10 @@ def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path,
     if not (CODEX.exists() or GEMINI.exists()):
         pytest.skip(f"neither {CODEX} nor {GEMINI} is installed (scripts/install --dev)")
     tmp = tmp_path_factory.mktemp("failure-agents")
-    home, user_home, tools = tmp / "episodic-home", tmp / "user-home", tmp / "bin"
-    home.mkdir()
-    (user_home / "project").mkdir(parents=True)
-    tools.mkdir()
-    (tools / "go").write_text(FAKE_GO)
-    (tools / "go").chmod(0o755)
-    _indexed_session(tmp / "sessions")
-    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n')
     try:
-        for args in (
-            ["index", str(tmp / "sessions")],
-            ["setup", "codex", "--write"],
-            ["setup", "gemini", "--write"],
-        ):
-            done = subprocess.run(
-                [str(EPISODIC), *args],
-                env=bare_env(home, user_home),
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert done.returncode == 0, done.stderr
-        yield home, user_home, tools
+        yield set_up_user(tmp, ["setup", "codex", "--write"], ["setup", "gemini", "--write"])
     finally:
-        stop_spawned_server(home)
+        stop_spawned_server(tmp / "episodic-home")
 
 
 def _hook_log(home: Path) -> list[str]:
@@ -135,25 +114,8 @@ def test_codex_gets_the_fix_of_an_error_an_indexed_session_got_past(user: tuple[
     assert len(injected) == 1, _hook_log(home)[-3:]
     context = injected[0]
     assert "undefined: regexp" in context and "regexp import was removed" in context
-    # the session file keeps the result with the entry appended: indexing it later leaves the entry out
-    (session,) = [t for t in _gemini_sessions(user_home) if "&lt;episodic-memory-context" in t[1]]
-    trajectory = session[0]
-    assert "undefined: regexp" in trajectory.tool_calls[0].output
-    assert "episodic-memory-context" not in trajectory.model_dump_json()
     assert f"Session {FIXED_SESSION} of 2026-02-15" in context and "`go test ./...` passed" in context
     assert "post-tool-failure ok: injected the fix of an earlier session" in _hook_log(home)[-1]
-
-
-@pytest.mark.skipif(not CODEX.exists(), reason=f"Codex CLI not installed at {CODEX}")
-def test_codex_gets_nothing_for_an_unseen_error_or_a_success(user: tuple[Path, Path, Path]) -> None:
-    home, user_home, tools = user
-    for command, logged in (
-        ("go build ./...", "ok: no strong match (never got past in another session)"),
-        ("echo all good", "ok: the command succeeded (exit code 0)"),
-    ):
-        items = codex_last_request(home, user_home, tools, command)
-        assert MARK not in json.dumps(items)
-        assert logged in _hook_log(home)[-1]
 
 
 # ---------------------------------------------------------------- Gemini CLI
@@ -231,17 +193,43 @@ def test_gemini_gets_the_fix_of_an_error_an_indexed_session_got_past(user: tuple
     context = output.split("<hook_context>", 1)[1]
     assert context.startswith(MARK.replace("<", "&lt;")) and context.endswith("</hook_context>")
     assert "undefined: regexp" in context and "regexp import was removed" in context
+    # the session file keeps the result with the entry appended: indexing it later leaves the entry out
+    (session,) = [t for t in _gemini_sessions(user_home) if "&lt;episodic-memory-context" in t[1]]
+    trajectory = session[0]
+    assert "undefined: regexp" in trajectory.tool_calls[0].output
+    assert "episodic-memory-context" not in trajectory.model_dump_json()
     assert f"Session {FIXED_SESSION} of 2026-02-15" in context and "`go test ./...` passed" in context
     assert "post-tool-failure ok: injected the fix of an earlier session" in _hook_log(home)[-1]
 
 
-@pytest.mark.skipif(not GEMINI.exists(), reason=f"Gemini CLI not installed at {GEMINI}")
-def test_gemini_gets_nothing_for_an_unseen_error_or_a_success(user: tuple[Path, Path, Path]) -> None:
+# ---------------------------------------------------------------- both
+
+
+def _codex_sees(home: Path, user_home: Path, tools: Path, command: str) -> str:
+    return json.dumps(codex_last_request(home, user_home, tools, command))
+
+
+def _gemini_sees(home: Path, user_home: Path, tools: Path, command: str) -> str:
+    return _function_response(gemini_last_request(home, user_home, tools, command))
+
+
+@pytest.mark.parametrize(
+    "sees",
+    [
+        pytest.param(
+            _codex_sees, marks=pytest.mark.skipif(not CODEX.exists(), reason="no Codex CLI"), id="codex"
+        ),
+        pytest.param(
+            _gemini_sees, marks=pytest.mark.skipif(not GEMINI.exists(), reason="no Gemini CLI"), id="gemini"
+        ),
+    ],
+)
+def test_nothing_for_an_unseen_error_or_a_success(user: tuple[Path, Path, Path], sees) -> None:  # type: ignore[no-untyped-def]
     home, user_home, tools = user
+    wait_for_port(int((home / "config.toml").read_text().split("port = ")[1].split()[0]))
     for command, logged in (
         ("go build ./...", "ok: no strong match (never got past in another session)"),
         ("echo all good", "ok: the command succeeded"),
     ):
-        output = _function_response(gemini_last_request(home, user_home, tools, command))
-        assert "<hook_context>" not in output and "episodic-memory-context" not in output
+        assert "episodic-memory-context" not in sees(home, user_home, tools, command)
         assert logged in _hook_log(home)[-1]
