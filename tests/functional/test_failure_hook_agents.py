@@ -39,7 +39,9 @@ def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path,
         pytest.skip(f"neither {CODEX} nor {GEMINI} is installed (scripts/install --dev)")
     tmp = tmp_path_factory.mktemp("failure-agents")
     try:
-        yield set_up_user(tmp, ["setup", "codex", "--write"], ["setup", "gemini", "--write"])
+        # setup trusts its Codex hook through this `codex app-server` (an untrusted hook never runs)
+        config = f"codex_binary = {json.dumps(str(CODEX))}\n"
+        yield set_up_user(tmp, ["setup", "codex", "--write"], ["setup", "gemini", "--write"], config=config)
     finally:
         stop_spawned_server(tmp / "episodic-home")
 
@@ -55,13 +57,9 @@ def _hook_log(home: Path) -> list[str]:
 
 
 def _codex_home(user_home: Path, base_url: str) -> Path:
-    """What setup wrote, plus the fake model provider; the hook's timeout raised for a loaded machine."""
+    """What setup wrote (the hook and its trust), plus the fake model provider. The hook keeps setup's 5 s
+    timeout: a changed hook would be untrusted again (the hook took under 0.5 s at load 8 here)."""
     codex_home = user_home / ".codex"
-    hooks = json.loads((codex_home / "hooks.json").read_text())
-    for group in hooks["hooks"]["PostToolUse"]:
-        for handler in group["hooks"]:
-            handler["timeout"] = 60
-    (codex_home / "hooks.json").write_text(json.dumps(hooks))
     written = codex_home / "config.toml.setup"  # what setup wrote, kept before the first change
     if not written.exists():
         written.write_text((codex_home / "config.toml").read_text())
@@ -83,10 +81,9 @@ def codex_last_request(home: Path, user_home: Path, tools: Path, command: str) -
         )
         env["PATH"] = f"{tools}:{env['PATH']}"
         done = subprocess.run(
-            # hook trust is Codex's interactive review (/hooks): bypassed here, for this run only; the sandbox
-            # (bubblewrap) is not what is under test
-            [str(CODEX), "exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-hook-trust",
-             "--dangerously-bypass-approvals-and-sandbox", "run the build"],
+            # no hook-trust bypass: setup trusted the hook; the sandbox (bubblewrap) is not what is under test
+            [str(CODEX), "exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-approvals-and-sandbox",
+             "run the build"],
             env=env,
             cwd=user_home / "project",
             capture_output=True,

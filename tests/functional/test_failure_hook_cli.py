@@ -56,8 +56,9 @@ def _indexed_session(folder: Path) -> None:
     )
 
 
-def set_up_user(tmp: Path, *setups: list[str]) -> tuple[Path, Path, Path]:
-    """(episodic home, user home, a bin folder with the stand-in `go`): the session indexed, `setups` run."""
+def set_up_user(tmp: Path, *setups: list[str], config: str = "") -> tuple[Path, Path, Path]:
+    """(episodic home, user home, a bin folder with the stand-in `go`): the session indexed, `setups` run
+    (`config`: more lines of the config file)."""
     home, user_home, tools = tmp / "episodic-home", tmp / "user-home", tmp / "bin"
     home.mkdir()
     (user_home / "project").mkdir(parents=True)
@@ -65,7 +66,7 @@ def set_up_user(tmp: Path, *setups: list[str]) -> tuple[Path, Path, Path]:
     (tools / "go").write_text(FAKE_GO)
     (tools / "go").chmod(0o755)
     _indexed_session(tmp / "sessions")
-    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n')
+    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n{config}')
     for args in (["index", str(tmp / "sessions")], *setups):
         done = subprocess.run(
             [str(EPISODIC), *args], env=bare_env(home, user_home), capture_output=True, text=True, timeout=300

@@ -20,6 +20,7 @@ from episodic.failure_payloads import NotAFailure, codex_exit_code, event_of, fa
 from episodic.marker import INJECTED_OPEN, strip_hook_context, wrap_injected
 from test_failure_hook import run_hook, served  # noqa: F401  (the module's server fixture)
 
+NO_CODEX = "no-such-codex-zq"
 GO_OUTPUT = (
     "# example.com/shop/internal/paths\ninternal/paths/paths.go:149:28: undefined: regexp\n"
     "FAIL\texample.com/shop/internal/paths [build failed]\n"
@@ -196,12 +197,21 @@ def test_setup_codex_registers_post_tool_use_of_bash_in_hooks_json(tmp_path: Pat
     codex_home.mkdir()
     theirs = {"matcher": "Bash", "hooks": [{"type": "command", "command": "~/bin/audit.sh", "timeout": 30}]}
     (codex_home / "hooks.json").write_text(json.dumps({"hooks": {"PostToolUse": [theirs]}}))
-    lines = failure_hook_step("codex", codex_home, "/venv/bin/episodic", on=True, write=True)
-    assert lines[0].startswith(f"updated {codex_home / 'hooks.json'}") and lines[1] == CODEX_TRUST_NOTE
+    plan = failure_hook_step("codex", codex_home, "/venv/bin/episodic", on=True, write=False)
+    assert plan[-1] == f"# {CODEX_TRUST_NOTE}"
+    lines = failure_hook_step(
+        "codex", codex_home, "/venv/bin/episodic", on=True, write=True, codex_binary=NO_CODEX
+    )
+    assert lines[0].startswith(f"updated {codex_home / 'hooks.json'}")
+    assert lines[1].startswith(
+        f"Codex hook trust: `{NO_CODEX}` is not on PATH; trust it yourself: start `codex`"
+    )
     groups = json.loads((codex_home / "hooks.json").read_text())["hooks"]["PostToolUse"]
     ours = {"type": "command", "command": "/venv/bin/episodic hook post-tool-failure", "timeout": 5}
     assert groups == [theirs, {"matcher": "Bash", "hooks": [ours]}]
-    again = failure_hook_step("codex", codex_home, "/venv/bin/episodic", on=True, write=True)
+    again = failure_hook_step(
+        "codex", codex_home, "/venv/bin/episodic", on=True, write=True, codex_binary=NO_CODEX
+    )
     assert again[0].startswith("unchanged")
     failure_hook_step("codex", codex_home, "/venv/bin/episodic", on=False, write=True)  # hook_failure = false
     assert json.loads((codex_home / "hooks.json").read_text())["hooks"]["PostToolUse"] == [theirs]

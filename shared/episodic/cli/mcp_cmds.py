@@ -332,7 +332,10 @@ def _failure_hook_step(settings, agent: str, agent_home, url: str | None, write:
     """The failure hook of Codex (`PostToolUse`) or Gemini CLI (`AfterTool`), with the token it asks with."""
     from episodic.cli.setup_agents import failure_hook_step
 
-    for line in failure_hook_step(agent, agent_home, _executable(), settings.hook_failure, write):
+    lines = failure_hook_step(
+        agent, agent_home, _executable(), settings.hook_failure, write, settings.codex_binary
+    )
+    for line in lines:
         click.echo(line)
     if write and settings.hook_failure and (url is None or url == settings.endpoint_url):
         from episodic.hook_token import endpoint_is_local

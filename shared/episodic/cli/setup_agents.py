@@ -174,9 +174,8 @@ GEMINI_FAILURE = ("AfterTool", "run_shell_command")  # Gemini CLI 0.61: every sh
 GEMINI_HOOK_NAME = "episodic-failure"  # `/hooks disable episodic-failure` in Gemini CLI names it
 GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_SECONDS * 1000  # Gemini CLI's hook timeout is in milliseconds
 CODEX_TRUST_NOTE = (
-    "Codex runs a new or changed hook only once you trust it: start `codex`, type /hooks and trust the "
-    "episodic PostToolUse hook (again after `setup codex --write` changes its command). Until then it is "
-    "skipped silently."
+    "Codex runs a new or changed hook only once it is trusted (else it is skipped silently): --write trusts "
+    "the episodic one through `codex app-server`, as /hooks in codex would."
 )
 
 
@@ -212,18 +211,25 @@ def failure_hook_lines(path: Path, command: str | None, event: str, matcher: str
     return [f"# The failure hook, in {path}: hooks.{event}, matcher {matcher!r}, command {command!r}."]
 
 
-def failure_hook_step(agent: str, agent_home: Path, executable: str, on: bool, write: bool) -> list[str]:
-    """`setup codex|gemini`: the failure hook planned (no --write) or merged; the lines to print."""
+def failure_hook_step(
+    agent: str, agent_home: Path, executable: str, on: bool, write: bool, codex_binary: str = "codex"
+) -> list[str]:
+    """`setup codex|gemini`: the failure hook planned (no --write) or merged (and, for Codex, trusted through
+    its app-server: an untrusted hook never runs); the lines to print."""
+    from episodic.cli.codex_hook_trust import trust_failure_hook
+
     command = f"{shlex.quote(executable)} {FAILURE_ARGS}" if on else None
     if agent == "codex":
         path, (event, matcher), gemini = codex_hooks_file(agent_home), CODEX_FAILURE, False
     else:
         path, (event, matcher), gemini = agent_home / ".gemini" / "settings.json", GEMINI_FAILURE, True
-    notes = [CODEX_TRUST_NOTE] if agent == "codex" and command else []
     if not write:
-        return failure_hook_lines(path, command, event, matcher) + [f"# {n}" for n in notes]
+        notes = [f"# {CODEX_TRUST_NOTE}"] if agent == "codex" and command else []
+        return failure_hook_lines(path, command, event, matcher) + notes
     result = merge_failure_hook(path, command, event, matcher, gemini)
     backup = f" (backup: {result.backup})" if result.backup else ""
     what = "failure hook" if command else "failure hook removed (hook_failure = false)"
     done = f"updated {result.path}{backup}: {what}" if result.changed else f"unchanged {result.path} ({what})"
-    return [done, *notes]
+    if agent == "codex" and command:
+        return [done, trust_failure_hook(codex_binary, agent_home, path).line]
+    return [done]
