@@ -98,7 +98,13 @@ def codex_last_request(home: Path, user_home: Path, tools: Path, command: str) -
 
 @pytest.mark.skipif(not CODEX.exists(), reason=f"Codex CLI not installed at {CODEX}")
 def test_codex_gets_the_fix_of_an_error_an_indexed_session_got_past(user: tuple[Path, Path, Path]) -> None:
+    from episodic.cli.doctor_agents import codex_row
+    from episodic.settings import load_settings
+
     home, user_home, tools = user
+    # doctor finds the trust entry setup wrote through the real app-server, under the key Codex gave it
+    settings = load_settings(home=home, user_home=str(user_home), codex_home=str(user_home / ".codex"))
+    assert (codex_row(settings) or ("", "", ""))[1:2] == ("ok",), codex_row(settings)
     wait_for_port(int((home / "config.toml").read_text().split("port = ")[1].split()[0]))
     items = codex_last_request(home, user_home, tools, "go test ./...")
     injected = [

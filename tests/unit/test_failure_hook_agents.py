@@ -247,3 +247,72 @@ def test_setup_gemini_registers_after_tool_of_run_shell_command(tmp_path: Path) 
 def test_switched_off_with_no_file_writes_nothing(tmp_path: Path) -> None:
     result = merge_failure_hook(tmp_path / "hooks.json", None, "PostToolUse", "Bash", gemini=False)
     assert not result.changed and not (tmp_path / "hooks.json").exists()
+
+
+# ---------------------------------------------------------------- doctor
+
+
+def doctor_settings(tmp_path: Path, **overrides: Any):  # type: ignore[no-untyped-def]
+    from episodic.settings import load_settings
+
+    return load_settings(
+        home=tmp_path / "episodic",
+        user_home=str(tmp_path),
+        codex_home=str(tmp_path / ".codex"),
+        gemini_cli_home=str(tmp_path),
+        **overrides,
+    )
+
+
+def test_doctor_says_nothing_of_a_cli_never_set_up(tmp_path: Path) -> None:
+    from episodic.cli.doctor_agents import agent_failure_rows
+
+    assert agent_failure_rows(doctor_settings(tmp_path)) == []
+
+
+def test_doctor_reports_the_codex_hook_missing_untrusted_trusted_and_off(tmp_path: Path) -> None:
+    from episodic.cli.doctor_agents import codex_row
+
+    codex_home = tmp_path / ".codex"
+    codex_home.mkdir()
+    config = codex_home / "config.toml"
+    config.write_text('[mcp_servers.episodic]\ncommand = "episodic"\nargs = ["mcp"]\n')
+    status = lambda **o: codex_row(doctor_settings(tmp_path, **o))  # noqa: E731
+    assert status()[1:3] == ("warn", f"no episodic failure hook in {codex_home / 'hooks.json'}")
+    failure_hook_step("codex", codex_home, "/venv/bin/episodic", on=True, write=True, codex_binary=NO_CODEX)
+    assert status()[1:3] == (
+        "warn",
+        "/venv/bin/episodic hook post-tool-failure: not trusted, so Codex skips it",
+    )
+    key = f"{codex_home / 'hooks.json'}:post_tool_use:0:0"  # as `codex app-server` hooks/list names it
+    config.write_text(config.read_text() + f'\n[hooks.state."{key}"]\ntrusted_hash = "sha256:ab"\n')
+    assert status()[1] == "ok" and "a trust entry is recorded" in status()[2]
+    assert status(hook_failure=False)[1:3] == (
+        "ok",
+        "switched off (hook_failure = false / EPISODIC_HOOK_FAILURE=false)",
+    )
+    assert status(failure_memory=False)[1] == "warn"
+    config.write_text("[features]\nhooks = false\n" + config.read_text())
+    assert status()[1] == "warn" and "Codex hooks are off" in status()[2]
+
+
+def test_doctor_reports_the_gemini_hook_missing_present_and_disabled(tmp_path: Path) -> None:
+    from episodic.cli.doctor_agents import gemini_row
+
+    settings_file = tmp_path / ".gemini" / "settings.json"
+    settings_file.parent.mkdir()
+    settings_file.write_text(
+        json.dumps({"mcpServers": {"episodic": {"command": "episodic", "args": ["mcp"]}}})
+    )
+    status = lambda: gemini_row(doctor_settings(tmp_path))  # noqa: E731
+    assert status()[1] == "warn" and "no episodic failure hook" in status()[2]
+    failure_hook_step("gemini", tmp_path, "/venv/bin/episodic", on=True, write=True)
+    assert status()[1:3] == (
+        "ok",
+        "/venv/bin/episodic hook post-tool-failure (AfterTool, matcher run_shell_command)",
+    )
+    data = json.loads(settings_file.read_text())
+    settings_file.write_text(json.dumps({**data, "hooksConfig": {"disabled": [GEMINI_HOOK_NAME]}}))
+    assert status()[1] == "warn" and "disabled" in status()[2]
+    settings_file.write_text(json.dumps({**data, "hooksConfig": {"enabled": False}}))
+    assert status()[1] == "warn" and "hooks are off" in status()[2]
