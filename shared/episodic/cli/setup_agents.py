@@ -6,8 +6,9 @@ and @google/gemini-cli 0.61 `gemini mcp add --scope user` / `gemini mcp list`):
   `url` + `bearer_token_env_var` (streamable HTTP).
 - Gemini CLI: `$GEMINI_CLI_HOME/.gemini/settings.json`, `mcpServers.<name>`: `command` + `args`, or
   `url` + `type: "http"` + `headers` (`${VAR}` is expanded from the environment).
-Neither gets the prompt hook here: Codex has no hook that adds context to a prompt; Gemini CLI's
-BeforeAgent hook can, but its input and output differ from Claude Code's and are not wired yet.
+Neither gets the prompt hook here. Both get the failure hook (`episodic hook post-tool-failure`): Codex's
+`PostToolUse` of Bash in `$CODEX_HOME/hooks.json` (trusted through `codex app-server`: codex_hook_trust), Gemini
+CLI's `AfterTool` of run_shell_command in its settings.json (timeout in milliseconds, named).
 """
 
 from __future__ import annotations
