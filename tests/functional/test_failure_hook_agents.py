@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import bare_env, stop_spawned_server, wait_for_port
+from client_env import EPISODIC, bare_env, stop_spawned_server, wait_for_port
 from episodic.models import Trajectory
 from fake_agent_models_kit import fake_agent_model
 from test_failure_hook_cli import FIXED_SESSION, set_up_user
@@ -41,7 +41,17 @@ def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path,
     try:
         # setup trusts its Codex hook through this `codex app-server` (an untrusted hook never runs)
         config = f"codex_binary = {json.dumps(str(CODEX))}\n"
-        yield set_up_user(tmp, ["setup", "codex", "--write"], ["setup", "gemini", "--write"], config=config)
+        home, user_home, tools = set_up_user(
+            tmp, ["setup", "codex", "--write"], ["setup", "gemini", "--write"], config=config
+        )
+        # the first failure starts the local server (and gets nothing: the hook fails open), as for a user
+        first = {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "x"},
+                 "error": "boom", "cwd": str(user_home)}  # fmt: skip
+        subprocess.run([str(EPISODIC), "hook", "post-tool-failure"], input=json.dumps(first),
+                       env=bare_env(home, user_home), capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert "fail: server unreachable" in _hook_log(home)[-1]
+        wait_for_port(int((home / "config.toml").read_text().split("port = ")[1].split()[0]))
+        yield home, user_home, tools
     finally:
         stop_spawned_server(tmp / "episodic-home")
 
@@ -105,7 +115,6 @@ def test_codex_gets_the_fix_of_an_error_an_indexed_session_got_past(user: tuple[
     # doctor finds the trust entry setup wrote through the real app-server, under the key Codex gave it
     settings = load_settings(home=home, user_home=str(user_home), codex_home=str(user_home / ".codex"))
     assert (codex_row(settings) or ("", "", ""))[1:2] == ("ok",), codex_row(settings)
-    wait_for_port(int((home / "config.toml").read_text().split("port = ")[1].split()[0]))
     items = codex_last_request(home, user_home, tools, "go test ./...")
     injected = [
         part["text"]
@@ -189,7 +198,6 @@ def _function_response(contents: list[dict]) -> str:
 @pytest.mark.skipif(not GEMINI.exists(), reason=f"Gemini CLI not installed at {GEMINI}")
 def test_gemini_gets_the_fix_of_an_error_an_indexed_session_got_past(user: tuple[Path, Path, Path]) -> None:
     home, user_home, tools = user
-    wait_for_port(int((home / "config.toml").read_text().split("port = ")[1].split()[0]))
     output = _function_response(gemini_last_request(home, user_home, tools, "go test ./..."))
     assert "Exit Code: 1" in output  # the tool's own result, then the hook's context appended to it
     # Gemini CLI escapes every < and > of a hook's context (so the marker reads &lt;episodic-memory-context…)
@@ -229,7 +237,6 @@ def _gemini_sees(home: Path, user_home: Path, tools: Path, command: str) -> str:
 )
 def test_nothing_for_an_unseen_error_or_a_success(user: tuple[Path, Path, Path], sees) -> None:  # type: ignore[no-untyped-def]
     home, user_home, tools = user
-    wait_for_port(int((home / "config.toml").read_text().split("port = ")[1].split()[0]))
     for command, logged in (
         ("go build ./...", "ok: no strong match (never got past in another session)"),
         ("echo all good", "ok: the command succeeded"),

@@ -338,13 +338,8 @@ def _failure_hook_step(settings, agent: str, agent_home, url: str | None, write:
     for line in lines:
         click.echo(line)
     if write and settings.hook_failure and (url is None or url == settings.endpoint_url):
-        from episodic.hook_token import endpoint_is_local
-        from episodic.local_server import ensure_answering
-
+        # the token it asks the local server with; the hook starts that server itself when it is down
         _provision_hook_token(settings)
-        settings = _settings()  # with the token just written
-        if endpoint_is_local(settings) and settings.token:  # warm before the first failure
-            click.echo(f"local server: {ensure_answering(settings, settings.token).describe()}")
 
 
 @setup_group.command("gemini")
