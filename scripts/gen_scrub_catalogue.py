@@ -106,6 +106,11 @@ def fold_verbose(pattern: str) -> str:
 
 
 _FLAGS = re.compile(r"\(\?([imsx]+)\)")
+# constructs Rust's regex runs in linear time that Python's backtracking `re` runs in polynomial time when a
+# match fails (seconds on a padded PHP file): the same language, written so that each text splits one way
+LINEAR = {
+    r"(?:\s*.*\s*){0,3}": r"\s*(?:\S[^\n]*(?:\n\s*\S[^\n]*){0,2}\s*)?",  # up to 3 lines holding text
+}
 
 
 def to_python(pattern: str) -> str:
@@ -121,6 +126,8 @@ def to_python(pattern: str) -> str:
     pattern = re.sub(r"\\x\{([0-9A-Fa-f]{1,4})\}", lambda m: "\\u" + m.group(1).rjust(4, "0"), pattern)
     pattern = re.sub(r"\(\?<(?![=!])", "(?P<", pattern)
     pattern = pattern.replace(r"\z", r"\Z")
+    for slow, linear in LINEAR.items():
+        pattern = pattern.replace(slow, linear)
     return (f"(?{''.join(sorted(flags))})" if flags else "") + pattern
 
 

@@ -37,10 +37,13 @@ CASES = {
     ),
     "bench_embed": (["scripts/bench_embed.py", "--texts", "4", "--threads", "1"], "texts/s"),
     "bench_embed_cores": (
-        ["scripts/bench_embed.py", "--cores", "--texts", "64"],
+        ["scripts/bench_embed.py", "--cores", "--texts", "8"],
         "worker processes x 1 thread",
     ),
-    "bench_matmul_precision": (["scripts/bench_matmul_precision.py", "--repeat", "1"], "x float32"),
+    "bench_matmul_precision": (
+        ["scripts/bench_matmul_precision.py", "--repeat", "1", "--rows", "128"],
+        "x float32",
+    ),
     "bench_hook": (
         ["scripts/bench_hook.py", "--n", "3", "--embedder", "hashing"],
         "injected context on 3/3 prompts (prior similar attempts on 3/3",

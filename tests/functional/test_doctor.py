@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -12,7 +13,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from client_env import free_port, stop_spawned_server
+from client_env import free_port, stop_spawned_server, wait_until_closed
 from episodic.auth import LocalTokenStore
 from episodic.cli import doctor
 from episodic.cli.errors import EpisodicGroup
@@ -33,12 +34,14 @@ def _cli() -> click.Group:
     return group
 
 
-@pytest.fixture()
-def chain(episodic_home: Path) -> Iterator[Path]:
-    """An indexed demo corpus (hashing embedder), `setup claude-code --write` done; yields the user's HOME."""
-    port = free_port()  # nothing listens (until the hook doctor runs starts a server there)
-    (episodic_home / "config.toml").write_text(f'embedder = "hashing"\nport = {port}\n')
-    env = {**os.environ, "EPISODIC_HOME": str(episodic_home)}
+@pytest.fixture(scope="module")
+def indexed_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The demo corpus indexed once for this module (hashing embedder): each chain starts from a copy."""
+    home = tmp_path_factory.mktemp("doctor-demo") / "episodic-home"
+    home.mkdir()
+    (home / "config.toml").write_text('embedder = "hashing"\n')
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_") and k != "CLAUDE_CONFIG_DIR"}
+    env |= {"EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home")}
     done = subprocess.run(
         [sys.executable, "-m", "episodic", "index", str(DEMO), "--json"],
         env=env,
@@ -47,6 +50,15 @@ def chain(episodic_home: Path) -> Iterator[Path]:
         timeout=300,
     )
     assert done.returncode == 0, done.stderr
+    return home
+
+
+@pytest.fixture()
+def chain(episodic_home: Path, indexed_demo: Path) -> Iterator[Path]:
+    """An indexed demo corpus (hashing embedder), `setup claude-code --write` done; yields the user's HOME."""
+    shutil.copytree(indexed_demo, episodic_home, dirs_exist_ok=True)  # the same bytes as indexing it here
+    port = free_port()  # nothing listens (until the hook doctor runs starts a server there)
+    (episodic_home / "config.toml").write_text(f'embedder = "hashing"\nport = {port}\n')
     quiet = {"EPISODIC_HOOK_AUTOSTART": "false"}  # no background server from setup
     setup = CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"], env=quiet)
     assert setup.exit_code == 0, setup.output
@@ -150,6 +162,9 @@ def test_broken_hook_entry(chain: Path, how: str) -> None:
 def test_server_not_running(chain: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     check = _by_name()["server reachable"]
     assert check.status == "warn" and "starts `episodic serve` on the next prompt" in check.detail
+    settings = load_settings()  # doctor's run of the hook started a server, as a prompt would: gone again
+    stop_spawned_server(settings.home)
+    wait_until_closed(settings.port)
     monkeypatch.setenv("EPISODIC_HOOK_AUTOSTART", "false")
     check = _by_name()["server reachable"]
     assert check.status == "fail" and check.fix == "`episodic serve`"

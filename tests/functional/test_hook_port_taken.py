@@ -66,6 +66,9 @@ def _configured_port(home: Path) -> int:
 def test_doctor_runs_the_hook_and_names_the_program_on_the_port(tmp_path: Path) -> None:
     home, user_home = _user(tmp_path, free_port())
     foreign_port = _configured_port(home)
+    # time for the moved server to answer within the probe's prompt: the report must not hang on that speed
+    with open(home / "config.toml", "a", encoding="utf-8") as config:
+        config.write("hook_budget_seconds = 20\n")
     try:  # wired while nothing listens (hook_autostart off: setup starts no server), then the program comes
         wired = run(home, user_home, "setup", "claude-code", "--write", EPISODIC_HOOK_AUTOSTART="false")
         assert wired.returncode == 0, wired.stderr

@@ -211,9 +211,9 @@ def _foreign_at(url: str, token: str | None) -> str:
 
 def check_hook_run(settings: Settings, home: Path) -> Check:
     """The hook command Claude Code runs, run once with a real payload: what it logged, with the fix."""
-    from episodic.cli.hook_probe import run_hook_probe
+    from episodic.cli.hook_probe import as_found, run_hook_probe
 
-    probe = run_hook_probe(settings, home)
+    probe = as_found(run_hook_probe(settings, home))
     return Check("prompt hook", probe.status, probe.detail, probe.fix)
 
 

@@ -128,6 +128,21 @@ def classify(outcome: str) -> HookProbe:
     return HookProbe("warn", outcome)
 
 
+# an ok line that moved the server first: "ok: injected ...; another program answers at ...; moved ..."
+_MOVED_AFTER_FOREIGN = re.compile(
+    r"^(ok: .*?); ((?:another program|another home's episodic server) answers at .*)$"
+)
+
+
+def as_found(probe: HookProbe) -> HookProbe:
+    """What doctor reports: another program on the configured port is a fail even when the hook then moved
+    the server and the moved one answered within the same prompt (whether it did is a matter of speed)."""
+    match = _MOVED_AFTER_FOREIGN.match(probe.detail)
+    if not match:
+        return probe
+    return classify(f"fail: {match[2]}; the moved server then answered: {match[1]}")
+
+
 def run_hook_probe(settings: Settings, user_home: Path, cwd: str | None = None) -> HookProbe:
     """Run the configured hook command once with a real payload; what it logged, classified."""
     commands = hook_commands(user_home)

@@ -45,9 +45,8 @@ from __future__ import annotations
 import json
 import re
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import jsonschema
 from pydantic import ValidationError
 
 from episodic.distill.evidence import (
@@ -71,6 +70,9 @@ from episodic.distill.holes import hole_breaks
 from episodic.distill.rules import AnyOf, Rule, RuleSet, rule
 from episodic.errors import InvalidCardError
 from episodic.models import Card, Event, Outcome, ToolCall, Trajectory
+
+if TYPE_CHECKING:
+    import jsonschema
 
 SOURCE_EXTENSIONS = (
     "py|pyi|go|js|jsx|mjs|cjs|ts|tsx|rs|rb|ex|exs|heex|eex|erl|java|kt|kts|scala|c|h|cc|cpp|hpp|cs|swift"
@@ -342,6 +344,8 @@ def enforce_card(card: Card, traj: Trajectory | None) -> tuple[Card, list[str]]:
 
 @lru_cache(maxsize=1)
 def _validator() -> jsonschema.protocols.Validator:
+    import jsonschema  # on first use: every `episodic` command imports this module, few validate a card
+
     schema = Card.json_schema()
     validator_cls = jsonschema.validators.validator_for(schema)
     validator_cls.check_schema(schema)
