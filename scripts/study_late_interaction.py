@@ -12,6 +12,17 @@ on the other, both ways; the full grid is printed beside it. Latency of the seco
 candidates is measured both ways: card token vectors computed at query time, or stored at index time.
 
     python scripts/study_late_interaction.py ../shared/transcripts ../shared/eval [--reuse /tmp/li.pkl]
+
+Measured 2026-12-03 (dev set, 186 queries; recall@1/@3, every card / verified only as the hook searches).
+One setting for both card sets, chosen on one fold, read on the other:
+  chosen on A (struct+semantic pieces, no punctuation, IDF, w 3.00), read on B:
+    heuristic 0.631/0.786 (first stage 0.619/0.821), verified 0.488/0.583 (0.500/0.607)
+    LLM cards 0.810/0.917 (first stage 0.750/0.929), verified 0.595/0.631 (0.571/0.655)
+  chosen on B (every field, content pieces, IDF, w 0.50), read on A:
+    heuristic 0.667/0.804 (first stage 0.627/0.784), verified 0.588/0.725 (0.569/0.696)
+    LLM cards 0.814/0.912 (first stage 0.775/0.912), verified 0.686/0.794 (0.676/0.784)
+Not the +0.05 on both card sets with recall@3 held, so not adopted. Query-time card vectors for 20
+candidates: p50 0.9-2.7 s (load 3-4, 2 cores); stored (float16, 60-215 kB a card): 2-47 ms.
 """
 
 from __future__ import annotations
