@@ -17,7 +17,6 @@ import hashlib
 import re
 import sys
 import tempfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -148,12 +147,18 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> np.ndarray:
     return w
 
 
-def load_card_sets(transcripts: Path, eval_dir: Path) -> tuple[Any, Any, Any, list[Any]]:
-    """The eval's corpus and its two card sets (distilled, the cards folder): settings, corpus, distiller, sets."""
+def collect(transcripts: Path, eval_dir: Path) -> tuple[dict[str, list[dict[str, Any]]], float]:
     from episodic.assembly import build_distiller, build_source
     from episodic.evaluation.cache import WorkCache
     from episodic.evaluation.cardsets import distilled_set, folder_set, read_folder
     from episodic.evaluation.corpus import distill_corpus, load_corpus
+    from episodic.evaluation.injection import read_negatives
+    from episodic.evaluation.queries import read_queries
+    from episodic.evaluation.runner import default_embedder
+    from episodic.evaluation.systems.base import SystemContext
+    from episodic.evaluation.systems.cards import default_memory
+    from episodic.models import LOCAL_TENANT, SearchFilters
+    from episodic.scrub import Scrubber
     from episodic.settings import Settings
 
     settings = Settings()
@@ -165,41 +170,6 @@ def load_card_sets(transcripts: Path, eval_dir: Path) -> tuple[Any, Any, Any, li
         distilled_set(corpus),
         folder_set(corpus, eval_dir / "cards", read_folder(corpus, eval_dir / "cards", settings)),
     ]
-    return settings, corpus, distiller, sets
-
-
-def memories(
-    settings: Any, corpus: Any, distiller: Any, sets: list[Any], embedder: Any
-) -> Iterator[tuple[Any, Any]]:
-    """Per card set, the production read path (the eval's scratch SQLite index of its cards)."""
-    from episodic.evaluation.systems.base import SystemContext
-    from episodic.evaluation.systems.cards import default_memory
-
-    with tempfile.TemporaryDirectory() as workdir:
-        for card_set in sets:
-            view = replace(
-                corpus,
-                cards=card_set.cards,
-                distiller=card_set.distiller,
-                card_distillers=card_set.distillers,
-            )
-            (Path(workdir) / card_set.label).mkdir()
-            yield (
-                card_set,
-                default_memory(
-                    SystemContext(settings, embedder, distiller, Path(workdir) / card_set.label), view
-                ),
-            )
-
-
-def collect(transcripts: Path, eval_dir: Path) -> tuple[dict[str, list[dict[str, Any]]], float]:
-    from episodic.evaluation.injection import read_negatives
-    from episodic.evaluation.queries import read_queries
-    from episodic.evaluation.runner import default_embedder
-    from episodic.models import LOCAL_TENANT, SearchFilters
-    from episodic.scrub import Scrubber
-
-    settings, corpus, distiller, sets = load_card_sets(transcripts, eval_dir)
     embedder = default_embedder(settings)
     scrub = Scrubber.from_settings(settings)
     prompts: list[tuple[str, str | None, str]] = [
@@ -207,40 +177,51 @@ def collect(transcripts: Path, eval_dir: Path) -> tuple[dict[str, list[dict[str,
     ]
     prompts += [("neg", None, n.query) for n in read_negatives(eval_dir / "dev-negatives.jsonl")]
     data: dict[str, list[dict[str, Any]]] = {}
-    for position, (card_set, memory) in enumerate(memories(settings, corpus, distiller, sets, embedder)):
-        asked = list(prompts)
-        for sid, trajectory in corpus.trajectories.items():
-            later = [p for p in trajectory.prompts[1:] if 8 <= len(p.split()) <= 80][:2]
-            asked += [("pseudo", sid, " ".join(p.split())[:300]) for p in later]
-            other = sets[1 - position].cards.get(sid)
-            if other is not None and other.problem:
-                asked.append(("pseudo", sid, other.problem[:300]))
-        texts = [scrub.scrub(text[:2000]) for _, _, text in asked]
-        rows = []
-        for (kind, target, _), text, vector in zip(asked, texts, embedder.embed(texts), strict=True):
-            entry: dict[str, Any] = {"kind": kind, "target": target, "query": text}
-            for name, include in (("verified", False), ("all", True)):
-                hits = memory.store.query(
-                    LOCAL_TENANT,
-                    vector,
-                    text,
-                    TOP,
-                    SearchFilters(include_unverified=include),
-                    memory.manifest,
-                    embedder.default_min_similarity,
-                )
-                entry[name] = [
-                    {
-                        "sid": h.record.session_id,
-                        "score": h.score,
-                        "sim": h.similarity,
-                        "kw": h.keyword_rank,
-                        "card": h.record.card.model_dump(mode="json"),
-                    }
-                    for h in hits
-                ]
-            rows.append(entry)
-        data[card_set.label] = rows
+    with tempfile.TemporaryDirectory() as workdir:
+        for position, card_set in enumerate(sets):
+            view = replace(
+                corpus,
+                cards=card_set.cards,
+                distiller=card_set.distiller,
+                card_distillers=card_set.distillers,
+            )
+            (Path(workdir) / card_set.label).mkdir()
+            memory = default_memory(
+                SystemContext(settings, embedder, distiller, Path(workdir) / card_set.label), view
+            )
+            asked = list(prompts)
+            for sid, trajectory in corpus.trajectories.items():
+                later = [p for p in trajectory.prompts[1:] if 8 <= len(p.split()) <= 80][:2]
+                asked += [("pseudo", sid, " ".join(p.split())[:300]) for p in later]
+                other = sets[1 - position].cards.get(sid)
+                if other is not None and other.problem:
+                    asked.append(("pseudo", sid, other.problem[:300]))
+            texts = [scrub.scrub(text[:2000]) for _, _, text in asked]
+            rows = []
+            for (kind, target, _), text, vector in zip(asked, texts, embedder.embed(texts), strict=True):
+                entry: dict[str, Any] = {"kind": kind, "target": target, "query": text}
+                for name, include in (("verified", False), ("all", True)):
+                    hits = memory.store.query(
+                        LOCAL_TENANT,
+                        vector,
+                        text,
+                        TOP,
+                        SearchFilters(include_unverified=include),
+                        memory.manifest,
+                        embedder.default_min_similarity,
+                    )
+                    entry[name] = [
+                        {
+                            "sid": h.record.session_id,
+                            "score": h.score,
+                            "sim": h.similarity,
+                            "kw": h.keyword_rank,
+                            "card": h.record.card.model_dump(mode="json"),
+                        }
+                        for h in hits
+                    ]
+                rows.append(entry)
+            data[card_set.label] = rows
     return data, embedder.default_min_similarity
 
 
