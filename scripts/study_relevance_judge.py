@@ -147,18 +147,13 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> np.ndarray:
     return w
 
 
-def collect(transcripts: Path, eval_dir: Path) -> tuple[dict[str, list[dict[str, Any]]], float]:
+def dev_card_sets(transcripts: Path, eval_dir: Path) -> tuple[Any, Any, Any, list[Any], Any]:
+    """(settings, corpus, distiller, [distilled cards, the eval's cards folder], embedder), as `episodic eval`."""
     from episodic.assembly import build_distiller, build_source
     from episodic.evaluation.cache import WorkCache
     from episodic.evaluation.cardsets import distilled_set, folder_set, read_folder
     from episodic.evaluation.corpus import distill_corpus, load_corpus
-    from episodic.evaluation.injection import read_negatives
-    from episodic.evaluation.queries import read_queries
     from episodic.evaluation.runner import default_embedder
-    from episodic.evaluation.systems.base import SystemContext
-    from episodic.evaluation.systems.cards import default_memory
-    from episodic.models import LOCAL_TENANT, SearchFilters
-    from episodic.scrub import Scrubber
     from episodic.settings import Settings
 
     settings = Settings()
@@ -170,7 +165,30 @@ def collect(transcripts: Path, eval_dir: Path) -> tuple[dict[str, list[dict[str,
         distilled_set(corpus),
         folder_set(corpus, eval_dir / "cards", read_folder(corpus, eval_dir / "cards", settings)),
     ]
-    embedder = default_embedder(settings)
+    return settings, corpus, distiller, sets, default_embedder(settings)
+
+
+def set_memory(
+    settings: Any, corpus: Any, distiller: Any, embedder: Any, card_set: Any, workdir: Path
+) -> Any:
+    """The production read path over one card set, on a scratch SQLite index in `workdir` (as the eval)."""
+    from episodic.evaluation.systems.base import SystemContext
+    from episodic.evaluation.systems.cards import default_memory
+
+    view = replace(
+        corpus, cards=card_set.cards, distiller=card_set.distiller, card_distillers=card_set.distillers
+    )
+    (workdir / card_set.label).mkdir()
+    return default_memory(SystemContext(settings, embedder, distiller, workdir / card_set.label), view)
+
+
+def collect(transcripts: Path, eval_dir: Path) -> tuple[dict[str, list[dict[str, Any]]], float]:
+    from episodic.evaluation.injection import read_negatives
+    from episodic.evaluation.queries import read_queries
+    from episodic.models import LOCAL_TENANT, SearchFilters
+    from episodic.scrub import Scrubber
+
+    settings, corpus, distiller, sets, embedder = dev_card_sets(transcripts, eval_dir)
     scrub = Scrubber.from_settings(settings)
     prompts: list[tuple[str, str | None, str]] = [
         ("dev", q.session_id, q.query) for q in read_queries(eval_dir / "dev-queries.jsonl")
@@ -179,16 +197,7 @@ def collect(transcripts: Path, eval_dir: Path) -> tuple[dict[str, list[dict[str,
     data: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as workdir:
         for position, card_set in enumerate(sets):
-            view = replace(
-                corpus,
-                cards=card_set.cards,
-                distiller=card_set.distiller,
-                card_distillers=card_set.distillers,
-            )
-            (Path(workdir) / card_set.label).mkdir()
-            memory = default_memory(
-                SystemContext(settings, embedder, distiller, Path(workdir) / card_set.label), view
-            )
+            memory = set_memory(settings, corpus, distiller, embedder, card_set, Path(workdir))
             asked = list(prompts)
             for sid, trajectory in corpus.trajectories.items():
                 later = [p for p in trajectory.prompts[1:] if 8 <= len(p.split()) <= 80][:2]

@@ -37,6 +37,11 @@ _GEOGRAPHY_REGIONS: dict[str, Callable[[str], bool]] = {
     "ca": lambda r: r.startswith("ca-"),
     "global": lambda r: not r.startswith(("us-gov-", "cn-")),
 }
+# mirror episodic.aws.bedrock_reranker.RERANK_MODEL_REGIONS (a test checks they agree): rerank-supported.html
+RERANK_MODEL_REGIONS: dict[str, tuple[str, ...]] = {
+    "amazon.rerank-v1:0": ("ap-northeast-1", "ca-central-1", "eu-central-1", "us-west-2"),
+    "cohere.rerank-v3-5:0": ("ap-northeast-1", "ca-central-1", "eu-central-1", "us-east-1", "us-west-2"),
+}
 # the geography to suggest for a region's prefix
 _REGION_GEOGRAPHY = (("us-gov-", "us-gov"), ("us-", "us"), ("eu-", "eu"), ("ap-", "apac"), ("ca-", "ca"))
 
@@ -72,6 +77,9 @@ class StackConfig:
     alarm_email: str | None = None  # subscribed to the alarm topic (confirm the e-mail AWS sends)
     read_only: bool = False  # serve the read tools only; the MCP role gets no write permission
     harvester_tenants: tuple[str, ...] = ()  # one upload policy per tenant, scoped to its prefix
+    # the second stage of search (episodic.aws.bedrock_reranker): off by default; `-c reranker=bedrock`
+    reranker: str = "none"
+    rerank_model_id: str = "amazon.rerank-v1:0"
 
     def __post_init__(self) -> None:
         if not _PREFIX_RE.match(self.name_prefix):
@@ -114,6 +122,13 @@ class StackConfig:
             raise ContextError("cardStore=opensearch needs the collection: add -c scratchMemory=opensearch")
         for key, model in (("bedrockModelId", self.bedrock_model_id), ("titanModelId", self.titan_model_id)):
             self._check_model_id(key, model)
+        if self.reranker not in ("none", "bedrock"):
+            raise ContextError(f"reranker must be 'none' or 'bedrock', got {self.reranker!r}")
+        if self.rerank_model_id not in RERANK_MODEL_REGIONS:
+            raise ContextError(
+                f"rerankModelId {self.rerank_model_id!r} is not a Bedrock reranker: use one of "
+                f"{sorted(RERANK_MODEL_REGIONS)}"
+            )
         if self.alarm_email is not None and not _EMAIL_RE.match(self.alarm_email):
             raise ContextError(f"alarmEmail {self.alarm_email!r} is not an e-mail address")
         for tenant in self.harvester_tenants:
@@ -142,7 +157,10 @@ class StackConfig:
             )
 
     def check_region(self, region: str | None) -> None:
-        """The inference profile's geography must route from the deployment region (checked when known)."""
+        """The inference profile's geography must route from the deployment region, and the reranker (when on)
+        must be served there (both checked when the region is known)."""
+        if region and self.reranker == "bedrock":
+            self._check_rerank_region(region)
         if not region or not self.uses_inference_profile:
             return
         geography = self.bedrock_model_id.partition(".")[0]
@@ -153,6 +171,20 @@ class StackConfig:
             f"bedrockModelId {self.bedrock_model_id!r} is a {geography!r} inference profile, which does not "
             f"route from {region}: deploy with -c bedrockModelId={suggested}.{self.foundation_model_id} "
             "(check that the model is offered there: `aws bedrock list-inference-profiles`)"
+        )
+
+    def _check_rerank_region(self, region: str) -> None:
+        regions = RERANK_MODEL_REGIONS[self.rerank_model_id]
+        if region in regions:
+            return
+        others = [m for m, where in RERANK_MODEL_REGIONS.items() if region in where]
+        fix = (
+            f"deploy with -c rerankModelId={others[0]}"
+            if others
+            else f"deploy to one of {', '.join(regions)}"
+        )
+        raise ContextError(
+            f"rerankModelId {self.rerank_model_id} reranks only in {', '.join(regions)}, not {region}: {fix}"
         )
 
     @property
@@ -213,6 +245,8 @@ _CONTEXT_KEYS: tuple[tuple[str, str, str], ...] = (
     ("alarmEmail", "alarm_email", "str"),
     ("readOnly", "read_only", "bool"),
     ("harvesterTenants", "harvester_tenants", "list"),
+    ("reranker", "reranker", "str"),
+    ("rerankModelId", "rerank_model_id", "str"),
 )
 
 

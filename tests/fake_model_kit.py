@@ -55,22 +55,26 @@ def _events(blocks: list[dict[str, Any]], stop: str, model: str) -> Iterator[tup
     yield "message_stop", {"type": "message_stop"}
 
 
+class QuietJSONHandler(BaseHTTPRequestHandler):
+    """A request handler that logs nothing and answers JSON (the fakes of the model APIs share it)."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+    def _json(self, status: int, body: dict[str, Any]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
 @contextmanager
 def fake_model(command: str) -> Iterator[str]:
     """Serve the fake Messages API on a free loopback port; yields its base URL (ANTHROPIC_BASE_URL)."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def _json(self, status: int, body: dict[str, Any]) -> None:
-            data = json.dumps(body).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(QuietJSONHandler):
         def do_GET(self) -> None:
             self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": "no"}})
 

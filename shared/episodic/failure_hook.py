@@ -1,9 +1,9 @@
-"""Claude Code `PostToolUseFailure` hook (Bash): when a shell command fails with an error an earlier session
-met and got past, inject one short entry saying what ended it; nothing otherwise.
+"""The failure hook (Claude Code `PostToolUseFailure`, Codex `PostToolUse`, Gemini CLI `AfterTool`, each
+for its shell tool): when a shell command fails with an error an earlier session met and got past, inject one
+short entry saying what ended it; nothing otherwise (a succeeded command included).
 
-The real CLI (2.1.x) sends a failed Bash command (non-zero exit) as `PostToolUseFailure` with `tool_name`,
-`tool_input.command`, `error` ("Exit code N\\n<output>"), `is_interrupt`, `session_id`, `cwd` — never as
-`PostToolUse` (that one carries only successes). The same rules as the prompt hook (`episodic.hook`): stdlib
+Each CLI's payload is read by `episodic.failure_payloads` (the failing command, its exit code and output).
+The same rules as the prompt hook (`episodic.hook`): stdlib
 only, one budget from process start, fail open (exit 0, nothing printed, one log line in
 <home>/logs/hook.log), the recursion guard, the token and the scope rules; the local server scrubs the
 command and error before anything else (`recall_failure`, tenant from the token).
@@ -17,14 +17,10 @@ import sys
 import time
 from typing import Any, TextIO
 
-from episodic import envsource, hook
+from episodic import envsource, failure_payloads, hook
 from episodic.marker import wrap_injected
 
 STARTED = time.monotonic()  # moved back to the process's own start by entry(): the budget is wall time
-EVENT = "PostToolUseFailure"
-SHELL_TOOLS = frozenset({"Bash", "run_shell_command", "shell", "exec_command", "local_shell"})
-MAX_COMMAND_CHARS = 4000
-MAX_ERROR_CHARS = 20_000
 MAX_ENTRY_CHARS = 900
 
 
@@ -42,19 +38,11 @@ def switched_off() -> bool:
 
 
 def failure_of(payload: dict[str, Any]) -> tuple[str, str]:
-    """(command, error output) of a failed shell call; HookSkip for anything else."""
-    if payload.get("is_interrupt") is True:
-        raise hook.HookSkip("skip: interrupted by the user")
-    if payload.get("tool_name") not in SHELL_TOOLS:
-        raise hook.HookSkip(f"skip: not a shell command ({str(payload.get('tool_name'))[:40]})")
-    tool_input = payload.get("tool_input")
-    command = tool_input.get("command") if isinstance(tool_input, dict) else None
-    if isinstance(command, list):
-        command = " ".join(str(c) for c in command)
-    error = payload.get("error")
-    if not isinstance(command, str) or not isinstance(error, str) or not error.strip():
-        raise hook.HookSkip("skip: bad stdin (no command or error string)")
-    return command[:MAX_COMMAND_CHARS], error[:MAX_ERROR_CHARS]
+    """(command, error output) of a failed shell call in any of the CLIs' payloads; HookSkip otherwise."""
+    try:
+        return failure_payloads.failure_of(payload)
+    except failure_payloads.NotAFailure as why:
+        raise hook.HookSkip(str(why)) from why
 
 
 def ask_server(url: str, token: str, arguments: dict[str, Any], timeout: float) -> str:
@@ -128,9 +116,9 @@ def run(stdin: TextIO) -> tuple[str, str]:
         entry = ask_server(url, token, arguments, remaining)
     except hook.ServerDown as down:
         raise hook.HookSkip(f"{down}{_start_server(url)}") from down
-    event = payload.get("hook_event_name") if isinstance(payload.get("hook_event_name"), str) else EVENT
     context = wrap_injected(hook._cut(entry, MAX_ENTRY_CHARS))
-    output = {"hookSpecificOutput": {"hookEventName": event or EVENT, "additionalContext": context}}
+    event = failure_payloads.event_of(payload)  # Claude Code, Codex and Gemini CLI take the same answer
+    output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     return json.dumps(
         output, ensure_ascii=False
     ), f"ok: injected the fix of an earlier session ({len(context)} chars)"

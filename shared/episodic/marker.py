@@ -25,6 +25,25 @@ def wrap_injected(text: str) -> str:
     return f"{INJECTED_OPEN}\n{escape_markers(text)}\n{INJECTED_CLOSE}"
 
 
+# Gemini CLI appends a hook's context to the tool result as `<hook_context>…</hook_context>`, with every < and >
+# of the context turned into &lt; and &gt;: the failure hook's entry, as the session file keeps it
+_ESCAPED_OPEN = INJECTED_OPEN.replace("<", "&lt;").replace(">", "&gt;")
+_ESCAPED_CLOSE = INJECTED_CLOSE.replace("<", "&lt;").replace(">", "&gt;")
+HOOK_CONTEXT_RE = re.compile(
+    r"\s*<hook_context>"
+    + re.escape(_ESCAPED_OPEN)
+    + r".*?"
+    + re.escape(_ESCAPED_CLOSE)
+    + r"\s*</hook_context>",
+    re.S,
+)
+
+
+def strip_hook_context(text: str) -> str:
+    """A tool result without the injected entry Gemini CLI appended to it (the rest of the result kept)."""
+    return HOOK_CONTEXT_RE.sub("", text) if _ESCAPED_OPEN in text else text
+
+
 def strip_injected(text: str) -> tuple[str, int]:
     """Remove injected memory blocks; returns the text and how many were removed."""
     if INJECTED_OPEN not in text:

@@ -12,6 +12,7 @@ from episodic.ports import (
     Embedder,
     IngestLedger,
     KeptTrajectories,
+    Reranker,
     TranscriptSource,
     UploadedSessions,
     VectorStore,
@@ -32,6 +33,7 @@ class Memory:
     ledger: IngestLedger | None = None
     uploaded: UploadedSessions | None = None  # on AWS: record_episode judges against the uploaded transcript
     kept: KeptTrajectories | None = None  # locally: trajectories kept after the agent deletes the transcript
+    reranker: Reranker | None = None  # the second stage over the first stage's candidates (None: off)
     features: tuple[Feature, ...] = ()  # the registered features (episodic.assembly.features)
     parts: dict[str, object | None] = field(default_factory=dict)  # each feature's part by name; None: off
 

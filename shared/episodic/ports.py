@@ -72,6 +72,20 @@ class Embedder(ABC):
         """Shape (len(texts), dimension), float32, each row L2-normalised."""
 
 
+class Reranker(ABC):
+    """The second stage: reads the query with each of the first stage's best candidates and reorders them.
+
+    It returns the same hits, best first, each with a `score` on the first stage's scale (the confidence tiers,
+    episodic.confidence, read it): an adapter that judges on another scale maps its judgement onto that one."""
+
+    name: str
+    depth: int  # how many of the first stage's candidates it reads
+
+    @abstractmethod
+    def rerank(self, query: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
+        """`hits` (the first stage's, best first, query already scrubbed) reordered; none added or dropped."""
+
+
 @dataclass
 class StoredVector:
     rendering: str

@@ -19,8 +19,9 @@ def search_traces(
     filters: SearchFilters | None = None,
 ) -> list[SearchHit]:
     """The closest past episodes for a problem, best first, each with its confidence (episodic.confidence:
-    strong, weak, or None below the weak bar; faces show what `confidence.shown` keeps); [] when nothing
-    clears the similarity floor."""
+    strong, weak, faint, or None below the faint bar; faces show what `confidence.shown` keeps); [] when
+    nothing clears the similarity floor. With a second stage (memory.reranker), the first stage's best
+    `depth` candidates are reordered by it before the k best are kept and labelled."""
     check_tenant(tenant_id)
     k = memory.settings.default_k if k is None else k
     if not 1 <= k <= memory.settings.max_k:
@@ -39,16 +40,20 @@ def search_traces(
             )
         filters = filters.model_copy(update={"renderings": [wanted]})
     vector = memory.embedder.embed([query])[0]
+    reranker = memory.reranker
+    depth = max(k, reranker.depth) if reranker is not None else k
     hits = memory.store.query(
         tenant_id,
         vector,
         query,
-        k,
+        depth,
         filters,
         memory.manifest,
         memory.min_similarity,
     )
-    return confidence_rule(memory).label(hits)
+    if reranker is not None and len(hits) > 1:
+        hits = reranker.rerank(query, hits)
+    return confidence_rule(memory).label(hits[:k])
 
 
 def confidence_rule(memory: Memory) -> ConfidenceRule:

@@ -75,6 +75,12 @@ class Settings(BaseSettings):
         default=3.25, ge=0.0, le=50.0
     )  # fused score for a pointer the hook gives unasked
     faint_score: float = Field(default=2.0, ge=0.0, le=50.0)  # fused score for an entry an agent asked for
+    # the second stage (ports.Reranker) over the first stage's best `rerank_depth` candidates; none: off
+    reranker: Literal["none", "bedrock"] = "none"  # bedrock: Amazon Bedrock's Rerank API (aws_region)
+    rerank_depth: int = Field(default=20, ge=1, le=100)
+    rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
+    # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
+    rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
 
     # serving and the hook
     host: str = "127.0.0.1"

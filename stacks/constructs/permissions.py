@@ -79,3 +79,17 @@ def distiller_statements(config: StackConfig) -> list[iam.PolicyStatement]:
             conditions={"StringEquals": {"bedrock:InferenceProfileArn": profile_arn}},
         ),
     ]
+
+
+def rerank_statements(config: StackConfig) -> list[iam.PolicyStatement]:
+    """Bedrock Rerank: the action has no resource-level permission (the reranking permissions page grants it
+    on "*"); what it may run is held by InvokeModel, scoped to the one reranker model."""
+    return [
+        iam.PolicyStatement(actions=["bedrock:Rerank"], resources=["*"]),
+        iam.PolicyStatement(
+            actions=["bedrock:InvokeModel"],
+            resources=[
+                f"arn:{Aws.PARTITION}:bedrock:{Aws.REGION}::foundation-model/{config.rerank_model_id}"
+            ],
+        ),
+    ]

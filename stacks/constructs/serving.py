@@ -22,6 +22,7 @@ from stacks.constructs.functions import PythonFunction
 from stacks.constructs.permissions import (
     VECTOR_READ_ACTIONS,
     VECTOR_REVIEW_ACTIONS,
+    rerank_statements,
     titan_statement,
     transcript_read_statements,
     vector_statement,
@@ -107,6 +108,9 @@ class Serving(Construct):
         if config.read_only:
             environment["EPISODIC_READ_ONLY"] = "true"
         environment["EPISODIC_CARDS_PREFIX"] = config.cards_prefix
+        if config.reranker == "bedrock":
+            environment["EPISODIC_RERANKER"] = "bedrock"
+            environment["EPISODIC_RERANK_MODEL_ID"] = config.rerank_model_id
         self.mcp = PythonFunction(
             self,
             "Mcp",
@@ -125,6 +129,8 @@ class Serving(Construct):
             mcp_fn.add_to_role_policy(vector_statement(storage.index_arn, VECTOR_REVIEW_ACTIONS))
             self._grant_record_evidence(config, storage, mcp_fn)
         mcp_fn.add_to_role_policy(titan_statement(config))
+        if config.reranker == "bedrock":
+            self._grant_rerank(config, mcp_fn)
         key.grant_decrypt(mcp_fn)
 
         # provisioned concurrency on an alias keeps one instance warm; never together with SnapStart
@@ -176,6 +182,20 @@ class Serving(Construct):
         )
         # anything else (e.g. /.well-known/oauth-protected-resource) -> authenticated 404 from the handler
         self.api.add_routes(path="/{proxy+}", methods=[apigw.HttpMethod.ANY], integration=integration)
+
+    @staticmethod
+    def _grant_rerank(config: StackConfig, fn: lambda_.Function) -> None:
+        """search_traces' second stage: Rerank, and InvokeModel on the one reranker model."""
+        for statement in rerank_statements(config):
+            fn.add_to_role_policy(statement)
+        if fn.role is not None:
+            acknowledge(
+                fn.role,
+                "AwsSolutions-IAM5",
+                "bedrock:Rerank has no resource-level permission (the Bedrock reranking permissions page grants "
+                "it on *); the model it can run is limited by bedrock:InvokeModel on the one reranker ARN.",
+                findings=["Resource::*"],
+            )
 
     @staticmethod
     def _grant_record_evidence(config: StackConfig, storage: Storage, fn: lambda_.Function) -> None:

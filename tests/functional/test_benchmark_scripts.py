@@ -46,6 +46,10 @@ CASES = {
         "injected context on 3/3 prompts (prior similar attempts on 3/3",
     ),
     "bench_failures": (["scripts/bench_failures.py", str(DEMO), "--hook-n", "2"], "recall at failure:"),
+    "bench_failure_hook_agents": (
+        ["scripts/bench_failure_hook_agents.py", "--n", "2", "--rollout-mb", "1"],
+        "gemini: a succeeded command, n=2",
+    ),
     "bench_hook_cold": (["scripts/bench_hook_cold.py", "--n", "1", "--embedder", "hashing"], "first prompt"),
     "bench_index": (
         ["scripts/bench_index.py", str(DEMO), "--rounds", "1", "--baseline-tree", str(REPO)],

@@ -56,9 +56,9 @@ def _indexed_session(folder: Path) -> None:
     )
 
 
-@pytest.fixture(scope="module")
-def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, Path]]:
-    tmp = tmp_path_factory.mktemp("failure-cli")
+def set_up_user(tmp: Path, *setups: list[str], config: str = "") -> tuple[Path, Path, Path]:
+    """(episodic home, user home, a bin folder with the stand-in `go`): the session indexed, `setups` run
+    (`config`: more lines of the config file)."""
     home, user_home, tools = tmp / "episodic-home", tmp / "user-home", tmp / "bin"
     home.mkdir()
     (user_home / "project").mkdir(parents=True)
@@ -66,17 +66,21 @@ def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path,
     (tools / "go").write_text(FAKE_GO)
     (tools / "go").chmod(0o755)
     _indexed_session(tmp / "sessions")
-    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n')
+    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n{config}')
+    for args in (["index", str(tmp / "sessions")], *setups):
+        done = subprocess.run(
+            [str(EPISODIC), *args], env=bare_env(home, user_home), capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == 0, done.stderr
+    return home, user_home, tools
+
+
+@pytest.fixture(scope="module")
+def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path, Path]]:
+    tmp = tmp_path_factory.mktemp("failure-cli")
+    home = tmp / "episodic-home"
     try:
-        for args in (["index", str(tmp / "sessions")], ["setup", "claude-code", "--write"]):
-            done = subprocess.run(
-                [str(EPISODIC), *args],
-                env=bare_env(home, user_home),
-                capture_output=True,
-                text=True,
-                timeout=300,
-            )
-            assert done.returncode == 0, done.stderr
+        home, user_home, tools = set_up_user(tmp, ["setup", "claude-code", "--write"])
         settings = json.loads((user_home / ".claude" / "settings.json").read_text())
         for group in settings["hooks"]["PostToolUseFailure"]:  # what reaches the model, not how fast
             for hook in group["hooks"]:

@@ -73,13 +73,16 @@ def test_setup_gemini_writes_user_settings(episodic_home: Path) -> None:
     assert "unchanged" in invoke(["setup", "gemini", "--url", "http://h/mcp", "--write"])
 
 
-@pytest.mark.skipif(
-    shutil.which("codex") is None, reason="the Codex CLI (npm @openai/codex) is not installed"
-)
+# the CLI `scripts/install --dev` pins under .tools/ (or one on PATH)
+CODEX = Path(__file__).resolve().parents[2] / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
+CODEX_CLI = str(CODEX) if CODEX.exists() else shutil.which("codex")
+
+
+@pytest.mark.skipif(CODEX_CLI is None, reason="the Codex CLI (npm @openai/codex) is not installed")
 def test_the_real_codex_cli_lists_the_written_server(tmp_path: Path) -> None:
     apply_codex_plan(codex_plan(tmp_path, url="http://127.0.0.1:8765/mcp"))
     listed = subprocess.run(
-        ["codex", "mcp", "list"],
+        [str(CODEX_CLI), "mcp", "list"],
         env={**os.environ, "CODEX_HOME": str(tmp_path)},
         capture_output=True,
         text=True,

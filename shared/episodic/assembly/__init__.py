@@ -13,6 +13,7 @@ from episodic.assembly.adapters import (
     build_embedder,
     build_kept,
     build_ledger,
+    build_reranker,
     build_scoped_source,
     build_scrubber,
     build_source,
@@ -25,7 +26,15 @@ from episodic.assembly.features import FEATURES, build_history, build_parts
 from episodic.aws.clients import AwsClients
 from episodic.feature import Feature
 from episodic.memory import Memory
-from episodic.ports import Distiller, Embedder, IngestLedger, KeptTrajectories, TranscriptSource, VectorStore
+from episodic.ports import (
+    Distiller,
+    Embedder,
+    IngestLedger,
+    KeptTrajectories,
+    Reranker,
+    TranscriptSource,
+    VectorStore,
+)
 from episodic.settings import Settings, load_settings
 
 
@@ -39,6 +48,7 @@ def build_memory(
     source: TranscriptSource | None = None,
     ledger: IngestLedger | None = None,
     kept: KeptTrajectories | None = None,
+    reranker: Reranker | None = None,
     parts: dict[str, object | None] | None = None,
     features: tuple[Feature, ...] = FEATURES,
 ) -> Memory:
@@ -55,6 +65,7 @@ def build_memory(
         store=store,
         ledger=build_ledger(settings, store, clients) if ledger is None else ledger,
         kept=build_kept(settings) if kept is None else kept,
+        reranker=build_reranker(settings, clients) if reranker is None else reranker,
         features=features,
     )
     memory.parts = build_parts(memory, clients, parts)
@@ -71,6 +82,7 @@ __all__ = [
     "build_kept",
     "build_ledger",
     "build_memory",
+    "build_reranker",
     "build_scoped_source",
     "build_scrubber",
     "build_source",

@@ -14,6 +14,7 @@ from episodic.ports import (
     Embedder,
     IngestLedger,
     KeptTrajectories,
+    Reranker,
     TranscriptSource,
     VectorStore,
 )
@@ -62,6 +63,25 @@ def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Emb
     from episodic.embed.minilm import MiniLMEmbedder
 
     return MiniLMEmbedder()
+
+
+def build_reranker(settings: Settings, clients: AwsClients | None = None) -> Reranker | None:
+    """The second stage the settings name (ports.Reranker); None when it is off."""
+    if settings.reranker == "none":
+        return None
+    if settings.reranker == "bedrock":
+        from episodic.aws.bedrock_reranker import BedrockReranker
+
+        clients = clients or AwsClients(settings)
+        return BedrockReranker(
+            clients.get("bedrock-agent-runtime"),
+            settings.rerank_model_id,
+            region=settings.aws_region,
+            depth=settings.rerank_depth,
+            min_relevance=settings.rerank_min_relevance,
+            faint_score=settings.faint_score,
+        )
+    raise ConfigError(f"unknown reranker {settings.reranker!r}")
 
 
 def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Distiller:

@@ -37,6 +37,12 @@ CLIENT_CONFIG: dict[str, dict[str, Any]] = {
         "read_timeout": 120,
         "retries": {"mode": "standard", "total_max_attempts": 1},
     },
+    # the reranker runs inside a search (the hook's budget): one short attempt, then the first stage's order
+    "bedrock-agent-runtime": {
+        "connect_timeout": 2,
+        "read_timeout": 3,
+        "retries": {"mode": "standard", "total_max_attempts": 1},
+    },
 }
 
 
@@ -65,6 +71,7 @@ class AwsClients:
     bedrock_runtime: Any = None
     secretsmanager: Any = None
     dynamodb: Any = None  # the history store's table (episodic.aws.dynamo_history)
+    bedrock_agent_runtime: Any = None  # Rerank (episodic.aws.bedrock_reranker)
 
     def get(self, service: str) -> Any:
         attribute = service.replace("-", "_")

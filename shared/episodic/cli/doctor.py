@@ -392,6 +392,7 @@ def check_harvest(settings: Settings, now: datetime | None = None) -> Check | No
 def run_checks(settings: Settings) -> list[Check]:
     from episodic.assembly import build_store
     from episodic.cli.cleanup_risk import doctor_findings
+    from episodic.cli.doctor_agents import agent_failure_rows
 
     home = user_home(settings.user_home)
     executable_check, current = check_executable()
@@ -403,6 +404,7 @@ def run_checks(settings: Settings) -> list[Check]:
         check_mcp_entry(home, setup, current),
         check_hook_entry(home, setup),
         check_failure_hook_entry(settings, home, setup),
+        *(Check(*row) for row in agent_failure_rows(settings)),  # Codex, Gemini CLI: when set up
         check_distiller(settings, home, setup),
         check_scope(settings, os.getcwd()),
         check_experiment(settings),

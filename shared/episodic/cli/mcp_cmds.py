@@ -312,6 +312,7 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     )
     if not write:
         click.echo(render_codex_plan(plan))
+        _failure_hook_step(settings, "codex", plan.config_file.parent, url, write)
         _choose_and_announce("codex", distiller, write)
         return
     result = apply_codex_plan(plan)
@@ -323,7 +324,22 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     )
     for note in plan.notes:
         click.echo(note, err=True)
+    _failure_hook_step(settings, "codex", plan.config_file.parent, url, write)
     _choose_and_announce("codex", distiller, write)
+
+
+def _failure_hook_step(settings, agent: str, agent_home, url: str | None, write: bool) -> None:  # type: ignore[no-untyped-def]
+    """The failure hook of Codex (`PostToolUse`) or Gemini CLI (`AfterTool`), with the token it asks with."""
+    from episodic.cli.setup_agents import failure_hook_step
+
+    lines = failure_hook_step(
+        agent, agent_home, _executable(), settings.hook_failure, write, settings.codex_binary
+    )
+    for line in lines:
+        click.echo(line)
+    if write and settings.hook_failure and (url is None or url == settings.endpoint_url):
+        # the token it asks the local server with; the hook starts that server itself when it is down
+        _provision_hook_token(settings)
 
 
 @setup_group.command("gemini")
@@ -337,12 +353,9 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
     from episodic.cli.setup_clients import user_home
 
     settings = _settings()
-    _finish(
-        gemini_plan(
-            gemini_home(settings.gemini_cli_home, user_home(settings.user_home)), url, token, _executable()
-        ),
-        write,
-    )
+    home = gemini_home(settings.gemini_cli_home, user_home(settings.user_home))
+    _finish(gemini_plan(home, url, token, _executable()), write)
+    _failure_hook_step(settings, "gemini", home, url, write)
     _choose_and_announce("gemini", distiller, write)
 
 

@@ -288,12 +288,19 @@ def _hook_groups(data: dict[str, Any], path: Path, event: str) -> list[Any]:
 
 
 def _set_hook(
-    data: dict[str, Any], path: Path, command: str, event: str, args: str, matcher: str = ""
+    data: dict[str, Any],
+    path: Path,
+    command: str,
+    event: str,
+    args: str,
+    matcher: str = "",
+    handler: dict[str, Any] | None = None,
 ) -> None:
     """One episodic `event` hook running `command` in `data`: an older one is updated, duplicates dropped
-    (with a `matcher`, ours is kept only in a group of that matcher)."""
+    (with a `matcher`, ours is kept only in a group of that matcher). `handler`: the whole one, when the
+    client's differs from Claude Code's (Gemini CLI's timeout is in milliseconds)."""
     groups = _hook_groups(data, path, event)
-    wanted = _hook_entry(command)["hooks"][0]
+    wanted = handler or _hook_entry(command)["hooks"][0]
     kept_ours = False
     emptied: list[int] = []
     for group in groups:
@@ -313,7 +320,7 @@ def _set_hook(
         group["hooks"] = updated
     groups[:] = [g for g in groups if id(g) not in emptied]
     if not kept_ours:
-        groups.append(_hook_entry(command, matcher))
+        groups.append({"matcher": matcher, "hooks": [wanted]} if matcher else {"hooks": [wanted]})
 
 
 def _remove_hook(data: dict[str, Any], event: str, args: str) -> None:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic import bounded
+from episodic.marker import strip_hook_context
 from episodic.models import SessionSource
 from episodic.parse.builder import RawCall, RawEvent
 from episodic.parse.formats import GEMINI, gemini_roots
@@ -55,7 +56,7 @@ def _result(call: dict[str, Any]) -> tuple[str, bool]:
             parts.append(response["error"])
             failed = True
         elif isinstance(response.get("output"), str):
-            parts.append(response["output"])
+            parts.append(strip_hook_context(response["output"]))  # the failure hook's entry is not the output
     if not parts and isinstance(call.get("resultDisplay"), str):
         parts.append(call["resultDisplay"])
     return "\n".join(parts), failed
