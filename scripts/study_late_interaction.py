@@ -32,6 +32,7 @@ import os
 import pickle
 import re
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -91,14 +92,12 @@ def kept(tokens: list[str], kind: str) -> np.ndarray:
 def collect(transcripts: Path, eval_dir: Path) -> dict[str, Any]:
     from episodic.embed.minilm import MiniLMEmbedder
     from episodic.evaluation.queries import read_queries
-    from episodic.evaluation.runner import default_embedder
     from episodic.models import LOCAL_TENANT, SearchFilters
     from episodic.scrub import Scrubber
     from episodic.search import search_traces
-    from study_relevance_judge import load_card_sets, memories  # the same harness (scripts/ is on the path)
+    from study_relevance_judge import dev_card_sets, set_memory  # the same harness (scripts/ is on the path)
 
-    settings, corpus, distiller, sets = load_card_sets(transcripts, eval_dir)
-    embedder = default_embedder(settings)
+    settings, corpus, distiller, sets, embedder = dev_card_sets(transcripts, eval_dir)
     tokens = MiniLMEmbedder(workers=1)
     scrub = Scrubber.from_settings(settings)
     queries = read_queries(eval_dir / "dev-queries.jsonl")
@@ -108,24 +107,28 @@ def collect(transcripts: Path, eval_dir: Path) -> dict[str, Any]:
         data["queries"].append(
             {"target": q.session_id, "fold": fold(q.session_id), "pieces": pieces, "tv": vectors}
         )
-    for card_set, memory in memories(settings, corpus, distiller, sets, embedder):
-        size = max(len(card_set.cards), 1)
-        runs: dict[str, list[list[dict[str, Any]]]] = {}
-        for name, include in (("all", True), ("verified", False)):
-            filters = SearchFilters(include_unverified=include)
-            runs[name] = [
-                [
-                    {"sid": h.record.session_id, "score": h.score, "sim": h.similarity}
-                    for h in search_traces(memory, LOCAL_TENANT, q.query, k=size, filters=filters)[:TOP]
+    with tempfile.TemporaryDirectory() as workdir:
+        for card_set in sets:
+            memory = set_memory(settings, corpus, distiller, embedder, card_set, Path(workdir))
+            size = max(len(card_set.cards), 1)
+            runs: dict[str, list[list[dict[str, Any]]]] = {}
+            for name, include in (("all", True), ("verified", False)):
+                filters = SearchFilters(include_unverified=include)
+                runs[name] = [
+                    [
+                        {"sid": h.record.session_id, "score": h.score, "sim": h.similarity}
+                        for h in search_traces(memory, LOCAL_TENANT, q.query, k=size, filters=filters)[:TOP]
+                    ]
+                    for q in queries
                 ]
-                for q in queries
-            ]
-        ids = list(card_set.cards)
-        fields, texts = {}, {}
-        for field in FIELDS:
-            texts[field] = {sid: field_text(card_set.cards[sid], field) for sid in ids}
-            fields[field] = dict(zip(ids, tokens.token_vectors([texts[field][s] for s in ids]), strict=True))
-        data["sets"][card_set.label] = {"runs": runs, "fields": fields, "texts": texts}
+            ids = list(card_set.cards)
+            fields, texts = {}, {}
+            for field in FIELDS:
+                texts[field] = {sid: field_text(card_set.cards[sid], field) for sid in ids}
+                fields[field] = dict(
+                    zip(ids, tokens.token_vectors([texts[field][s] for s in ids]), strict=True)
+                )
+            data["sets"][card_set.label] = {"runs": runs, "fields": fields, "texts": texts}
     return data
 
 
