@@ -66,6 +66,22 @@ def test_batching_and_padding_do_not_change_vectors(embedder: minilm.MiniLMEmbed
 
 
 @needs_model
+def test_token_vectors_are_the_states_the_sentence_vector_pools(embedder: minilm.MiniLMEmbedder) -> None:
+    texts = ["dev server exits silently right after launch", "", "a much longer sentence about migrations"]
+    out = embedder.token_vectors(texts)
+    assert [pieces[:2] for pieces, _ in out][:2] == [["[CLS]", "dev"], ["[CLS]", "[SEP]"]]
+    for (pieces, vectors), sentence in zip(out, embedder.embed(texts), strict=True):
+        assert vectors.shape == (len(pieces), 384) and vectors.dtype == np.float32
+        assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+        # the pooled sentence vector lies along the mean of the (unnormalised) states: close to that of the
+        # unit token vectors, far from an unrelated text's
+        assert cos(sentence, vectors.mean(axis=0) / np.linalg.norm(vectors.mean(axis=0))) > 0.9
+    first = out[0][1].mean(axis=0)
+    assert cos(embedder.embed(["pancake recipe with blueberries"])[0], first / np.linalg.norm(first)) < 0.5
+    assert embedder.token_vectors([]) == []
+
+
+@needs_model
 def test_long_texts_are_truncated_to_max_tokens(embedder: minilm.MiniLMEmbedder) -> None:
     long_text = "the retry loop hides the timeout " * 200
     assert embedder.token_counts([long_text]) == [embedder.max_tokens]

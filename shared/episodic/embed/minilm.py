@@ -159,6 +159,15 @@ class _Bert:
 
     def encode(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """ids, mask: (B, T) int; returns mean-pooled, L2-normalised (B, hidden) float32."""
+        x3 = self.token_states(ids, mask)
+        weights = mask.astype(np.float32)[:, :, None]
+        pooled = (x3 * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))
+        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
+        result: np.ndarray = (pooled / norms).astype(np.float32)
+        return result
+
+    def token_states(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        """ids, mask: (B, T) int; the last layer's (B, T, hidden) float32 token vectors (padding included)."""
         batch, length = ids.shape
         rows = batch * length
         x = self.word[ids] + self.position[:length] + self.token_type0
@@ -200,12 +209,19 @@ class _Bert:
                 res += block
                 out[lo : lo + _FFN_ROWS] = layer_norm(res, layer.out_ln_w, layer.out_ln_b, self.eps)
             x = out
-        x3 = x.reshape(batch, length, self.hidden)
-        weights = mask.astype(np.float32)[:, :, None]
-        pooled = (x3 * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), np.float32(1e-9))
-        norms = np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), np.float32(1e-12))
-        result: np.ndarray = (pooled / norms).astype(np.float32)
-        return result
+        states: np.ndarray = x.reshape(batch, length, self.hidden)
+        return states
+
+
+def _padded(sequences: Sequence[Sequence[int]]) -> tuple[np.ndarray, np.ndarray]:
+    """Token ids of one batch, zero-padded to its longest, and the attention mask."""
+    length = max(len(seq) for seq in sequences)
+    ids = np.zeros((len(sequences), length), dtype=np.int64)
+    mask = np.zeros((len(sequences), length), dtype=np.int64)
+    for row, seq in enumerate(sequences):
+        ids[row, : len(seq)] = seq
+        mask[row, : len(seq)] = 1
+    return ids, mask
 
 
 _controller: ThreadpoolController | None = None
@@ -357,6 +373,27 @@ class MiniLMEmbedder(Embedder):
             out[batch] = future.result()
         return out
 
+    def token_vectors(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
+        """Per text, its word pieces ([CLS] and [SEP] included) and their L2-normalised last-layer
+        vectors, (n_pieces, dimension) float32: the input of late interaction (episodic.rerank)."""
+        out: list[tuple[list[str], np.ndarray]] = [([], np.empty((0, self.dimension), np.float32))] * len(
+            texts
+        )
+        if not texts:
+            return out
+        self.load()
+        assert self._bert is not None
+        encodings = self._tokenizer.encode_batch(list(texts))
+        with _blas_controller().limit(limits=1, user_api="blas"):
+            for chunk in self._batches([len(e.ids) for e in encodings]):
+                states = self._bert.token_states(*_padded([encodings[i].ids for i in chunk]))
+                for row, i in enumerate(chunk):
+                    n = len(encodings[i].ids)
+                    vectors = states[row, :n]
+                    norms = np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), np.float32(1e-12))
+                    out[i] = (list(encodings[i].tokens), (vectors / norms).astype(np.float32))
+        return out
+
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         out = np.empty((len(texts), self.dimension), dtype=np.float32)
         if not texts:
@@ -365,12 +402,5 @@ class MiniLMEmbedder(Embedder):
         assert self._bert is not None
         encodings = self._tokenizer.encode_batch(list(texts))
         for chunk in self._batches([len(e.ids) for e in encodings]):
-            length = max(len(encodings[i].ids) for i in chunk)
-            ids = np.zeros((len(chunk), length), dtype=np.int64)
-            mask = np.zeros((len(chunk), length), dtype=np.int64)
-            for row, i in enumerate(chunk):
-                seq = encodings[i].ids
-                ids[row, : len(seq)] = seq
-                mask[row, : len(seq)] = 1
-            out[chunk] = self._bert.encode(ids, mask)
+            out[chunk] = self._bert.encode(*_padded([encodings[i].ids for i in chunk]))
         return out
