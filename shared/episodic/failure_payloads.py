@@ -1,6 +1,6 @@
 """The failed shell command in each agent CLI's after-a-tool hook payload (stdlib only: the hook side).
 
-Each shape was read off the real CLI driven offline (tests/functional/test_failure_hook_agents.py):
+Each shape was read off the real CLI driven offline (tests/functional/test_failure_hook_agents_cli.py):
 - Claude Code 2.1.x `PostToolUseFailure` (failures only): `tool_input.command`, `error` ("Exit code N\\n…").
 - Codex CLI 0.171 `PostToolUse` (every Bash call, success too): `tool_input.command`, `tool_response` (the
   output text, no exit code); the exit code is in the session's rollout (`transcript_path`), whose

@@ -1,5 +1,5 @@
 """The failure hook with Codex CLI's `PostToolUse` and Gemini CLI's `AfterTool` payloads (shapes as the real
-0.171 / 0.61 CLIs send them: tests/functional/test_failure_hook_agents.py): the failed command and its output read
+0.171 / 0.61 CLIs send them: tests/functional/test_failure_hook_agents_cli.py): the failed command and its output read
 out of each shape, a succeeded command passed over, the answer in each CLI's hookEventName; and
 `setup codex|gemini` registering the hook in each CLI's own file (the switch removes it, the user's hooks stay)."""
 

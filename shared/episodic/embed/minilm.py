@@ -375,7 +375,7 @@ class MiniLMEmbedder(Embedder):
 
     def token_vectors(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
         """Per text, its word pieces ([CLS] and [SEP] included) and their L2-normalised last-layer
-        vectors, (n_pieces, dimension) float32: the input of late interaction (episodic.rerank)."""
+        vectors, (n_pieces, dimension) float32: the input of late interaction (scripts/study_late_interaction.py)."""
         out: list[tuple[list[str], np.ndarray]] = [([], np.empty((0, self.dimension), np.float32))] * len(
             texts
         )
