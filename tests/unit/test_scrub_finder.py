@@ -5,7 +5,7 @@ from __future__ import annotations
 import ahocorasick_rs
 from episodic.scrub import Scrubber, default_scrubber
 from episodic.scrub.finder import LiteralFinder
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 _SCRUBBER = default_scrubber()
@@ -59,6 +59,9 @@ def _str_scan(data: bytes) -> list[tuple[int, int, int]]:
 
 @settings(max_examples=500, deadline=None)
 @given(_TEXTS)
+@example(
+    "sk-ant--key"
+)  # the fallback once saw `sk-` inside `sk-ant-` as a second trigger (a dangling OpenAI key)
 def test_scrubber_spans_are_the_str_spans(text: str) -> None:
     reference = Scrubber()
     reference._scan = _str_scan  # type: ignore[method-assign]

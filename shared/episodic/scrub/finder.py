@@ -50,7 +50,7 @@ class LiteralFinder:
         """`find` over a text's UTF-8 bytes, offsets in bytes (`char_offsets` maps them to the text's):
         the caller encodes once for several finders and calls the automaton with no frame between."""
         if self._automaton is None:
-            return functools.partial(_find_each, literals=self._utf8)
+            return functools.partial(_find_each, literals=self._utf8, overlapping=self.overlapping)
         if self.overlapping:
             return functools.partial(self._automaton.find_matches_as_indexes, overlapping=True)
         return self._automaton.find_matches_as_indexes  # type: ignore[no-any-return]
@@ -73,11 +73,11 @@ class LiteralFinder:
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
         if self._automaton is None:
-            return _find_each(text, self.literals)
+            return _find_each(text, self.literals, self.overlapping)
         try:
             data = text.encode()
         except UnicodeError:  # e.g. lone surrogates cannot become UTF-8: search the slow way
-            return _find_each(text, self.literals)
+            return _find_each(text, self.literals, self.overlapping)
         hits: list[tuple[int, int, int]] = self._automaton.find_matches_as_indexes(
             data, overlapping=self.overlapping
         )
@@ -95,8 +95,12 @@ class LiteralFinder:
         return {index for index, literal in enumerate(self.literals) if literal in text}
 
 
-def _find_each(text: AnyStr, literals: Sequence[AnyStr]) -> list[tuple[int, int, int]]:
-    """Every literal's occurrences, one `find` per literal, sorted by start (the automaton-less path)."""
+def _find_each(
+    text: AnyStr, literals: Sequence[AnyStr], overlapping: bool = False
+) -> list[tuple[int, int, int]]:
+    """The automaton's hits the slow way, one `find` per literal, sorted by start: every occurrence when
+    `overlapping`, else leftmost-first as the automaton gives them (at one start the earlier-listed literal,
+    then nothing that starts inside it: `sk-` inside `sk-ant-` is no second trigger)."""
     found: list[tuple[int, int, int]] = []
     for index, literal in enumerate(literals):
         if literal not in text:
@@ -106,4 +110,12 @@ def _find_each(text: AnyStr, literals: Sequence[AnyStr]) -> list[tuple[int, int,
             found.append((index, start, start + len(literal)))
             start = text.find(literal, start + len(literal))
     found.sort(key=lambda hit: (hit[1], hit[0]))
-    return found
+    if overlapping:
+        return found
+    kept: list[tuple[int, int, int]] = []
+    end = 0
+    for hit in found:
+        if hit[1] >= end:
+            kept.append(hit)
+            end = hit[2]
+    return kept
