@@ -15,18 +15,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-
-def _child_cpu() -> float:
-    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return usage.ru_utime + usage.ru_stime
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_failures import run_hook
 
 
 def _rollout(path: Path, megabytes: int) -> Path:
@@ -69,16 +64,7 @@ def payloads(tmp: Path, megabytes: int) -> dict[str, dict[str, object]]:
 def time_hook(payload: dict[str, object], env: dict[str, str], n: int, log: Path) -> dict[str, float]:
     walls, cpus = [], []
     for i in range(n + 2):
-        cpu, started = _child_cpu(), time.perf_counter()
-        done = subprocess.run(
-            [sys.executable, "-m", "episodic.failure_hook"],
-            input=json.dumps(payload),
-            capture_output=True,
-            text=True,
-            env=env,
-            timeout=60,
-        )
-        wall, cpu = (time.perf_counter() - started) * 1000, (_child_cpu() - cpu) * 1000
+        done, wall, cpu = run_hook(payload, env)
         last = log.read_text().splitlines()[-1]
         if done.returncode or done.stdout or "ok: the command succeeded" not in last:
             raise SystemExit(f"unexpected hook outcome: {last}")

@@ -188,6 +188,23 @@ def _child_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def run_hook(
+    payload: dict[str, object], env: dict[str, str]
+) -> tuple[subprocess.CompletedProcess[str], float, float]:
+    """The failure hook as an agent CLI starts it (one process, the payload on stdin): its result, wall ms
+    and the process's own CPU ms (what load does not inflate)."""
+    cpu_before, started = _child_cpu(), time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "episodic.failure_hook"],
+        input=json.dumps(payload),
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
+    return done, (time.perf_counter() - started) * 1000, (_child_cpu() - cpu_before) * 1000
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))] if ordered else 0.0
@@ -292,18 +309,7 @@ def hook_latency(
                 "error": call.output,
                 "is_interrupt": False,
             }
-            cpu_before = _child_cpu()
-            started = time.perf_counter()
-            done = subprocess.run(
-                [sys.executable, "-m", "episodic.failure_hook"],
-                input=json.dumps(payload),
-                capture_output=True,
-                text=True,
-                env=env,
-                timeout=60,
-            )
-            elapsed = (time.perf_counter() - started) * 1000
-            cpu = (_child_cpu() - cpu_before) * 1000
+            done, elapsed, cpu = run_hook(payload, env)
             if done.returncode != 0:
                 raise SystemExit(f"the hook exited {done.returncode}: {done.stderr}")
             if i >= 3:  # the first calls warm the server
