@@ -217,6 +217,19 @@ def test_setup_codex_registers_post_tool_use_of_bash_in_hooks_json(tmp_path: Pat
     assert json.loads((codex_home / "hooks.json").read_text())["hooks"]["PostToolUse"] == [theirs]
 
 
+def test_a_codex_without_app_server_is_reported_at_once_not_after_the_deadline(tmp_path: Path) -> None:
+    """An older `codex` that exits on `app-server` (unknown subcommand) ends the trust step when it exits,
+    with the exit code, instead of waiting out the 60 s start-up deadline as if it were still starting."""
+    from episodic.cli.codex_hook_trust import trust_failure_hook
+
+    codex = tmp_path / "codex"
+    codex.write_text("#!/bin/sh\necho \"error: unrecognized subcommand '$1'\" >&2\nexit 2\n")
+    codex.chmod(0o755)
+    outcome = trust_failure_hook(str(codex), tmp_path, tmp_path / "hooks.json")
+    assert not outcome.trusted
+    assert "`codex app-server` exited (code 2) before answering initialize" in outcome.line, outcome.line
+
+
 def test_setup_gemini_registers_after_tool_of_run_shell_command(tmp_path: Path) -> None:
     settings = tmp_path / ".gemini" / "settings.json"
     settings.parent.mkdir()

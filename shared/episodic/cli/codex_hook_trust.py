@@ -46,7 +46,7 @@ class _AppServer:
             cwd=cwd,
             text=True,
         )
-        self.lines: queue.Queue[str] = queue.Queue()
+        self.lines: queue.Queue[str | None] = queue.Queue()
         threading.Thread(target=self._read, daemon=True).start()
         self.next_id = 0
 
@@ -54,6 +54,7 @@ class _AppServer:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             self.lines.put(line)
+        self.lines.put(None)  # exited: a codex without app-server must not cost the whole deadline
 
     def call(self, method: str, params: dict[str, Any], deadline: float) -> Any:
         self.next_id += 1
@@ -64,6 +65,9 @@ class _AppServer:
                 line = self.lines.get(timeout=max(deadline - time.monotonic(), 0.01))
             except queue.Empty as exc:
                 raise CodexAppServerError(f"`codex app-server` did not answer {method} in time") from exc
+            if line is None:
+                code = self.process.wait()
+                raise CodexAppServerError(f"`codex app-server` exited (code {code}) before answering {method}")
             try:
                 message = json.loads(line)
             except ValueError:
