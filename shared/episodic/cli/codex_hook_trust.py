@@ -66,8 +66,7 @@ class _AppServer:
             except queue.Empty as exc:
                 raise CodexAppServerError(f"`codex app-server` did not answer {method} in time") from exc
             if line is None:
-                code = self.process.wait()
-                raise CodexAppServerError(f"`codex app-server` exited (code {code}) before answering {method}")
+                raise self._exited(method)
             try:
                 message = json.loads(line)
             except ValueError:
@@ -83,7 +82,14 @@ class _AppServer:
             self.process.stdin.write(json.dumps(message) + "\n")
             self.process.stdin.flush()
         except OSError as exc:
-            raise CodexAppServerError("`codex app-server` exited") from exc
+            raise self._exited(str(message.get("method"))) from exc
+
+    def _exited(self, method: str) -> CodexAppServerError:
+        try:
+            code: int | str = self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            code = "unknown"
+        return CodexAppServerError(f"`codex app-server` exited (code {code}) before answering {method}")
 
     def close(self) -> None:
         try:
