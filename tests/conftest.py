@@ -3,6 +3,7 @@ only loopback (all of 127/8: the viewer binds an address of its own) is allowed,
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,6 +16,18 @@ TRANSCRIPTS_DIR = Path(
     os.environ.get("EPISODIC_TEST_TRANSCRIPTS", REPO_ROOT.parent / "shared" / "transcripts")
 )
 DEV_QUERIES = TRANSCRIPTS_DIR.parent / "eval" / "dev-queries.jsonl"
+# measured seconds per module (scripts/test_durations.py): the longest go to the workers first
+DURATIONS = Path(__file__).with_name("durations.json")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Longest modules first (a stable sort keeps each module's tests together and in order), so the
+    last modules handed out are short ones; pyproject's `--no-loadscope-reorder` keeps this order."""
+    try:
+        seconds: dict[str, float] = json.loads(DURATIONS.read_text())
+    except (OSError, ValueError):
+        return
+    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))
 
 
 @pytest.fixture(scope="session")
@@ -22,6 +35,16 @@ def transcripts_dir() -> Path:
     if not TRANSCRIPTS_DIR.is_dir():
         pytest.skip(f"shared transcripts not found at {TRANSCRIPTS_DIR}")
     return TRANSCRIPTS_DIR
+
+
+@pytest.fixture(scope="session")
+def shared_embedding_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One MiniLM vector cache (`embedding_cache_dir`) for every test that embeds the shared transcripts'
+    cards, across xdist workers: a card set is embedded once per run, not once per test."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent  # the run's folder, shared by the workers' own
+    return root / "embedding-cache"
 
 
 @pytest.fixture(scope="session")

@@ -58,6 +58,8 @@ class Settings(BaseSettings):
     rendering_weights: dict[str, float] = Field(default_factory=lambda: dict(DEFAULT_RENDERING_WEIGHTS))
     keyword_weight: float = Field(default=DEFAULT_KEYWORD_WEIGHT, ge=0.0, le=10.0)
     hashing_dimension: int = 384
+    # a folder of vectors by text (embed.cache): a rebuilt index, or another home, reuses them; unset: none kept
+    embedding_cache_dir: Path | None = None
 
     # parsing, survey, scrubbing
     survey_token_budget: int = 6000

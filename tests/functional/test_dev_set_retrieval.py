@@ -16,14 +16,14 @@ from episodic.settings import load_settings
 
 @pytest.mark.usefixtures("episodic_home")
 def test_the_default_retrieval_on_the_dev_set_beats_raw_text_on_both_card_sets(
-    transcripts_dir: Path, dev_queries: Path
+    transcripts_dir: Path, dev_queries: Path, shared_embedding_cache: Path
 ) -> None:
     cards = transcripts_dir.parent / "eval" / "cards"
     if not cards.is_dir():
         pytest.skip(f"reference cards not found at {cards}")
     negatives = transcripts_dir.parent / "eval" / "dev-negatives.jsonl"
     result = run_evaluation(
-        load_settings(embedder="minilm"),
+        load_settings(embedder="minilm", embedding_cache_dir=shared_embedding_cache),
         [transcripts_dir],
         dev_queries,
         ["hybrid", "raw-bm25"],

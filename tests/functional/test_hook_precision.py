@@ -31,11 +31,12 @@ TARGET = "0a0314fb"
 
 @pytest.fixture(scope="module")
 def served(
-    transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory
+    transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory, shared_embedding_cache: Path
 ) -> Iterator[tuple[str, str, Path]]:
     home = tmp_path_factory.mktemp("precision") / "episodic-home"
     home.mkdir()
     env = {**os.environ, "EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home")}
+    env["EPISODIC_EMBEDDING_CACHE_DIR"] = str(shared_embedding_cache)
     env.pop("CLAUDE_CONFIG_DIR", None)
     done = subprocess.run(
         [sys.executable, "-m", "episodic", "index", str(transcripts_dir)],

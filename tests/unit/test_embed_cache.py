@@ -56,3 +56,39 @@ def test_embedders_never_share_entries(tmp_path: Path) -> None:
     assert small.embed(["same text"]).shape == (1, 64)
     assert large.embed(["same text"]).shape == (1, 128)
     assert large.misses == 1
+
+
+def test_the_setting_puts_the_model_behind_one_cache_that_a_second_home_reuses(tmp_path: Path) -> None:
+    """`embedding_cache_dir`: the assembly wraps MiniLM (never the hashing embedder, cheaper to compute than
+    to look up); a second home indexing the same sessions finds every vector there."""
+    import os
+    import sqlite3
+    import subprocess
+    import sys
+
+    from episodic.assembly import build_embedder
+    from episodic.settings import load_settings
+
+    cache = tmp_path / "vectors"
+    built = build_embedder(load_settings(home=tmp_path / "h", embedder="minilm", embedding_cache_dir=cache))
+    assert isinstance(built, CachedEmbedder) and built.id == "minilm-l6-v2" and built.path.parent == cache
+    hashing = build_embedder(
+        load_settings(home=tmp_path / "h", embedder="hashing", embedding_cache_dir=cache)
+    )
+    assert isinstance(hashing, HashingEmbedder)
+    assert not isinstance(
+        build_embedder(load_settings(home=tmp_path / "h", embedder="minilm")), CachedEmbedder
+    )
+
+    demo = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+    rows = []
+    for home in ("first", "second"):
+        env = {**os.environ, "EPISODIC_HOME": str(tmp_path / home), "HOME": str(tmp_path / "user")}
+        env |= {"EPISODIC_EMBEDDER": "minilm", "EPISODIC_EMBEDDING_CACHE_DIR": str(cache)}
+        done = subprocess.run(
+            [sys.executable, "-m", "episodic", "index", str(demo)], env=env, capture_output=True, text=True
+        )
+        assert done.returncode == 0, done.stderr
+        with sqlite3.connect(cache / "embeddings.sqlite3") as conn:
+            rows.append(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
+    assert rows[0] > 6 and rows[1] == rows[0]  # every rendering of the 6 demo cards, and nothing new

@@ -49,20 +49,27 @@ def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) ->
 
 
 def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Embedder:
-    if settings.embedder == "hashing":
+    if settings.embedder == "hashing":  # computing it is cheaper than looking it up: never cached
         from episodic.embed.hashing import HashingEmbedder
 
         return HashingEmbedder(settings.hashing_dimension)
+    embedder: Embedder
     if settings.embedder == "titan":
         from episodic.aws.titan_embedder import TitanEmbedder
 
         clients = clients or AwsClients(settings)
-        return TitanEmbedder(
+        embedder = TitanEmbedder(
             clients.get("bedrock-runtime"), settings.titan_model_id, settings.titan_dimension
         )
-    from episodic.embed.minilm import MiniLMEmbedder
+    else:
+        from episodic.embed.minilm import MiniLMEmbedder
 
-    return MiniLMEmbedder()
+        embedder = MiniLMEmbedder()
+    if settings.embedding_cache_dir is None:
+        return embedder
+    from episodic.embed.cache import CachedEmbedder
+
+    return CachedEmbedder(embedder, settings.embedding_cache_dir)
 
 
 def build_reranker(settings: Settings, clients: AwsClients | None = None) -> Reranker | None:

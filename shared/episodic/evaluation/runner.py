@@ -96,13 +96,12 @@ class EvalResult(BaseModel):
 
 
 def default_embedder(settings: Settings) -> Embedder:
-    """The configured embedder, behind the content-hash cache in the home folder when available."""
+    """The configured embedder, behind a content-hash cache: `embedding_cache_dir` when set, else the home folder's."""
     from episodic.assembly import build_embedder
+    from episodic.embed.cache import CachedEmbedder
 
     embedder = build_embedder(settings)
-    try:
-        from episodic.embed.cache import CachedEmbedder
-    except ImportError:  # cache module not available: embed every run
+    if isinstance(embedder, CachedEmbedder):  # embedding_cache_dir is set: that cache, not a second one
         return embedder
     return CachedEmbedder(embedder, settings.cache_dir / "embeddings")
 
