@@ -107,7 +107,7 @@ def fake_server() -> Iterator[Callable[[Callable[[BaseHTTPRequestHandler], None]
         httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         httpd.daemon_threads = True
         httpd.block_on_close = False
-        threading.Thread(target=httpd.serve_forever, daemon=True).start()
+        threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
         servers.append(httpd)
         return f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
 
