@@ -160,6 +160,9 @@ def test_the_daily_cap_and_the_recursion_guard(
     end_sessions(transcript)
     (line,) = worker_lines(home, 1)
     assert "daily cap of 0 is reached" in line and kinds(home) == {transcript.stem: "heuristic"}
+    ends = time.monotonic() + 60.0  # that worker logged; it exits now: none of this transcript's is left
+    while workers_running(transcript) and time.monotonic() < ends:
+        time.sleep(0.05)
 
     monkeypatch.setenv("EPISODIC_DISTILLING", "1")  # as inside a worker: the hook starts nothing
     assert end_sessions(transcript) == [(0, "", "")]
