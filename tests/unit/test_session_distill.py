@@ -72,7 +72,7 @@ def worker_lines(home: Path, n: int, seconds: float = 180.0) -> list[str]:
         lines = [x for x in (log.read_text().splitlines() if log.exists() else []) if " worker: " in x]
         if len(lines) >= n:
             return lines
-        time.sleep(0.3)
+        time.sleep(0.05)  # a small file read: the line is seen as soon as it is written
     raise AssertionError(f"{n} workers did not finish: {log.read_text() if log.exists() else 'no log'}")
 
 
