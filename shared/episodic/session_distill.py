@@ -29,6 +29,7 @@ GUARD_ENV = "EPISODIC_DISTILLING"
 LOG_FILE = "session-distill.log"
 DAILY_FILE = "distill-daily.json"
 LOCK_DIR = "locks"
+SLOT_POLL_SECONDS = 0.1  # a freed slot is taken this soon (a non-blocking lock attempt per slot: cheap)
 _MAX_STDIN = 1024 * 1024
 
 
@@ -93,7 +94,7 @@ def distill_slot(home: Path, slots: int, wait_seconds: float) -> Iterator[int]:
                     return
         if time.monotonic() > deadline:
             raise TimeoutError(f"all {slots} distiller slots stayed busy for {wait_seconds:.0f} s")
-        time.sleep(0.5)
+        time.sleep(SLOT_POLL_SECONDS)
 
 
 def take_daily_allowance(home: Path, cap: int, today: str | None = None) -> bool:

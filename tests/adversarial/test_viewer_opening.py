@@ -80,7 +80,9 @@ class Recorder:
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
 
 @pytest.fixture()
@@ -118,6 +120,7 @@ class Watcher:
         self.files: list[tuple[Path, int, int]] = []  # an opening file seen: (path, its mode, its folder's)
         self.attempts: list[tuple[str, int, str]] = []
         self.stop = threading.Event()
+        self.passes = 0  # full reads of /proc done (each line seen tried)
         self.thread = threading.Thread(target=self._run, daemon=True)
 
     def _run(self) -> None:
@@ -130,6 +133,7 @@ class Watcher:
                         if line not in self.seen:
                             self.seen.add(line)
                             self._try(line)
+            self.passes += 1
             time.sleep(0.005)
 
     def _try(self, line: str) -> None:
@@ -175,7 +179,9 @@ def test_no_other_local_user_or_server_gets_into_the_viewer_and_chromium_still_o
         ends = time.monotonic() + GENEROUS
         while not result.exists() and time.monotonic() < ends and process.poll() is None:
             time.sleep(0.2)
-        time.sleep(1.0)  # whatever the watcher saw last, it has tried
+        done = watcher.passes + 2  # one whole pass begun after the browser finished: all it saw, tried
+        while watcher.passes < done and watcher.thread.is_alive() and time.monotonic() < ends:
+            time.sleep(0.01)
         watcher.stop.set()
         watcher.thread.join(timeout=GENEROUS)
         assert result.exists(), "the browser never finished (a foreground browser must be answered)"

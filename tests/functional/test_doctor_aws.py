@@ -52,7 +52,7 @@ def deployment(episodic_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator
             return
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}/mcp"
     outputs = {"TranscriptsBucketName": "b-123", "EndpointUrl": url}

@@ -61,12 +61,20 @@ def world(episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
         yield World(settings, memory, projects, mcp.url, token, ui)
 
 
+RUN_WITH_CTRL_C = (
+    "import signal; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from episodic.cli import main; main()"
+)
+
+
 @contextmanager
 def episodic_ui(
     *args: str, env: dict[str, str] | None = None, stdin: IO[str] | None = None
 ) -> Iterator[tuple[subprocess.Popen[str], str]]:
     """`episodic ui ARGS` in a subprocess, as a user runs it; yields it and the line it printed first."""
-    command = [sys.executable, "-c", "from episodic.cli import main; main()", "ui", *args]
+    # Ctrl-C stops it, as in a terminal, even when these tests run as a background job (whose children
+    # inherit SIGINT ignored: the SIGINT below would go unheard and each test wait for the kill)
+    command = [sys.executable, "-c", RUN_WITH_CTRL_C, "ui", *args]
     full_env = {**os.environ, "EPISODIC_EMBEDDER": "hashing", **(env or {})}
     process = subprocess.Popen(
         command, env=full_env, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True

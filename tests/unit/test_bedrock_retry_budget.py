@@ -39,7 +39,7 @@ class _Throttling(BaseHTTPRequestHandler):
 def endpoint() -> Iterator[str]:
     _Throttling.requests = 0
     server = ThreadingHTTPServer(("127.0.0.1", 0), _Throttling)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True)
     thread.start()
     try:
         yield f"http://127.0.0.1:{server.server_address[1]}"

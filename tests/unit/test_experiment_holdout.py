@@ -121,7 +121,7 @@ def search_server() -> Iterator[str]:
             pass
 
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/mcp"
     httpd.shutdown()
     httpd.server_close()

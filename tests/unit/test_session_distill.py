@@ -72,8 +72,21 @@ def worker_lines(home: Path, n: int, seconds: float = 180.0) -> list[str]:
         lines = [x for x in (log.read_text().splitlines() if log.exists() else []) if " worker: " in x]
         if len(lines) >= n:
             return lines
-        time.sleep(0.3)
+        time.sleep(0.05)  # a small file read: the line is seen as soon as it is written
     raise AssertionError(f"{n} workers did not finish: {log.read_text() if log.exists() else 'no log'}")
+
+
+def workers_running(transcript: Path) -> list[int]:
+    """Pids of live `episodic distil-session TRANSCRIPT` processes (Linux /proc)."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        try:
+            argv = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"distil-session" in argv and str(transcript).encode() in argv:
+            found.append(int(proc.name))
+    return found
 
 
 def kinds(home: Path) -> dict[str, str]:
@@ -129,6 +142,7 @@ def test_a_failed_distil_keeps_the_heuristic_card_and_records_the_retry(
     assert "retry next run" in failure.reason
 
 
+@pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="looks for workers through /proc")
 def test_the_daily_cap_and_the_recursion_guard(
     home: Path,
     tmp_path: Path,
@@ -146,9 +160,13 @@ def test_the_daily_cap_and_the_recursion_guard(
     end_sessions(transcript)
     (line,) = worker_lines(home, 1)
     assert "daily cap of 0 is reached" in line and kinds(home) == {transcript.stem: "heuristic"}
+    ends = time.monotonic() + 60.0  # that worker logged; it exits now: none of this transcript's is left
+    while workers_running(transcript) and time.monotonic() < ends:
+        time.sleep(0.05)
 
     monkeypatch.setenv("EPISODIC_DISTILLING", "1")  # as inside a worker: the hook starts nothing
     assert end_sessions(transcript) == [(0, "", "")]
-    time.sleep(2.0)  # a worker would have logged by now
+    # a worker the hook started is running now (Popen returns once it is exec'd), or it ended and logged
+    assert workers_running(transcript) == []
     assert len(worker_lines(home, 1)) == 1
     assert not fake_claude.exists()  # claude never ran in this test

@@ -120,6 +120,9 @@ def make_server(
     return McpHttpServer((host, port), handler, limits=limits)
 
 
+STOP_POLL_SECONDS = 0.02  # how often a background server checks for shutdown() (the default is 0.5 s)
+
+
 class BackgroundServer:
     """Serve in a thread (tests, benchmarks): `with BackgroundServer(endpoint) as srv: srv.url`."""
 
@@ -127,7 +130,10 @@ class BackgroundServer:
         self, endpoint: McpEndpoint, host: str = "127.0.0.1", port: int = 0, **limits: float
     ) -> None:
         self.httpd = make_server(endpoint, host, port, **limits)  # type: ignore[arg-type]
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="mcp-http", daemon=True)
+        # shutdown() waits for the serve loop's next poll: a short poll ends a test's server at once, not in 0.5 s
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, args=(STOP_POLL_SECONDS,), name="mcp-http", daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -175,7 +175,10 @@ class BackgroundUi:
 
     def __init__(self, viewer: Viewer, limits: ClientLimits | None = None) -> None:
         self.httpd, self.guard = make_ui_server(viewer, limits=limits)
-        self._thread = threading.Thread(target=self.httpd.serve_forever, name="episodic-ui", daemon=True)
+        # shutdown() waits for the serve loop's next poll: a short poll ends a test's viewer at once
+        self._thread = threading.Thread(
+            target=self.httpd.serve_forever, args=(0.02,), name="episodic-ui", daemon=True
+        )
 
     @property
     def url(self) -> str:
