@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from episodic.aws.clients import AwsClients, aws_client
-from episodic.aws.secrets_auth import SecretTokenStore
 from episodic.errors import ConfigError
 from episodic.ports import (
     Distiller,
@@ -18,14 +17,17 @@ from episodic.ports import (
     TranscriptSource,
     VectorStore,
 )
-from episodic.scrub import Scrubber
 from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
+    from episodic.aws.secrets_auth import SecretTokenStore
+    from episodic.scrub import Scrubber
     from episodic.store.sqlite import SQLiteStore
 
 
 def build_scrubber(settings: Settings) -> Scrubber:
+    from episodic.scrub import Scrubber  # at first use, like every adapter: `stats` never scrubs
+
     return Scrubber.from_settings(settings)
 
 
@@ -172,4 +174,6 @@ def memory_source(settings: Settings) -> TranscriptSource:
 
 def secret_token_store(settings: Settings, secret_id: str, profile: str | None = None) -> SecretTokenStore:
     """The deployed stack's bearer tokens in Secrets Manager (`token --aws`), from the local machine."""
+    from episodic.aws.secrets_auth import SecretTokenStore
+
     return SecretTokenStore(aws_client(settings, "secretsmanager", profile), secret_id)

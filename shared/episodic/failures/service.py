@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from episodic.failures import FAILURES  # the feature's name
 from episodic.failures.extract import check_head, fixes_of
 from episodic.failures.models import FailureFix, FailureMatch
 from episodic.failures.port import FailureStore
@@ -18,7 +19,6 @@ from episodic.settings import Settings
 if TYPE_CHECKING:
     from episodic.memory import Memory
 
-FAILURES = "failures"  # the feature's name: its part in `Memory.parts`
 MAX_COMMAND_CHARS = 4000
 MAX_ERROR_CHARS = 20_000
 

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from episodic.models import Trajectory
 from episodic.ports import Embedder
+from episodic.scratch import SCRATCH  # the feature's name
 from episodic.scratch.extract import Extraction, extract_outcomes
 from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scrub import Scrubber
@@ -17,7 +18,6 @@ from episodic.settings import Settings
 if TYPE_CHECKING:
     from episodic.memory import Memory
 
-SCRATCH = "scratch"  # the feature's name: its part in `Memory.parts`
 # a record a little ahead of this clock may come from a machine whose clock runs fast: not swept
 CLOCK_SKEW = timedelta(days=1)
 
