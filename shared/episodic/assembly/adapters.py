@@ -43,7 +43,7 @@ def build_source(settings: Settings) -> TranscriptSource:
 def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) -> TranscriptSource:
     """`build_source` honouring the scope rules (`index`, `inspect`, `harvest`); with `record_outcomes`,
     the experiment's outcome measures of the sessions it logged are recorded as they are read."""
-    from episodic.experiment.measures import MeasureRecorder
+    from episodic.experiment.recorder import MeasureRecorder
     from episodic.scope_source import ScopedSource, rules_from_settings
 
     recorder = MeasureRecorder(settings.home) if record_outcomes else None
