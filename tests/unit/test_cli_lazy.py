@@ -149,14 +149,15 @@ def test_stats_imports_only_its_own_area(tmp_path: Path) -> None:
     assert sorted(m for m in loaded if m.startswith(NOT_FOR_A_READ)) == []
 
 
-def test_show_imports_no_other_command_area_nor_aws_auth(tmp_path: Path) -> None:
-    # `show` assembles the whole memory (every feature's part): only the CLI and AWS auth are left out
+def test_show_assembles_a_memory_without_the_distiller_parsers_or_the_experiment(tmp_path: Path) -> None:
+    # `show` assembles the whole memory: its distiller and transcript parsers are built at first use
     loaded = loaded_modules(tmp_path, "show", "no-such-session")
     assert "episodic.cli.core_cmds" in loaded and "episodic.memory" in loaded
     other = tuple(
         m for m in NOT_FOR_A_READ if m.startswith(("episodic.cli.", "episodic.aws", "episodic.auth"))
     )
-    assert sorted(m for m in loaded if m.startswith(other)) == []
+    unneeded = (*other, "episodic.distill.heuristic", "episodic.parse.", "episodic.experiment.measures")
+    assert sorted(m for m in loaded if m.startswith(unneeded)) == []
 
 
 def test_setup_prints_without_the_store_numpy_or_the_card_checks(tmp_path: Path) -> None:

@@ -3,6 +3,8 @@ when an adapter needs one): transcript source, scrubber, embedder, distiller, ca
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,6 +23,8 @@ from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
     from episodic.aws.secrets_auth import SecretTokenStore
+    from episodic.models import DistillerInfo, NotEpisode, SessionSource, Trajectory
+    from episodic.ports import DistillResult
     from episodic.scrub import Scrubber
     from episodic.store.sqlite import SQLiteStore
 
@@ -47,7 +51,26 @@ def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) ->
     from episodic.scope_source import ScopedSource, rules_from_settings
 
     recorder = MeasureRecorder(settings.home) if record_outcomes else None
-    return ScopedSource(build_source(settings), rules_from_settings(settings), recorder)
+    return ScopedSource(
+        DeferredSource(lambda: build_source(settings)), rules_from_settings(settings), recorder
+    )
+
+
+class DeferredSource(TranscriptSource):
+    """Every agent's source, its parsers imported at the first session read (a memory serving `show` or
+    `search` reads none: issue 41)."""
+
+    def __init__(self, build: Callable[[], TranscriptSource]) -> None:
+        self.source = cache(build)  # built once, at the first call
+
+    def discover(self, paths: Sequence[str] | None = None) -> Iterator[SessionSource]:
+        return self.source().discover(paths)
+
+    def load(self, source: SessionSource) -> Trajectory | NotEpisode:
+        return self.source().load(source)
+
+    def admit(self, loaded: Trajectory) -> Trajectory | NotEpisode:
+        return self.source().admit(loaded)
 
 
 def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Embedder:
@@ -96,9 +119,36 @@ def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Di
         from episodic.distill.agents import distiller_for
 
         return distiller_for(settings, settings.distiller)
+    return DeferredDistiller(heuristic_distiller)
+
+
+def heuristic_distiller() -> Distiller:
     from episodic.distill.heuristic import HeuristicDistiller
 
     return HeuristicDistiller()
+
+
+class DeferredDistiller(Distiller):
+    """The heuristic distiller, its rules imported at the first use (`show`, `search`, `history` assemble a
+    memory and never distil: issue 41)."""
+
+    def __init__(self, build: Callable[[], Distiller]) -> None:
+        self.distiller = cache(build)  # built once, at the first call
+
+    @property
+    def info(self) -> DistillerInfo:  # type: ignore[override]
+        return self.distiller().info
+
+    @property
+    def concurrency(self) -> int:  # type: ignore[override]
+        return self.distiller().concurrency
+
+    @property
+    def uses_survey(self) -> bool:  # type: ignore[override]
+        return self.distiller().uses_survey
+
+    def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        return self.distiller().distill(trajectory, survey)
 
 
 def build_store(settings: Settings, clients: AwsClients | None = None) -> VectorStore:
