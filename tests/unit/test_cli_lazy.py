@@ -51,12 +51,14 @@ def test_the_lazy_cli_has_every_command_option_and_help_of_the_eager_build() -> 
     runner = CliRunner()
     assert runner.invoke(build_cli(), ["--help"]).output == runner.invoke(eager, ["--help"]).output
     for path in (
+        ["hist"],  # an unknown name: "Did you mean 'history'?" needs every command
         ["setup", "--help"],
         ["hook", "--help"],
         ["history", "--help"],
         ["setup", "claude-code", "--help"],
     ):
         assert runner.invoke(build_cli(), path).output == runner.invoke(eager, path).output, path
+    assert "Did you mean 'history'?" in runner.invoke(build_cli(), ["hist"]).output
 
 
 # run in a fresh interpreter: mcp_cmds' groups are module-level, so another build in this process would

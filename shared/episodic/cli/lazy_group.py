@@ -65,7 +65,7 @@ class LazyEpisodicGroup(EpisodicGroup):
             run_area(self, area)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        self.load(COMMANDS.get(cmd_name, ()))
+        self.load(COMMANDS.get(cmd_name, tuple(AREAS)))  # an unknown name: every command, for "Did you mean"
         return super().get_command(ctx, cmd_name)
 
     def list_commands(self, ctx: click.Context) -> list[str]:
