@@ -5,8 +5,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from episodic.models import (
     Card,
@@ -20,6 +19,9 @@ from episodic.models import (
     SessionSource,
     Trajectory,
 )
+
+if TYPE_CHECKING:  # only in annotations: a command that never touches a vector never loads numpy
+    import numpy as np
 
 
 class TranscriptSource(ABC):

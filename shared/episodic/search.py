@@ -6,7 +6,6 @@ from episodic.confidence import ConfidenceRule
 from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
 from episodic.memory import Memory
 from episodic.models import CardRecord, SearchFilters, SearchHit, check_tenant
-from episodic.scrub import Scrubber
 
 MAX_QUERY_CHARS = 2000
 
@@ -29,6 +28,8 @@ def search_traces(
     query = (query or "").strip()
     if not query:
         raise InvalidArgumentError("query must be a non-empty description of the problem")
+    from episodic.scrub import Scrubber  # here: `show` and `get_episode` never scrub
+
     # a pasted secret in a query must not reach a remote embedder either
     query = Scrubber.from_settings(memory.settings).scrub(query[:MAX_QUERY_CHARS])
     filters = filters or SearchFilters()

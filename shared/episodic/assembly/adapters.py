@@ -3,11 +3,12 @@ when an adapter needs one): transcript source, scrubber, embedder, distiller, ca
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
+from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from episodic.aws.clients import AwsClients, aws_client
-from episodic.aws.secrets_auth import SecretTokenStore
 from episodic.errors import ConfigError
 from episodic.ports import (
     Distiller,
@@ -18,14 +19,19 @@ from episodic.ports import (
     TranscriptSource,
     VectorStore,
 )
-from episodic.scrub import Scrubber
 from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
+    from episodic.aws.secrets_auth import SecretTokenStore
+    from episodic.models import DistillerInfo, NotEpisode, SessionSource, Trajectory
+    from episodic.ports import DistillResult
+    from episodic.scrub import Scrubber
     from episodic.store.sqlite import SQLiteStore
 
 
 def build_scrubber(settings: Settings) -> Scrubber:
+    from episodic.scrub import Scrubber  # at first use, like every adapter: `stats` never scrubs
+
     return Scrubber.from_settings(settings)
 
 
@@ -41,11 +47,30 @@ def build_source(settings: Settings) -> TranscriptSource:
 def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) -> TranscriptSource:
     """`build_source` honouring the scope rules (`index`, `inspect`, `harvest`); with `record_outcomes`,
     the experiment's outcome measures of the sessions it logged are recorded as they are read."""
-    from episodic.experiment.measures import MeasureRecorder
+    from episodic.experiment.recorder import MeasureRecorder
     from episodic.scope_source import ScopedSource, rules_from_settings
 
     recorder = MeasureRecorder(settings.home) if record_outcomes else None
-    return ScopedSource(build_source(settings), rules_from_settings(settings), recorder)
+    return ScopedSource(
+        DeferredSource(lambda: build_source(settings)), rules_from_settings(settings), recorder
+    )
+
+
+class DeferredSource(TranscriptSource):
+    """Every agent's source, its parsers imported at the first session read (a memory serving `show` or
+    `search` reads none: issue 41)."""
+
+    def __init__(self, build: Callable[[], TranscriptSource]) -> None:
+        self.source = cache(build)  # built once, at the first call
+
+    def discover(self, paths: Sequence[str] | None = None) -> Iterator[SessionSource]:
+        return self.source().discover(paths)
+
+    def load(self, source: SessionSource) -> Trajectory | NotEpisode:
+        return self.source().load(source)
+
+    def admit(self, loaded: Trajectory) -> Trajectory | NotEpisode:
+        return self.source().admit(loaded)
 
 
 def build_embedder(settings: Settings, clients: AwsClients | None = None) -> Embedder:
@@ -101,9 +126,36 @@ def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Di
         from episodic.distill.agents import distiller_for
 
         return distiller_for(settings, settings.distiller)
+    return DeferredDistiller(heuristic_distiller)
+
+
+def heuristic_distiller() -> Distiller:
     from episodic.distill.heuristic import HeuristicDistiller
 
     return HeuristicDistiller()
+
+
+class DeferredDistiller(Distiller):
+    """The heuristic distiller, its rules imported at the first use (`show`, `search`, `history` assemble a
+    memory and never distil: issue 41)."""
+
+    def __init__(self, build: Callable[[], Distiller]) -> None:
+        self.distiller = cache(build)  # built once, at the first call
+
+    @property
+    def info(self) -> DistillerInfo:  # type: ignore[override]
+        return self.distiller().info
+
+    @property
+    def concurrency(self) -> int:  # type: ignore[override]
+        return self.distiller().concurrency
+
+    @property
+    def uses_survey(self) -> bool:  # type: ignore[override]
+        return self.distiller().uses_survey
+
+    def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        return self.distiller().distill(trajectory, survey)
 
 
 def build_store(settings: Settings, clients: AwsClients | None = None) -> VectorStore:
@@ -179,4 +231,6 @@ def memory_source(settings: Settings) -> TranscriptSource:
 
 def secret_token_store(settings: Settings, secret_id: str, profile: str | None = None) -> SecretTokenStore:
     """The deployed stack's bearer tokens in Secrets Manager (`token --aws`), from the local machine."""
+    from episodic.aws.secrets_auth import SecretTokenStore
+
     return SecretTokenStore(aws_client(settings, "secretsmanager", profile), secret_id)

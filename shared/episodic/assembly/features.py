@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from episodic.aws.clients import AwsClients
 from episodic.errors import ConfigError
 from episodic.feature import Feature
-from episodic.scrub import Scrubber
 from episodic.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
@@ -40,6 +39,7 @@ def scratch_part(settings: Settings, memory: Memory, clients: AwsClients) -> Scr
     """None when scratch memory is off (or a Lambda has no OpenSearch collection to keep it in)."""
     from episodic.scratch.port import ScratchStore
     from episodic.scratch.service import ScratchMemory
+    from episodic.scrub import Scrubber
 
     if not settings.scratch_memory:
         return None
@@ -114,6 +114,7 @@ def failures_part(settings: Settings, memory: Memory, clients: AwsClients) -> Fa
     from episodic.failures.service import FailureMemory
     from episodic.failures.sqlite_store import FAILURES_FILE, SQLiteFailureStore
     from episodic.private_home import secure_home
+    from episodic.scrub import Scrubber
 
     path = settings.home / FAILURES_FILE
     secure_home(settings.home, path)

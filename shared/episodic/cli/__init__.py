@@ -36,29 +36,23 @@ def main() -> None:
 
 
 def build_cli(features: tuple[Feature, ...] | None = None) -> Any:
-    """The `episodic` group with every registered feature's commands (`features`: the registered ones)."""
+    """The `episodic` group with every registered feature's commands (`features`: given ones instead, built
+    eagerly); the registered ones are built lazily, a command's modules imported when it is looked up."""
     import click
 
-    from episodic.assembly.features import FEATURES
-    from episodic.cli import cards_cmds, core_cmds, eval_cmds, harvest_cmds, mcp_cmds
-    from episodic.cli.errors import EpisodicGroup  # errors are mapped there, once
+    from episodic.cli.lazy_group import AREAS, LazyEpisodicGroup, run_area
 
-    @click.group(cls=EpisodicGroup)
+    @click.group(cls=LazyEpisodicGroup)  # errors are mapped there (EpisodicGroup), once
     @click.version_option(package_name="episodic")
     def cli() -> None:
         """Episodic memory for coding agents: one searchable card per past session."""
 
-    # order matters: harvest adds `hook session-end` and `setup aws` to groups that mcp_cmds creates
-    for area in (core_cmds, cards_cmds, mcp_cmds, eval_cmds, harvest_cmds):
-        area.register(cli)
-    from episodic.cli.setup_path import setup_path  # its own module: mcp_cmds stays under 400 lines
-
-    mcp_cmds.setup_group.add_command(setup_path)
-    from episodic.cli import ui_cmds
-
-    ui_cmds.register(cli)
-    for feature in FEATURES if features is None else features:  # each feature's commands (episodic.feature)
-        feature.add_commands(cli)
+    if features is not None:  # the core's areas, then exactly these features' commands
+        for area in ("core", "cards", "mcp", "eval", "harvest", "setup_path", "ui"):
+            run_area(cli, area)
+        cli.areas_run.update(AREAS)
+        for feature in features:  # each feature's commands (episodic.feature)
+            feature.add_commands(cli)
     return cli
 
 

@@ -29,3 +29,10 @@ def setup_path(write: bool) -> None:
             f'{link.parent} is not on PATH: add `export PATH="{link.parent}:$PATH"` to your shell profile',
             err=True,
         )
+
+
+def register(group: click.Group) -> None:
+    """`setup path` joins the `setup` group mcp_cmds makes (its own module: mcp_cmds stays under 400 lines)."""
+    setup = group.commands["setup"]
+    assert isinstance(setup, click.Group)
+    setup.add_command(setup_path)

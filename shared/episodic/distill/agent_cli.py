@@ -25,7 +25,6 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, ClassVar
 
-from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, repair_message, survey_message
 from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
 from episodic.marker import DISTILLER_MARKER
@@ -293,6 +292,8 @@ class AgentCliDistiller(Distiller):
         return f"{survey_message(survey)}\n\nYour previous card:\n{rejected}\n\n{repair_message(reason)}"
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
+        from episodic.distill.checks import enforce_card, parse_card_payload  # `setup` only asks for a login
+
         schema = Card.json_schema()
         system = self.agent.system_prompt(schema)
         usage = DistillUsage(input_tokens=0, output_tokens=0)

@@ -201,32 +201,3 @@ def _lines(path: Path) -> Iterator[SessionMeasures]:
 def load_all(home: Path) -> dict[str, SessionMeasures]:
     """The newest measures of every session (a grown session was measured again)."""
     return {m.session_id: m for m in _lines(measures_path(home))}
-
-
-class MeasureRecorder:
-    """Measures the sessions the experiment logged, once per content (a grown session again)."""
-
-    def __init__(self, home: Path) -> None:
-        self.home = home
-        self.logged: set[str] | None = None  # read on the first session (a memory that serves reads none)
-        self.known: dict[str, str] = {}
-        self.recorded = 0
-
-    def __call__(self, trajectory: Trajectory) -> None:
-        if self.logged is None:
-            from episodic.experiment.holdout import read_log
-
-            self.logged = {entry["session_id"] for entry in read_log(self.home)}
-            self.known = (
-                {sid: m.source_sha256 for sid, m in load_all(self.home).items()} if self.logged else {}
-            )
-        if trajectory.session_id not in self.logged:
-            return
-        if self.known.get(trajectory.session_id) == trajectory.source_sha256:
-            return
-        try:
-            save(self.home, measure(trajectory))
-        except (OSError, ValueError):  # measuring is a side line: it never fails the index run
-            return
-        self.known[trajectory.session_id] = trajectory.source_sha256
-        self.recorded += 1

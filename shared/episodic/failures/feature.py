@@ -5,10 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from episodic.failures.service import FAILURES, FailureMemory, remember_fixes
+from episodic.failures import FAILURES
 from episodic.feature import Feature, SessionObserver
 
 if TYPE_CHECKING:
+    from episodic.failures.service import FailureMemory
     from episodic.memory import Memory
     from episodic.models import Trajectory
 
@@ -20,6 +21,9 @@ class FailureObserver(SessionObserver):
         self.failures = failures
 
     def record(self, tenant_id: str, trajectory: Trajectory) -> None:
+        # at first use: every CLI process reads this file
+        from episodic.failures.service import remember_fixes
+
         remember_fixes(self.failures, tenant_id, trajectory)
 
     def forget(self, tenant_id: str, session_id: str) -> bool:

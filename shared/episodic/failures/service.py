@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from episodic.failures.extract import check_head, fixes_of
+from episodic.failures import FAILURES  # the feature's name
 from episodic.failures.models import FailureFix, FailureMatch
 from episodic.failures.port import FailureStore
 from episodic.failures.signature import signatures_of
@@ -18,7 +18,6 @@ from episodic.settings import Settings
 if TYPE_CHECKING:
     from episodic.memory import Memory
 
-FAILURES = "failures"  # the feature's name: its part in `Memory.parts`
 MAX_COMMAND_CHARS = 4000
 MAX_ERROR_CHARS = 20_000
 
@@ -37,6 +36,8 @@ def failures_of(memory: Memory) -> FailureMemory | None:
 
 def remember_fixes(failures: FailureMemory, tenant_id: str, trajectory: Trajectory) -> list[FailureFix]:
     """The session's fixes replace what was stored of it (idempotent across index runs)."""
+    from episodic.failures.extract import fixes_of  # the write path: a memory that only reads never extracts
+
     fixes = fixes_of(trajectory, tenant_id, failures.scrubber)
     failures.store.replace_session(tenant_id, trajectory.session_id, fixes)
     return fixes
@@ -61,6 +62,8 @@ def lookup(
     specific = [s for s in signatures if s.words >= failures.settings.failure_min_words]
     if not specific:
         return FailureMatch(signature=signatures[0].text, reason="signature too generic")
+    from episodic.failures.extract import check_head
+
     head = check_head(command)
     other_check = 0
     for signature in specific:  # best line first: the first one an earlier session got past answers

@@ -3,3 +3,5 @@ touched, tools, subagents), full-text indexed, with work-item links, a timeline 
 
 Written by the same ingestion as the cards (`record_history`), read through `episodic.history.service`.
 """
+
+HISTORY = "history"  # the feature's name: its part in `Memory.parts`

@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from episodic.feature import Feature, SessionObserver
-from episodic.history.port import HistoryStore
-from episodic.history.service import HISTORY, store_history
-from episodic.scrub import Scrubber
+from episodic.history import HISTORY
 
 if TYPE_CHECKING:
+    from episodic.history.port import HistoryStore
     from episodic.memory import Memory
     from episodic.models import Trajectory
 
@@ -23,6 +22,10 @@ class HistoryObserver(SessionObserver):
         self.memory = memory
 
     def record(self, tenant_id: str, trajectory: Trajectory) -> None:
+        # at first use: every CLI process reads this file
+        from episodic.history.service import store_history
+        from episodic.scrub import Scrubber
+
         # the hash is stored only on success: a failed write is retried next run
         store_history(self.store, Scrubber.from_settings(self.memory.settings), tenant_id, trajectory)
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
-from episodic.history.extract import history_record
+from episodic.history import HISTORY  # the feature's name
 from episodic.history.links import detected_links, parse_item
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
@@ -29,7 +29,6 @@ MAX_QUERY_CHARS = 500
 MAX_LINK_FIELD_CHARS = 1000  # a link's cwd or terminal, as written by the caller
 DEFAULT_LIMIT = 20
 MAX_LIMIT = 200
-HISTORY = "history"  # the feature's name: its part in `Memory.parts`
 _SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,127}$")
 
 
@@ -67,6 +66,9 @@ def store_history(store: HistoryStore, scrubber: Scrubber, tenant_id: str, traje
     """The write step itself (raises on a store failure); False when the stored record has this hash."""
     if store.stored_sha(tenant_id, trajectory.session_id) == trajectory.source_sha256:
         return False
+    # the write path only: it pulls in the distiller's steps
+    from episodic.history.extract import history_record
+
     record = history_record(trajectory, tenant_id, scrubber)
     if not store.put(record):
         return False

@@ -5,3 +5,5 @@ A second memory kind over the same core: extraction (`extract`), a store port wi
 Serverless adapters (`port`, `sqlite_store`, `episodic.aws.opensearch_scratch`), recall with a deadline
 (`recall`), prompt packing (`pack`). Imports nothing here: the hook imports `scratch.hook_block` (stdlib only).
 """
+
+SCRATCH = "scratch"  # the feature's name: its part in `Memory.parts`

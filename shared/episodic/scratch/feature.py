@@ -6,11 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from episodic.feature import Feature, SessionObserver
-from episodic.scratch.service import SCRATCH, ScratchMemory, forget_session, remember_outcomes, sweep
+from episodic.scratch import SCRATCH
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
     from episodic.models import Trajectory
+    from episodic.scratch.service import ScratchMemory
 
 
 class ScratchObserver(SessionObserver):
@@ -20,12 +21,19 @@ class ScratchObserver(SessionObserver):
         self.scratch = scratch
 
     def record(self, tenant_id: str, trajectory: Trajectory) -> None:
+        # at first use: every CLI process reads this file
+        from episodic.scratch.service import remember_outcomes
+
         remember_outcomes(self.scratch, tenant_id, trajectory)
 
     def forget(self, tenant_id: str, session_id: str) -> bool:
+        from episodic.scratch.service import forget_session
+
         return forget_session(self.scratch, tenant_id, session_id) > 0
 
     def sweep(self) -> int:
+        from episodic.scratch.service import sweep
+
         return sweep(self.scratch)
 
 

@@ -9,15 +9,15 @@ from typing import TYPE_CHECKING
 
 from episodic.models import Trajectory
 from episodic.ports import Embedder
-from episodic.scratch.extract import Extraction, extract_outcomes
+from episodic.scratch import SCRATCH  # the feature's name
 from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scrub import Scrubber
 from episodic.settings import Settings
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
+    from episodic.scratch.extract import Extraction
 
-SCRATCH = "scratch"  # the feature's name: its part in `Memory.parts`
 # a record a little ahead of this clock may come from a machine whose clock runs fast: not swept
 CLOCK_SKEW = timedelta(days=1)
 
@@ -56,6 +56,8 @@ def scratch_of(memory: Memory) -> ScratchMemory | None:
 
 def remember_outcomes(scratch: ScratchMemory, tenant_id: str, trajectory: Trajectory) -> Extraction:
     """Extract the session's outcome records and store the unexpired, unseen ones (embedded once each)."""
+    from episodic.scratch.extract import extract_outcomes  # the write path only: recall never extracts
+
     extraction = extract_outcomes(
         trajectory,
         tenant_id,
