@@ -20,6 +20,15 @@ DEV_QUERIES = TRANSCRIPTS_DIR.parent / "eval" / "dev-queries.jsonl"
 DURATIONS = Path(__file__).with_name("durations.json")
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Bytecode for the package, written once by the controller: where PYTHONDONTWRITEBYTECODE is set, each of
+    the suite's few hundred `episodic` processes would otherwise compile every module changed since."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        import compileall
+
+        compileall.compile_dir(REPO_ROOT / "shared", quiet=1)
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Longest modules first (a stable sort keeps each module's tests together and in order), so the
     last modules handed out are short ones; pyproject's `--no-loadscope-reorder` keeps this order."""
