@@ -21,6 +21,7 @@ from client_env import (
     wait_for_port,
     wait_until_closed,
 )
+from proc_kit import pids_with_args
 
 # The hook's budget (1.5 s by default) is wall time from its own process start: on a loaded machine the
 # interpreter alone can spend it. These tests are about what the hook does, not how fast: a generous,
@@ -96,15 +97,7 @@ def test_the_hook_starts_a_server_when_none_answers(set_up: tuple[Path, Path, in
 
 def servers_on(port: int) -> list[int]:
     """Pids of `episodic serve … --port PORT` processes (Linux /proc)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"episodic" in argv and b"serve" in argv and str(port).encode() in argv:
-            found.append(int(proc.name))
-    return found
+    return pids_with_args("episodic", "serve", str(port))
 
 
 @pytest.mark.skipif(not Path("/proc/self/cmdline").exists(), reason="counts processes through /proc")

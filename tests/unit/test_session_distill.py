@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from episodic import session_distill
 from episodic.store.sqlite import SQLiteStore
+from proc_kit import pids_with_args
 from test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)
 
 SOURCE = SESSIONS / "-home-dev-my-app-v2-0" / "11111111-1111-4111-8111-111111111111.jsonl"
@@ -78,15 +79,7 @@ def worker_lines(home: Path, n: int, seconds: float = 180.0) -> list[str]:
 
 def workers_running(transcript: Path) -> list[int]:
     """Pids of live `episodic distil-session TRANSCRIPT` processes (Linux /proc)."""
-    found = []
-    for proc in Path("/proc").iterdir():
-        try:
-            argv = (proc / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if b"distil-session" in argv and str(transcript).encode() in argv:
-            found.append(int(proc.name))
-    return found
+    return pids_with_args("distil-session", str(transcript))
 
 
 def kinds(home: Path) -> dict[str, str]:
