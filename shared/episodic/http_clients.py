@@ -204,6 +204,11 @@ class ClientLimits:
                 self._cond.wait(max(min(due) - now, 0.01) if due else None)
 
 
+STOP_POLL_SECONDS = (
+    0.02  # a server serving in a thread checks for shutdown() this often (the default is 0.5 s)
+)
+
+
 class BoundedServer(ThreadingHTTPServer):
     """A threaded HTTP server whose clients `ClientLimits` bounds (handlers: `BoundedHandler`)."""
 

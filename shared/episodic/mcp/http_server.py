@@ -14,6 +14,7 @@ from episodic.http_clients import (
     MAX_CONNECTIONS,
     MAX_CONNECTIONS_PER_CLIENT,
     REQUEST_DEADLINE_SECONDS,
+    STOP_POLL_SECONDS,
     BoundedHandler,
     BoundedServer,
     ClientLimits,
@@ -118,9 +119,6 @@ def make_server(
         vouch=lambda head: endpoint.authorized(Headers(request_head(head))),
     )
     return McpHttpServer((host, port), handler, limits=limits)
-
-
-STOP_POLL_SECONDS = 0.02  # how often a background server checks for shutdown() (the default is 0.5 s)
 
 
 class BackgroundServer:

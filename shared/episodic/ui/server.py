@@ -8,7 +8,7 @@ import secrets
 import threading
 from urllib.parse import parse_qs, urlsplit
 
-from episodic.http_clients import BoundedHandler, BoundedServer, ClientLimits, request_head
+from episodic.http_clients import STOP_POLL_SECONDS, BoundedHandler, BoundedServer, ClientLimits, request_head
 from episodic.ui.security import KEY_PARAM, OPEN_PATH, SECURITY_HEADERS, Guard, Refused
 from episodic.ui.views import Response, Viewer
 
@@ -177,7 +177,7 @@ class BackgroundUi:
         self.httpd, self.guard = make_ui_server(viewer, limits=limits)
         # shutdown() waits for the serve loop's next poll: a short poll ends a test's viewer at once
         self._thread = threading.Thread(
-            target=self.httpd.serve_forever, args=(0.02,), name="episodic-ui", daemon=True
+            target=self.httpd.serve_forever, args=(STOP_POLL_SECONDS,), name="episodic-ui", daemon=True
         )
 
     @property
