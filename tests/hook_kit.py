@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+import warm_cli
 
 
 def injected_context(prompt: str, url: str, token: str, home: Path, **env: str) -> str:
@@ -24,7 +25,7 @@ def injected_context(prompt: str, url: str, token: str, home: Path, **env: str) 
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),  # code under test
         **env,
     }
-    done = subprocess.run(
+    done = warm_cli.run(
         [sys.executable, "-m", "episodic", "hook", "user-prompt-submit"],
         input=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "session_id": "s"}),
         env=full_env,

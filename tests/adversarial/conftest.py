@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warm_cli
 
 
 def session_lines(session_id: str, prompt: str, answer: str = "done, the tests pass now") -> str:
@@ -71,7 +72,7 @@ def cli(home: Path, *args: str, timeout: float = 120, **env: str) -> subprocess.
         "EPISODIC_EMBEDDER": "hashing",
         **env,
     }
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args],
         env=full_env,
         capture_output=True,

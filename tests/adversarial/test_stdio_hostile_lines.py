@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 import sys
 from pathlib import Path
+
+import warm_cli
 
 PING = b'{"jsonrpc":"2.0","id":"after","method":"ping"}\n'
 HOSTILE_LINES = {
@@ -38,7 +39,7 @@ def test_every_hostile_line_gets_an_answer_and_the_server_goes_on(tmp_path: Path
         "EPISODIC_EMBEDDER": "hashing",
     }
     stdin = b"".join(line + PING for line in HOSTILE_LINES.values())
-    done = subprocess.run(
+    done = warm_cli.run(
         [sys.executable, "-m", "episodic", "mcp"], input=stdin, env=env, capture_output=True, timeout=120
     )
     assert done.returncode == 0, done.stderr.decode(errors="replace")[-2000:]

@@ -8,13 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import warm_cli
+
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "injected"
 
 
 def run(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home")}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", "cards", "check", *args],
         env=env,
         capture_output=True,

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from episodic.models import Card
 
 CARD_FIELDS = set(Card.model_fields)
@@ -18,7 +19,7 @@ DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 def run(args: list[str], home: Path, **extra: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home"), **extra}
     env.pop("CLAUDE_CONFIG_DIR", None)
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=600
     )
 

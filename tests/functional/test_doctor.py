@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import click
 import pytest
+import warm_cli
 from click.testing import CliRunner
 from client_env import free_port, stop_spawned_server, wait_until_closed
 from episodic.auth import LocalTokenStore
@@ -42,7 +42,7 @@ def indexed_demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     (home / "config.toml").write_text('embedder = "hashing"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_") and k != "CLAUDE_CONFIG_DIR"}
     env |= {"EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home")}
-    done = subprocess.run(
+    done = warm_cli.run(
         [sys.executable, "-m", "episodic", "index", str(DEMO), "--json"],
         env=env,
         capture_output=True,

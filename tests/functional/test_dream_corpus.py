@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from browser_kit import is_blank, page_screenshot
 from episodic.dream.record import SECTIONS, parse_record, section_items
 from episodic.store.sqlite import SQLiteStore
@@ -28,7 +29,7 @@ def run(args: list[str], home: Path) -> subprocess.CompletedProcess[str]:
         "EPISODIC_EMBEDDER": "hashing",
     }
     env.pop("CLAUDE_CONFIG_DIR", None)
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=900
     )
 

@@ -20,6 +20,7 @@ from datetime import date
 from pathlib import Path
 
 import pytest
+import warm_cli
 from conftest import TRANSCRIPTS_DIR
 from episodic.dream.record import SECTIONS, ParsedRecord, parse_record
 
@@ -73,7 +74,7 @@ def run(args: list[str], home: Path, embedder: str = "hashing") -> subprocess.Co
     env = {**os.environ, "EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home")}
     env["EPISODIC_EMBEDDER"] = embedder
     env.pop("CLAUDE_CONFIG_DIR", None)
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=1800
     )
 

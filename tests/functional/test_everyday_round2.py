@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from session_builder import SessionWriter
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
@@ -22,7 +23,7 @@ def episodic(
     *args: str, stdin: str | None = None, cwd: Path | None = None
 ) -> subprocess.CompletedProcess[str]:
     """`python -m episodic ARGS` in the test's HOME and EPISODIC_HOME (the environment the fixture set)."""
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args],
         input=stdin,
         capture_output=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 import boto3
 import pytest
+import warm_cli
 from click.testing import CliRunner
 from episodic.cli import build_cli
 from episodic.harvest import cron, spool
@@ -153,7 +153,7 @@ def test_cron_install_refuses_without_a_bucket(env: dict[str, Any], monkeypatch:
 
 
 def test_real_hook_entry_fails_open(episodic_home: Path) -> None:
-    done = subprocess.run(
+    done = warm_cli.run(
         [sys.executable, "-m", "episodic", "hook", "session-end"],
         input="{not json",
         capture_output=True,

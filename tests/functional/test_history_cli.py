@@ -10,6 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import warm_cli
+
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 
 
@@ -22,7 +24,7 @@ def run(args: list[str], home: Path, **extra: str) -> subprocess.CompletedProces
         **extra,
     }
     env.pop("CLAUDE_CONFIG_DIR", None)
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=300
     )
 

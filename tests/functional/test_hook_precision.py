@@ -7,12 +7,12 @@ The hook's budget is raised (20 s): this checks what is injected, not how fast (
 from __future__ import annotations
 
 import os
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import warm_cli
 from episodic.assembly import build_memory
 from episodic.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
@@ -38,7 +38,7 @@ def served(
     env = {**os.environ, "EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home")}
     env["EPISODIC_EMBEDDING_CACHE_DIR"] = str(shared_embedding_cache)
     env.pop("CLAUDE_CONFIG_DIR", None)
-    done = subprocess.run(
+    done = warm_cli.run(
         [sys.executable, "-m", "episodic", "index", str(transcripts_dir)],
         env=env,
         capture_output=True,

@@ -12,6 +12,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+import warm_cli
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.models import NotEpisode, Trajectory
 from episodic.parse.agents import AllAgentsSource
@@ -68,7 +69,7 @@ def run(args: list[str], home: Path, **extra: str) -> subprocess.CompletedProces
     env |= {"EPISODIC_EMBEDDER": "hashing", **extra}
     for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
         env.pop(name, None)
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=600
     )
 

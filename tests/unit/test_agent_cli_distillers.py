@@ -13,6 +13,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
+import warm_cli
 from distill_builders import bash, edit, prompt, say, trajectory
 from episodic.distill.agent_cli import AgentCliDistiller, CliRun, run_cli
 from episodic.distill.agents import distiller_for
@@ -292,7 +293,7 @@ def test_cli_index_with_the_agent_then_stats(cli: str, fakes: Path, private_dir:
     }
 
     def episodic(*args: str) -> dict[str, object]:
-        done = subprocess.run(
+        done = warm_cli.run(
             [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=180
         )
         assert done.returncode == 0, done.stderr

@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
+import warm_cli
 from distill_builders import bash, edit, prompt, say, trajectory
 from episodic.assembly import build_memory
 from episodic.distill.claude_code import ClaudeCodeDistiller, estimate_claude_code_time
@@ -266,7 +267,7 @@ def test_cli_index_with_claude_code_then_stats(
     }
 
     def episodic(*args: str) -> dict[str, object]:
-        done = subprocess.run(
+        done = warm_cli.run(
             [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=120
         )
         assert done.returncode == 0, done.stderr

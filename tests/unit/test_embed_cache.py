@@ -6,6 +6,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+import warm_cli
 from episodic.embed.cache import CachedEmbedder
 from episodic.embed.hashing import HashingEmbedder
 from episodic.ports import Embedder
@@ -63,7 +64,6 @@ def test_the_setting_puts_the_model_behind_one_cache_that_a_second_home_reuses(t
     to look up); a second home indexing the same sessions finds every vector there."""
     import os
     import sqlite3
-    import subprocess
     import sys
 
     from episodic.assembly import build_embedder
@@ -85,7 +85,7 @@ def test_the_setting_puts_the_model_behind_one_cache_that_a_second_home_reuses(t
     for home in ("first", "second"):
         env = {**os.environ, "EPISODIC_HOME": str(tmp_path / home), "HOME": str(tmp_path / "user")}
         env |= {"EPISODIC_EMBEDDER": "minilm", "EPISODIC_EMBEDDING_CACHE_DIR": str(cache)}
-        done = subprocess.run(
+        done = warm_cli.run(
             [sys.executable, "-m", "episodic", "index", str(demo)], env=env, capture_output=True, text=True
         )
         assert done.returncode == 0, done.stderr

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from episodic.auth import LocalTokenStore
 from episodic.cli.setup_clients import claude_code_plan, merge_hooks
 from episodic.failures.service import FailureMemory, remember_fixes
@@ -57,7 +58,7 @@ def run_hook(home: Path, stdin: str, url: str = "", token: str = "epi_x", **env:
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
         **env,
     }
-    done = subprocess.run(
+    done = warm_cli.run(
         [sys.executable, "-m", "episodic", "hook", "post-tool-failure"],
         input=stdin,
         capture_output=True,

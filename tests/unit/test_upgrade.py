@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warm_cli
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.store.sqlite import SQLiteStore
 from test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)
@@ -25,7 +26,7 @@ def _episodic(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedPro
         "HOME": str(tmp_path / "user-home"),
         **env,
     }
-    return subprocess.run(
+    return warm_cli.run(
         [sys.executable, "-m", "episodic", *args], env=full, capture_output=True, text=True, timeout=300
     )
 
