@@ -35,7 +35,9 @@ def env(tmp_path: Path) -> dict[str, str]:
     return full | {"HOME": str(tmp_path / "user"), "EPISODIC_HOME": str(tmp_path / "home")}
 
 
-def both(monkeypatch: pytest.MonkeyPatch, args: list[str], **kwargs: object) -> list[tuple[int, object, object]]:
+def both(
+    monkeypatch: pytest.MonkeyPatch, args: list[str], **kwargs: object
+) -> list[tuple[int, object, object]]:
     """(exit code, stdout, stderr) of the call run cold (a real process), then warm."""
     out = []
     for cold in ("1", "0"):
@@ -51,7 +53,10 @@ def both(monkeypatch: pytest.MonkeyPatch, args: list[str], **kwargs: object) -> 
         (["--help"], None),
         (["no-such-command"], None),
         (["show", "abcdef12"], None),
-        (["hook", "user-prompt-submit"], '{"hook_event_name": "UserPromptSubmit", "prompt": "x", "session_id": "s"}'),
+        (
+            ["hook", "user-prompt-submit"],
+            '{"hook_event_name": "UserPromptSubmit", "prompt": "x", "session_id": "s"}',
+        ),
     ],
 )
 def test_a_warm_call_answers_as_a_real_process_does(
@@ -66,7 +71,9 @@ def test_bytes_in_and_out_and_the_cwd_reach_the_warm_process(
 ) -> None:
     (tmp_path / "home").mkdir()
     ping = b'{"jsonrpc": "2.0", "id": 1, "method": "ping"}\n'
-    cold, warm = both(monkeypatch, ["mcp"], env=env | {"EPISODIC_EMBEDDER": "hashing"}, input=ping, capture_output=True)
+    cold, warm = both(
+        monkeypatch, ["mcp"], env=env | {"EPISODIC_EMBEDDER": "hashing"}, input=ping, capture_output=True
+    )
     assert warm[0] == cold[0] == 0 and warm[1] == cold[1] and b'"result": {}' in warm[1]
     # a relative path is read from the cwd given, not the test's
     cold, warm = both(
@@ -84,7 +91,9 @@ def test_bytes_in_and_out_and_the_cwd_reach_the_warm_process(
 def test_a_call_past_its_timeout_is_killed_and_raises_timeout_expired(env: dict[str, str]) -> None:
     port = free_port()
     with pytest.raises(subprocess.TimeoutExpired) as raised:
-        warm_cli.run([*EPISODIC, "serve", "--port", str(port)], env=env, capture_output=True, text=True, timeout=3)
+        warm_cli.run(
+            [*EPISODIC, "serve", "--port", str(port)], env=env, capture_output=True, text=True, timeout=3
+        )
     assert "listening on" in str(raised.value.stderr)
     assert refused(port)  # the server process was killed with the call, not left behind
 
