@@ -158,10 +158,10 @@ def analyse_week(
     try:
         threads, noise = find_threads(digests)
         typed = prompt_sentences([p for d in digests for p in d.prompts])
-        for thread in threads:  # titled from the cards' problems, not from a raw prompt
+        picked = pick_threads(threads)
+        for thread in picked:  # titled from the cards' problems, not from a raw prompt; only picks are scored
             thread.label = thread_title(thread.sessions, meaning, typed)
             thread.vector = thread_vector(thread, meaning)
-        picked = pick_threads(threads)
         deep = read_deep(source, picked)
     except Exception as exc:
         raise DreamPhaseError("extract", str(week), f"{type(exc).__name__}: {exc}") from exc

@@ -230,8 +230,8 @@ class Meaning:
 
     def distinct(self, texts: Sequence[str]) -> list[int]:
         """Indexes of the texts kept when each later text saying the same thing as a kept one is dropped."""
-        if not texts:
-            return []
+        if len(texts) < 2:  # nothing to compare: no vector needed
+            return list(range(len(texts)))
         vectors = self.vectors(texts)
         kept: list[int] = []
         for i in range(len(texts)):
