@@ -357,7 +357,7 @@ class MiniLMEmbedder(Embedder):
         a few short texts never pad to a long one's length, nor does each long text get a call of its own."""
         order = sorted(range(len(lengths)), key=lambda i: lengths[i])
         ordered = [max(lengths[i], 1) for i in order]
-        best = [0] + [0] * len(order)  # best[j]: the least cost of the j shortest texts
+        best = [0] * (len(order) + 1)  # best[j]: the least cost of the j shortest texts
         start = [0] * (len(order) + 1)  # where the last batch of that best begins
         for end in range(1, len(order) + 1):
             longest = ordered[end - 1]
