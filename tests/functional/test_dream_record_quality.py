@@ -14,6 +14,7 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from datetime import date
@@ -105,15 +106,29 @@ def dream_corpus(home: Path, corpus: Path) -> dict[str, object]:
     }
 
 
+@pytest.fixture(scope="module")
+def indexed(transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The corpus indexed once with the heuristic's cards; each dream runs in a copy (never in this home)."""
+    home = tmp_path_factory.mktemp("indexed") / "episodic-home"
+    (home.parent / "user-home").mkdir()
+    done = run(["index", str(transcripts_dir / "entireio__cli"), "--distiller", "heuristic", "--json"], home)
+    assert done.returncode == 0, done.stderr
+    return home
+
+
 @pytest.fixture(scope="module", params=["heuristic", "llm-cards"])
-def built(request: pytest.FixtureRequest, transcripts_dir: Path, tmp_path_factory: pytest.TempPathFactory):  # type: ignore[no-untyped-def]
+def built(
+    request: pytest.FixtureRequest,
+    indexed: Path,
+    transcripts_dir: Path,
+    tmp_path_factory: pytest.TempPathFactory,
+):  # type: ignore[no-untyped-def]
     if request.param == "llm-cards" and not CARDS.is_dir():
         pytest.skip("../shared/eval/cards is absent")
     home = tmp_path_factory.mktemp(request.param) / "episodic-home"
+    shutil.copytree(indexed, home)  # the same bytes as indexing the corpus here
     (home.parent / "user-home").mkdir()
     corpus = transcripts_dir / "entireio__cli"
-    indexed = run(["index", str(corpus), "--distiller", "heuristic", "--json"], home)
-    assert indexed.returncode == 0, indexed.stderr
     if request.param == "llm-cards":
         imported = run(["cards", "import", str(CARDS), str(corpus), "--json"], home)
         assert imported.returncode == 0, imported.stderr
@@ -165,17 +180,24 @@ def test_no_hole_where_a_path_or_a_name_was_stripped(built) -> None:  # type: ig
                 assert hole_breaks(claim(line)) == (), (built["kind"], week, key, line)
 
 
-def test_no_two_decisions_of_a_week_say_the_same_thing(built) -> None:  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def minilm():  # type: ignore[no-untyped-def]
+    """One MiniLM model for the module (loading it costs more than the decisions it embeds)."""
     from episodic.embed.minilm import MiniLMEmbedder
 
     embedder = MiniLMEmbedder()
+    yield embedder
+    embedder.close()
+
+
+def test_no_two_decisions_of_a_week_say_the_same_thing(built, minilm) -> None:  # type: ignore[no-untyped-def]
     counted = 0
     for week, record in built["records"].items():
         said = [re.sub(r"^\d{4}-\d{2}-\d{2}: ", "", claim(line)) for line in items(record, "decisions")]
         said = [s for s in said if not s.startswith("None this week")]
         if len(said) < 2:
             continue
-        vectors = embedder.embed(said)
+        vectors = minilm.embed(said)
         similarity = vectors @ vectors.T
         for i in range(len(said)):
             for j in range(i + 1, len(said)):

@@ -3,8 +3,17 @@ duplicates by meaning, titles from card problems."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
 import pytest
+from dream_kit import ListWeekSource, digest
+from episodic.dream.archive import LocalArchive
+from episodic.dream.cycle import run_dream
+from episodic.dream.exemplar import load_exemplar
 from episodic.dream.statements import (
+    PREFETCH_CHUNK,
     Meaning,
     as_title,
     holes,
@@ -14,6 +23,7 @@ from episodic.dream.statements import (
     statement_problems,
     title_problems,
 )
+from episodic.dream.weeks import IsoWeek
 from episodic.embed.hashing import HashingEmbedder
 
 
@@ -133,3 +143,83 @@ def test_a_word_a_fragment_or_a_holed_text_is_no_title(title: str) -> None:
 )
 def test_a_title_that_names_the_work_passes(title: str) -> None:
     assert title_problems(title) == []
+
+
+class CountingEmbedder(HashingEmbedder):
+    """The hashing embedder, counting its calls; `one_by_one` embeds each text in a call of its own."""
+
+    def __init__(self, one_by_one: bool = False) -> None:
+        super().__init__()
+        self.calls: list[int] = []
+        self.one_by_one = one_by_one
+
+    def embed(self, texts):  # type: ignore[no-untyped-def]
+        if self.one_by_one and len(texts) > 1:
+            return np.concatenate([self.embed([t]) for t in texts])
+        self.calls.append(len(texts))
+        return super().embed(texts)
+
+
+def test_prefetched_texts_are_embedded_once_in_few_calls() -> None:
+    embedder = CountingEmbedder()
+    meaning = Meaning(embedder)
+    texts = [f"statement number {n} about the exporter" for n in range(PREFETCH_CHUNK + 5)]
+    meaning.prefetch([*texts, texts[0]])
+    assert embedder.calls == [PREFETCH_CHUNK, 5]  # under the embedder's bulk threshold, every text once
+    assert meaning.distinct(texts[:3])[0] == 0 and meaning.centroid(texts).shape == (384,)
+    assert embedder.calls == [PREFETCH_CHUNK, 5]  # later comparisons read the vectors embedded ahead
+    assert meaning.distinct(["only one"]) == [0] and embedder.calls == [
+        PREFETCH_CHUNK,
+        5,
+    ]  # nothing to compare
+
+
+TOPICS = (
+    "export transcript empty",
+    "billing invoice rounding",
+    "login session cookie",
+    "chart axis labels",
+    "search index rebuild",
+)
+
+
+def threaded_week() -> list:  # type: ignore[type-arg]
+    """Five threads of three sessions each in week 2026-W30, each with decisions, insights and dead ends."""
+    out = []
+    for k, topic in enumerate(TOPICS):
+        for n, day in enumerate((20, 21, 23)):
+            out.append(
+                digest(
+                    f"t{k}n{n}000-aaaa-bbbb",
+                    f"2026-07-{day}T1{k}:00:00",
+                    problem=f"{topic} needs a fix in stage {n} of the {topic.split()[0]} module",
+                    files=[f"src/{topic.split()[0]}.py", f"src/{topic.split()[1]}.py"],
+                    project=topic.split()[0],
+                    outcome="unverified" if n == 2 else "verified",
+                    decisions=[f"keep the {topic} change in one pull request (step {n})"],
+                    insight=f"the {topic} code re-read its input on every event (step {n})",
+                    dead_ends=[f"caching the {topic} result did not help at all here"],
+                )
+            )
+    return out
+
+
+def test_a_week_is_embedded_in_a_few_calls_and_the_record_is_the_same_as_one_text_a_call(
+    tmp_path: Path,
+) -> None:
+    week = IsoWeek(2026, 30)
+    source = ListWeekSource(threaded_week())
+    written = {}
+    for one_by_one in (False, True):
+        embedder = CountingEmbedder(one_by_one)
+        archive = LocalArchive(tmp_path / str(one_by_one))
+        now = datetime(2026, 8, 12, tzinfo=UTC)
+        run_dream(
+            source, archive, "local", [week], exemplar=load_exemplar(None), now=now, meaning=Meaning(embedder)
+        )
+        written[one_by_one] = [archive.read("local", week, kind) for kind in ("record", "synthesis")]
+        if one_by_one:
+            assert len(embedder.calls) > 30  # the week does compare many statements
+        else:
+            assert len(embedder.calls) <= 6, embedder.calls  # not a call per thread or per statement
+    assert written[False] == written[True] and all(written[False])

@@ -66,6 +66,22 @@ def test_batching_and_padding_do_not_change_vectors(embedder: minilm.MiniLMEmbed
 
 
 @needs_model
+def test_batches_cut_where_padding_would_cost_more_than_a_call(embedder: minilm.MiniLMEmbedder) -> None:
+    lengths = [6, 7, 6, 250, 240, 8]
+    batches = embedder._batches(lengths)
+    assert [sorted(b) for b in batches] == [[0, 1, 2, 5], [3, 4]]  # four short texts not padded to 250
+    many = [3 + (n * 37) % 254 for n in range(500)]
+    batches = embedder._batches(many)
+    assert sorted(i for b in batches for i in b) == list(range(500))
+    for batch in batches:
+        longest = max(many[i] for i in batch)
+        assert len(batch) <= embedder.batch_size
+        assert len(batch) == 1 or len(batch) * longest <= minilm._TOKENS_PER_BATCH
+    padded = sum(len(b) * max(many[i] for i in b) for b in batches)
+    assert padded < sum(many) * 1.03 and len(batches) < len(many) / 5  # little padding, still few calls
+
+
+@needs_model
 def test_token_vectors_are_the_states_the_sentence_vector_pools(embedder: minilm.MiniLMEmbedder) -> None:
     texts = ["dev server exits silently right after launch", "", "a much longer sentence about migrations"]
     out = embedder.token_vectors(texts)

@@ -41,6 +41,12 @@ def _day(digest: SessionDigest) -> str:
     return digest.started_at.date().isoformat() if digest.started_at else "undated"
 
 
+def thread_problems(thread: Thread) -> list[str]:
+    """The problem texts `thread_title` and `thread_vector` embed (for `Meaning.prefetch`)."""
+    raw = [d.record.card.problem for d in thread.sessions]
+    return raw + ([" ".join(p.split()) for p in raw] if len(raw) > 2 else [])
+
+
 def thread_title(
     sessions: Sequence[SessionDigest], meaning: Meaning, prompts: frozenset[str] = frozenset()
 ) -> str:
@@ -118,10 +124,18 @@ def _unfinished(thread: Thread, title: str) -> list[UnfinishedClaim]:
     ]
 
 
+def _dead_ends(
+    thread: Thread, prompts: Sequence[str] | frozenset[str]
+) -> list[tuple[SessionDigest, str]] | None:
+    """The thread's dead ends worth comparing (None when fewer than two sessions met one)."""
+    dead = [(d, e) for d in thread.sessions for e in d.record.card.dead_ends if _ok(e, prompts)]
+    return dead if len({d.session_id for d, _ in dead}) >= 2 else None
+
+
 def _risks(thread: Thread, meaning: Meaning, prompts: Sequence[str] | frozenset[str]) -> list[Claim]:
     risks: list[Claim] = []
-    dead = [(d, e) for d in thread.sessions for e in d.record.card.dead_ends if _ok(e, prompts)]
-    if len({d.session_id for d, _ in dead}) >= 2:
+    dead = _dead_ends(thread, prompts)
+    if dead is not None:
         texts = [e for _, e in dead]
         vectors = meaning.vectors(texts)
         for i, (digest, text) in enumerate(dead):  # a dead end met again in another session
@@ -154,11 +168,8 @@ def _risks(thread: Thread, meaning: Meaning, prompts: Sequence[str] | frozenset[
     return risks
 
 
-def card_extract(
-    thread: Thread, deep: Trajectory | None, meaning: Meaning, prompts: frozenset[str]
-) -> ThreadExtract:
-    """`prompts`: the week's prompts (no item may be one of them as typed)."""
-    title = thread.label or thread_title(thread.sessions, meaning, prompts)
+def _card_claims(thread: Thread, prompts: frozenset[str]) -> tuple[list[Claim], list[InsightClaim]]:
+    """The decisions and insights the thread's cards state, each a statement (`_ok`)."""
     decisions: list[Claim] = []
     insights: list[InsightClaim] = []
     for digest in thread.sessions:
@@ -176,6 +187,25 @@ def card_extract(
             for m in card.misleading_intuitions
             if _ok(m, prompts)
         ]
+    return decisions, insights
+
+
+def compared_statements(thread: Thread, prompts: frozenset[str]) -> list[str]:
+    """The card statements `card_extract` compares by meaning (two or more of a kind), so that a week's
+    can be embedded in one model call beforehand (`Meaning.prefetch`)."""
+    decisions, insights = _card_claims(thread, prompts)
+    texts = [e for _, e in _dead_ends(thread, prompts) or []]
+    for kind in ([c.text for c in decisions], [i.text for i in insights]):
+        texts += kind if len(kind) > 1 else []  # `Meaning.distinct` needs no vector for one
+    return texts
+
+
+def card_extract(
+    thread: Thread, deep: Trajectory | None, meaning: Meaning, prompts: frozenset[str]
+) -> ThreadExtract:
+    """`prompts`: the week's prompts (no item may be one of them as typed)."""
+    title = thread.label or thread_title(thread.sessions, meaning, prompts)
+    decisions, insights = _card_claims(thread, prompts)
     if not decisions and deep is not None:  # the card made none: the transcript's, when about the thread
         found, _ = deep_sentences(deep)
         latest = thread.sessions[-1].session_id

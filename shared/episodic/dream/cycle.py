@@ -10,7 +10,13 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 
-from episodic.dream.card_extract import card_extract, thread_title, thread_vector
+from episodic.dream.card_extract import (
+    card_extract,
+    compared_statements,
+    thread_problems,
+    thread_title,
+    thread_vector,
+)
 from episodic.dream.exemplar import Exemplar
 from episodic.dream.extract import DreamPhaseError, ThreadExtract, read_deep, validate_extract
 from episodic.dream.llm import (
@@ -74,6 +80,7 @@ def prior_memory(
             for line in section_items(parsed, key):
                 target.append(RecordedItem(str(week), line, frozenset(words(_theme_terms(line)))))
     if meaning is not None:  # compared by meaning: each item's title embedded once
+        meaning.prefetch([item_title(i.text) for i in [*prior.themes, *prior.unfinished]])
         for items in (prior.themes, prior.unfinished):
             vectors = meaning.vectors([item_title(i.text) for i in items])
             items[:] = [replace(i, vector=v) for i, v in zip(items, vectors, strict=True)]
@@ -158,10 +165,13 @@ def analyse_week(
     try:
         threads, noise = find_threads(digests)
         typed = prompt_sentences([p for d in digests for p in d.prompts])
-        for thread in threads:  # titled from the cards' problems, not from a raw prompt
-            thread.label = thread_title(thread.sessions, meaning, typed)
-            thread.vector = thread_vector(thread, meaning)
         picked = pick_threads(threads)
+        meaning.prefetch([p for t in picked for p in thread_problems(t)])
+        for thread in picked:  # titled from the cards' problems, not from a raw prompt; only picks are scored
+            thread.label = thread_title(thread.sessions, meaning, typed)
+        meaning.prefetch([t.label for t in picked])
+        for thread in picked:
+            thread.vector = thread_vector(thread, meaning)
         deep = read_deep(source, picked)
     except Exception as exc:
         raise DreamPhaseError("extract", str(week), f"{type(exc).__name__}: {exc}") from exc
@@ -180,6 +190,7 @@ def analyse_week(
         meaning=meaning,
     )
     if model is None:
+        meaning.prefetch([s for t in picked for s in compared_statements(t, typed)])
         analysis.extracts = {t.number: card_extract(t, deep.get(t.number), meaning, typed) for t in picked}
     else:
         analysis.extracts = _llm_extracts(model, analysis, survey, deep)

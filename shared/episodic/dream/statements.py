@@ -39,6 +39,7 @@ THRESHOLDS: dict[str, Thresholds] = {
     "titan": Thresholds(same_statement=0.85, same_thread=0.55),
 }
 DEFAULT_THRESHOLDS = THRESHOLDS["minilm"]
+PREFETCH_CHUNK = 48  # texts a prefetch call: under minilm.PARALLEL_MIN_TEXTS, so it stays in this process
 
 # holes beyond the card checks' (episodic.distill.holes): what joined or cut lines leave in a dream's items
 EXTRA_HOLES: tuple[tuple[str, str], ...] = (
@@ -219,6 +220,14 @@ class Meaning:
             return np.zeros((0, self.embedder.dimension), dtype=np.float32)
         return np.stack([self._vectors[t] for t in texts])
 
+    def prefetch(self, texts: Sequence[str]) -> None:
+        """Embed now, in as few model calls as possible, texts compared later (a local model's call costs
+        about as much for one short text as for dozens: each streams all its weights). Chunks stay below a
+        bulk call, whose worker processes cost more to start than a week's statements take."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        for start in range(0, len(missing), PREFETCH_CHUNK):
+            self.vectors(missing[start : start + PREFETCH_CHUNK])
+
     def centroid(self, texts: Sequence[str]) -> np.ndarray:
         mean = self.vectors(texts).mean(axis=0)
         norm = float(np.linalg.norm(mean))
@@ -230,8 +239,8 @@ class Meaning:
 
     def distinct(self, texts: Sequence[str]) -> list[int]:
         """Indexes of the texts kept when each later text saying the same thing as a kept one is dropped."""
-        if not texts:
-            return []
+        if len(texts) < 2:  # nothing to compare: no vector needed
+            return list(range(len(texts)))
         vectors = self.vectors(texts)
         kept: list[int] = []
         for i in range(len(texts)):
