@@ -215,11 +215,18 @@ ORIGIN = ("project", "agent", "cwd", "git_branch", "started_at", "ended_at", "so
 
 
 def _cards(home: Path) -> dict[str, dict[str, object]]:
-    return {sid: json.loads(ok(["show", sid, "--json"], home)) for sid in (A, B, D)}
+    """What `show ID --json` prints for A, B and D (the same call and dump), read in this process: three
+    `episodic` processes less per look, three looks in the export test."""
+    from episodic.models import LOCAL_TENANT
+    from episodic.search import get_episode
+
+    memory = _memory(home)
+    return {sid: get_episode(memory, LOCAL_TENANT, sid).model_dump(mode="json") for sid in (A, B, D)}
 
 
 def test_cards_export_then_import_is_lossless(home: Path, tmp_path: Path) -> None:
     before = _cards(home)
+    assert json.loads(ok(["show", D, "--json"], home)) == before[D]  # the look is the command's output
     assert before[D]["card"]["outcome"] == "verified" and before[D]["source_path"].endswith(f"{D}.jsonl")  # type: ignore[index,union-attr]
     out = tmp_path / "cards"
     assert "exported 4 cards" in ok(["cards", "export", str(out)], home)

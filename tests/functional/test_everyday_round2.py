@@ -34,10 +34,47 @@ def episodic(
     )
 
 
+CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
+
+
 @pytest.fixture()
 def home(episodic_home: Path) -> Path:
-    (episodic_home / "config.toml").write_text('embedder = "hashing"\ndistiller = "heuristic"\n')
+    (episodic_home / "config.toml").write_text(CONFIG)
     return episodic_home
+
+
+def _isolate(env: pytest.MonkeyPatch, home: Path) -> None:
+    """The environment `episodic_home` gives a test, for `home` and its sibling `user-home`."""
+    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        env.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith("EPISODIC_") and name != "EPISODIC_TEST_TRANSCRIPTS":
+            env.delenv(name, raising=False)
+    env.setenv("EPISODIC_HOME", str(home))
+    env.setenv("HOME", str(home.parent / "user-home"))
+
+
+DemoIndexed = tuple[Path, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def demo_indexed(tmp_path_factory: pytest.TempPathFactory) -> DemoIndexed:
+    """One home with the demo corpus indexed on purpose (`index DEMO --json`), for the tests that only read it."""
+    home = tmp_path_factory.mktemp("demo-indexed") / "episodic-home"
+    home.mkdir()
+    (home.parent / "user-home").mkdir()
+    (home / "config.toml").write_text(CONFIG)
+    with pytest.MonkeyPatch.context() as env:
+        _isolate(env, home)
+        return home, episodic("index", str(DEMO), "--json")
+
+
+@pytest.fixture()
+def demo_home(demo_indexed: DemoIndexed, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home, done = demo_indexed
+    assert done.returncode == 0, done.stderr
+    _isolate(monkeypatch, home)
+    return home
 
 
 def _projects() -> Path:
@@ -72,8 +109,8 @@ def test_indexing_real_sessions_takes_the_demo_out(home: Path) -> None:
     assert stats["by_tenant"] == {"local": 1}
 
 
-def test_indexing_the_demo_on_purpose_keeps_it(home: Path) -> None:
-    done = episodic("index", str(DEMO), "--json")
+def test_indexing_the_demo_on_purpose_keeps_it(demo_home: Path, demo_indexed: DemoIndexed) -> None:
+    _, done = demo_indexed
     assert done.returncode == 0, done.stderr
     assert json.loads(episodic("stats", "--json").stdout)["by_tenant"] == {"local": 6}
 
@@ -100,8 +137,7 @@ def test_ui_on_a_busy_port_says_so(home: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_cards_export_into_a_folder_that_cannot_be_made(home: Path, tmp_path: Path) -> None:
-    assert episodic("index", str(DEMO)).returncode == 0
+def test_cards_export_into_a_folder_that_cannot_be_made(demo_home: Path, tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     done = episodic("cards", "export", str(blocker / "cards"))
@@ -192,8 +228,7 @@ print("resumed " + args[1] + " with " + str(len(found.read_text().splitlines()))
 """
 
 
-def test_show_with_a_short_prefix_says_a_prefix_needs_six_characters(home: Path) -> None:
-    assert episodic("index", str(DEMO)).returncode == 0
+def test_show_with_a_short_prefix_says_a_prefix_needs_six_characters(demo_home: Path) -> None:
     done = episodic("show", "967e5")
     assert done.returncode == 1
     assert "a prefix of a session id needs at least 6 characters" in done.stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import ahocorasick_rs
 from episodic.scrub import Scrubber, default_scrubber
 from episodic.scrub.finder import LiteralFinder
@@ -9,7 +11,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 _SCRUBBER = default_scrubber()
-_FINDERS = (_SCRUBBER._finder, *(finder for finder, _, _ in _SCRUBBER._companions))
+_FINDERS = (_SCRUBBER._t.finder, *(finder for finder, _, _ in _SCRUBBER._t.companions))
 _LITERALS = sorted({literal for finder in _FINDERS for literal in finder.literals})
 # multi-byte characters (2, 3 and 4 bytes of UTF-8), the cut marker's ellipsis and a lone surrogate
 _ODD = ["é", "中", "😀", "…", "\ud800", "\x00", " ", "=", '"', "a1B2c3D4e5F6g7H8"]
@@ -64,11 +66,13 @@ def _str_scan(data: bytes) -> list[tuple[int, int, int]]:
 )  # the fallback once saw `sk-` inside `sk-ant-` as a second trigger (a dangling OpenAI key)
 def test_scrubber_spans_are_the_str_spans(text: str) -> None:
     reference = Scrubber()
-    reference._scan = _str_scan  # type: ignore[method-assign]
-    reference._finder = _StrFinder(reference._finder.literals)  # type: ignore[assignment]
-    reference._companions = [  # type: ignore[misc]
-        (_StrFinder(finder.literals), _str_scan, offset) for finder, _, offset in reference._companions
+    triggers = copy.copy(reference._t)  # its own: the built-in automata are shared by every scrubber
+    triggers.scan = _str_scan  # type: ignore[assignment]
+    triggers.finder = _StrFinder(triggers.finder.literals)  # type: ignore[assignment]
+    triggers.companions = [  # type: ignore[misc]
+        (_StrFinder(finder.literals), _str_scan, offset) for finder, _, offset in triggers.companions
     ]
+    reference._built = triggers
     assert _SCRUBBER._spans(text) == reference._spans(text)
     assert _SCRUBBER.scrub_counted(text) == reference.scrub_counted(text)
     slow = Scrubber(accelerated=False)

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 from episodic.failures import FAILURES  # the feature's name
 from episodic.failures.models import FailureFix, FailureMatch
 from episodic.failures.port import FailureStore
-from episodic.failures.signature import signatures_of
 from episodic.models import Trajectory
 from episodic.scrub import Scrubber
 from episodic.settings import Settings
@@ -55,6 +54,8 @@ def lookup(
     """The fix of an earlier session for this failure when the match is strong: one of its error lines
     (best first), normalised, specific enough (`failure_min_words`), is one another session got past (with
     the same check when `failure_same_check`); else the reason nothing is shown. Scrubs before anything."""
+    from episodic.failures.signature import signatures_of  # its ~30 patterns: a memory that never looks up
+
     command = failures.scrubber.scrub(command[:MAX_COMMAND_CHARS])
     signatures = signatures_of(failures.scrubber.scrub(error[:MAX_ERROR_CHARS]))
     if not signatures:

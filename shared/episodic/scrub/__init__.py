@@ -174,6 +174,58 @@ def _next_char_rejects(literals: list[str]) -> list[tuple[int, frozenset[str]] |
     return [(KEYWORD_LENGTHS[lit], rejects[lit]) if lit in rejects else None for lit in literals]
 
 
+class _Triggers:
+    """The built-in rules' trigger automata and their handlers: the same for every scrubber (per
+    `accelerated`), built at the first scrub, once a process (see `_triggers`)."""
+
+    def __init__(self, accelerated: bool) -> None:
+        literals, handlers = _build_triggers()
+        companions, companion_handlers = _build_companion_triggers()
+        positions, position_handlers = _build_position_triggers()
+        self.handlers = handlers + companion_handlers + position_handlers
+        self.keyword_rejects = _next_char_rejects(literals + companions + positions)
+        self.finder = LiteralFinder(literals, force_fallback=not accelerated)
+        self.scan = self.finder.utf8_scanner()
+        # (finder, its UTF-8 scan, the offset of its literals in the handler list) per further automaton
+        self.companions = []
+        short_at = next(
+            (i for i, lit in enumerate(companions) if len(lit) < SHORT_LITERAL_CHARS), len(companions)
+        )
+        groups = [
+            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
+            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
+        ]
+        for at, end in [*groups, (short_at, len(companions))]:
+            finder = LiteralFinder(companions[at:end], force_fallback=not accelerated)
+            self.companions.append((finder, finder.utf8_scanner(), len(literals) + at))
+        # the generated catalogue's literals, searched in the lower-cased text (its rules ignore case)
+        lowered = literal_rules()
+        self.keyword_rejects += [None] * len(lowered)
+        self.lowered_offset = len(literals) + len(companions) + len(positions)
+        self.lowered = []
+        lowered.sort(key=lambda row: len(row[0]) < SHORT_LITERAL_CHARS)  # stable: longest first, short last
+        self.handlers += [handler for _, handler in lowered]
+        short_at = next(
+            (i for i, (lit, _) in enumerate(lowered) if len(lit) < SHORT_LITERAL_CHARS), len(lowered)
+        )
+        bounds = [
+            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
+            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
+        ]
+        for at, end in [*bounds, (short_at, len(lowered))]:
+            finder = LiteralFinder([lit for lit, _ in lowered[at:end]], force_fallback=not accelerated)
+            self.lowered.append((finder, finder.utf8_scanner(), self.lowered_offset + at))
+        self.positions = LiteralFinder(positions, force_fallback=not accelerated)
+        self.position_scan = self.positions.utf8_scanner()
+        self.position_offset = len(literals) + len(companions)
+
+
+@functools.cache
+def _triggers(accelerated: bool) -> _Triggers:
+    # at the first scrub, not when a scrubber is made: a memory that serves `show` or `history` never scrubs
+    return _Triggers(accelerated)
+
+
 class Scrubber:
     """Replaces secrets in text and JSON-like values with typed placeholders; never raises."""
 
@@ -187,47 +239,16 @@ class Scrubber:
             if compiled.match(""):
                 raise ConfigError(f"invalid scrub pattern {pattern!r}: it matches the empty string")
             self._custom.append(compiled)
-        literals, handlers = _build_triggers()
-        companions, companion_handlers = _build_companion_triggers()
-        positions, position_handlers = _build_position_triggers()
-        self._handlers = handlers + companion_handlers + position_handlers
-        self._keyword_rejects = _next_char_rejects(literals + companions + positions)
         self.internal_errors = 0  # texts dropped whole because a rule failed (tests keep this at 0)
         self._base64_depth = 0
-        self._finder = LiteralFinder(literals, force_fallback=not accelerated)
-        self._scan = self._finder.utf8_scanner()
-        # (finder, its UTF-8 scan, the offset of its literals in the handler list) per further automaton
-        self._companions = []
-        short_at = next(
-            (i for i, lit in enumerate(companions) if len(lit) < SHORT_LITERAL_CHARS), len(companions)
-        )
-        groups = [
-            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
-            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
-        ]
-        for at, end in [*groups, (short_at, len(companions))]:
-            finder = LiteralFinder(companions[at:end], force_fallback=not accelerated)
-            self._companions.append((finder, finder.utf8_scanner(), len(literals) + at))
-        # the generated catalogue's literals, searched in the lower-cased text (its rules ignore case)
-        lowered = literal_rules()
-        self._keyword_rejects += [None] * len(lowered)
-        self._lowered_offset = len(literals) + len(companions) + len(positions)
-        self._lowered = []
-        lowered.sort(key=lambda row: len(row[0]) < SHORT_LITERAL_CHARS)  # stable: longest first, short last
-        self._handlers += [handler for _, handler in lowered]
-        short_at = next(
-            (i for i, (lit, _) in enumerate(lowered) if len(lit) < SHORT_LITERAL_CHARS), len(lowered)
-        )
-        bounds = [
-            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
-            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
-        ]
-        for at, end in [*bounds, (short_at, len(lowered))]:
-            finder = LiteralFinder([lit for lit, _ in lowered[at:end]], force_fallback=not accelerated)
-            self._lowered.append((finder, finder.utf8_scanner(), self._lowered_offset + at))
-        self._positions = LiteralFinder(positions, force_fallback=not accelerated)
-        self._position_scan = self._positions.utf8_scanner()
-        self._position_offset = len(literals) + len(companions)
+        self._accelerated = accelerated
+        self._built: _Triggers | None = None
+
+    @property
+    def _t(self) -> _Triggers:
+        if self._built is None:
+            self._built = _triggers(self._accelerated)
+        return self._built
 
     @classmethod
     def from_settings(cls, settings: Any) -> Scrubber:
@@ -236,7 +257,7 @@ class Scrubber:
 
     @property
     def accelerated(self) -> bool:
-        return self._finder.accelerated
+        return self._t.finder.accelerated
 
     def scrub(self, text: str, *, key: str | None = None) -> str:
         return self.scrub_counted(text, key=key)[0]
@@ -315,30 +336,31 @@ class Scrubber:
     def _spans(self, text: str) -> list[Span]:
         # the trigger automata called directly, here: three Python frames less on each of ~40,000 texts a parse;
         # both read one UTF-8 copy of the text, their offsets mapped back to characters only when not ASCII
+        t = self._t
         try:
             data = text.encode()
-            hits = self._scan(data)
+            hits = t.scan(data)
             ascii_only = len(data) == len(text)
             if hits and not ascii_only:
-                hits = self._finder.char_offsets(data, hits)
+                hits = t.finder.char_offsets(data, hits)
         except (UnicodeError, ValueError, TypeError):  # e.g. lone surrogates: the finders' slow path
             data = text.encode("utf-8", "surrogatepass")
-            hits = self._finder.find(text)
+            hits = t.finder.find(text)
             ascii_only = False
             slow = True
         else:
             slow = False
         spans: list[Span] = []
-        found = self._positions.find(text) if slow else self._position_scan(data)
+        found = t.positions.find(text) if slow else t.position_scan(data)
         if found:
             if not (slow or ascii_only):
-                found = self._positions.char_offsets(data, found)
-            offset = self._position_offset
+                found = t.positions.char_offsets(data, found)
+            offset = t.position_offset
             hits = sorted(hits + [(i + offset, b, e) for i, b, e in found], key=lambda hit: (hit[1], hit[0]))
         # `?key=` + 16 characters, a provider token or base64 of a secret needs more characters than this
         if len(text) >= COMPANION_MIN_CHARS:
             merged = False
-            for finder, scan, offset in self._companions:  # explicit loop: ~700,000 texts a parse pass here
+            for finder, scan, offset in t.companions:  # explicit loop: ~700,000 texts a parse pass here
                 found = finder.find(text) if slow else scan(data)
                 if found:
                     if not (slow or ascii_only):
@@ -346,7 +368,7 @@ class Scrubber:
                     hits = hits + [(index + offset, start, end) for index, start, end in found]
                     merged = True
             lower = text.lower() if slow else data.lower()  # bytes.lower() keeps every offset
-            for finder, scan, offset in self._lowered:
+            for finder, scan, offset in t.lowered:
                 found = finder.find(lower) if slow else scan(lower)  # type: ignore[arg-type]
                 if found:
                     if not (slow or ascii_only):
@@ -361,8 +383,8 @@ class Scrubber:
                 spans.extend(self._base64_text_secrets(text, data, ascii_only))
         if not hits:
             return spans
-        handlers = self._handlers
-        keyword_rejects = self._keyword_rejects
+        handlers = t.handlers
+        keyword_rejects = t.keyword_rejects
         # triggers inside a value or token already read are skipped, a token's only by its own rule: one rule
         # never hides another's token (a JWT joined across a break once hid the PEM block after it, issue 40)
         keyword_done = token_done = -1
