@@ -42,13 +42,17 @@ def run_hook(command: str, env: dict[str, str], log: Path) -> tuple[bool, str]:
     return bool(done.stdout), line.split("user-prompt-submit ", 1)[1]
 
 
-def wait_for_port(port: int) -> None:
+def wait_for_port(port: int, *, listening: bool = True) -> None:
+    """Until the port accepts connections (listening) or refuses them (the stopped server let it go)."""
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
+            if listening:
+                return
         except OSError:
-            time.sleep(0.1)
+            if not listening:
+                return
+        time.sleep(0.05)
 
 
 def main() -> None:
@@ -90,7 +94,7 @@ def main() -> None:
                 run_hook(command, env, log)
                 series.append((time.monotonic() - started) * 1000)
             os.killpg(int((home / "serve.pid").read_text()), signal.SIGTERM)
-            time.sleep(1.0)
+            wait_for_port(port, listening=False)  # the next round starts with no server
         result = {
             "embedder": args.embedder,
             "n": args.n,
