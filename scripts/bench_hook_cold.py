@@ -11,6 +11,7 @@ more prompts are timed (the first loads the embedder); the started server is sto
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -55,6 +56,13 @@ def wait_for_port(port: int, *, listening: bool = True) -> None:
         time.sleep(0.05)
 
 
+def stop_server(home: Path, port: int) -> None:
+    """Stop the server the hook (or setup) started, and wait until its port is free."""
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+        os.killpg(int((home / "serve.pid").read_text()), signal.SIGTERM)
+    wait_for_port(port, listening=False)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=5)
@@ -78,6 +86,7 @@ def main() -> None:
             ["setup", "claude-code", "--write"],
         ):
             subprocess.run([str(EPISODIC), *step], env=env, check=True, capture_output=True)
+        stop_server(home, port)  # setup leaves its server answering: each round starts with none
         settings = json.loads((user_home / ".claude" / "settings.json").read_text())
         command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
         log = home / "logs" / "hook.log"
@@ -93,8 +102,7 @@ def main() -> None:
                 started = time.monotonic()
                 run_hook(command, env, log)
                 series.append((time.monotonic() - started) * 1000)
-            os.killpg(int((home / "serve.pid").read_text()), signal.SIGTERM)
-            wait_for_port(port, listening=False)  # the next round starts with no server
+            stop_server(home, port)
         result = {
             "embedder": args.embedder,
             "n": args.n,
