@@ -80,6 +80,7 @@ def main() -> None:
         searches: list[dict[str, Any]] = []
         first_hit: float | None = None
         while time.perf_counter() - started < args.timeout:
+            index_ended = index.poll() is not None  # before asking: a search asked meanwhile may miss
             asked = time.perf_counter() - started
             proc = subprocess.run(
                 [sys.executable, "-m", "episodic", "search", args.query, "--all-outcomes", "--json"],
@@ -109,7 +110,7 @@ def main() -> None:
             if hits and first_hit is None:
                 first_hit = answered
                 break
-            if index.poll() is not None and not hits:
+            if index_ended and not hits:
                 break
         if args.stop_after_first and first_hit is not None and index.poll() is None:
             index.terminate()  # our own child: the measurement is taken, the rest of the index is not needed

@@ -11,6 +11,7 @@ more prompts are timed (the first loads the embedder); the started server is sto
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import signal
@@ -42,13 +43,24 @@ def run_hook(command: str, env: dict[str, str], log: Path) -> tuple[bool, str]:
     return bool(done.stdout), line.split("user-prompt-submit ", 1)[1]
 
 
-def wait_for_port(port: int) -> None:
+def wait_for_port(port: int, *, listening: bool = True) -> None:
+    """Until the port accepts connections (listening) or refuses them (the stopped server let it go)."""
     while True:
         try:
             socket.create_connection(("127.0.0.1", port), timeout=0.5).close()
-            return
+            if listening:
+                return
         except OSError:
-            time.sleep(0.1)
+            if not listening:
+                return
+        time.sleep(0.05)
+
+
+def stop_server(home: Path, port: int) -> None:
+    """Stop the server the hook (or setup) started, and wait until its port is free."""
+    with contextlib.suppress(FileNotFoundError, ProcessLookupError):
+        os.killpg(int((home / "serve.pid").read_text()), signal.SIGTERM)
+    wait_for_port(port, listening=False)
 
 
 def main() -> None:
@@ -74,6 +86,7 @@ def main() -> None:
             ["setup", "claude-code", "--write"],
         ):
             subprocess.run([str(EPISODIC), *step], env=env, check=True, capture_output=True)
+        stop_server(home, port)  # setup leaves its server answering: each round starts with none
         settings = json.loads((user_home / ".claude" / "settings.json").read_text())
         command = settings["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
         log = home / "logs" / "hook.log"
@@ -89,8 +102,7 @@ def main() -> None:
                 started = time.monotonic()
                 run_hook(command, env, log)
                 series.append((time.monotonic() - started) * 1000)
-            os.killpg(int((home / "serve.pid").read_text()), signal.SIGTERM)
-            time.sleep(1.0)
+            stop_server(home, port)
         result = {
             "embedder": args.embedder,
             "n": args.n,

@@ -1,7 +1,7 @@
 """Scrubber throughput on one core: MB/s over the raw text of every shared transcript, over text-heavy
 synthetic data, and per string value (the way the parser calls it), plus redactions per kind.
 
-    python scripts/bench_scrub.py [--transcripts ../shared/transcripts] [--repeat 3] [--fallback]
+    python scripts/bench_scrub.py [--transcripts ../shared/transcripts] [--repeat 3] [--synthetic-mb 32] [--fallback]
 
 Times are CPU seconds of this process (`time.process_time`), so other work on the machine does not
 count against us. Each run scrubs fresh `str` objects (decoded again from bytes, not timed): CPython
@@ -96,6 +96,7 @@ def main() -> None:
     parser.add_argument("--transcripts", type=Path, default=REPO_ROOT.parent / "shared" / "transcripts")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--fallback", action="store_true", help="force the pure-Python trigger search")
+    parser.add_argument("--synthetic-mb", type=int, default=32, help="size of the synthetic text, in 8 parts")
     args = parser.parse_args()
 
     scrubber = Scrubber(accelerated=not args.fallback)
@@ -123,7 +124,7 @@ def main() -> None:
     else:
         print(f"no transcripts at {args.transcripts}: skipping the real-text runs")
 
-    synthetic = [synthetic_text(4_000_000, seed) for seed in range(8)]
+    synthetic = [synthetic_text(args.synthetic_mb * 125_000, seed) for seed in range(8)]
     counts = measure("synthetic text-heavy (prose, code, escaped JSON)", synthetic, scrub_all, args.repeat)
     print(f"  redactions per kind: {dict(sorted(counts.items()))}")
 

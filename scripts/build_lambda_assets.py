@@ -5,7 +5,7 @@ inside or a size report); synth does not need this script.
     python scripts/build_lambda_assets.py                 # all functions, for the Lambda runtime (arm64, 3.13)
     python scripts/build_lambda_assets.py mcp             # one
     python scripts/build_lambda_assets.py --report        # sizes only
-    python scripts/build_lambda_assets.py --fetch-wheels  # fill the wheelhouse (network; scripts/install does it)
+    python scripts/build_lambda_assets.py --fetch-wheels  # fill the wheelhouse and install from it (scripts/install does it)
     python scripts/build_lambda_assets.py --fetch-wheels --host  # ... for this interpreter (the asset test)
 
 Wheels come from build/wheelhouse/ (filled by `scripts/install --deploy`), so the build runs offline.
@@ -25,6 +25,7 @@ from stacks.lambda_assets import (
     LAMBDA,
     REPO_ROOT,
     build_asset,
+    dependencies,
     fill_wheelhouse,
     size_of,
     this_interpreter,
@@ -45,6 +46,8 @@ def main(argv: list[str] | None = None) -> int:
     platform = this_interpreter() if args.host else LAMBDA
     if args.fetch_wheels:
         print(f"wheels for {platform.tag} in {fill_wheelhouse(platform).relative_to(REPO_ROOT)}")
+        # installed from them now, offline, once: the first synth (or asset test) then only links it
+        print(f"installed for {platform.tag} in {dependencies(platform).relative_to(REPO_ROOT)}")
         return 0
     names = args.functions or list(FUNCTIONS)
     for name in names:

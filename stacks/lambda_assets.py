@@ -70,6 +70,11 @@ class Platform:
     def wheelhouse(self) -> Path:
         return WHEELHOUSE_ROOT / self.tag
 
+    @property
+    def runs_here(self) -> bool:
+        """Wheels for this very interpreter: the bytecode pip compiled while installing them is valid here."""
+        return self.tag == this_interpreter().tag
+
 
 LAMBDA = Platform(
     "lambda-arm64-cp313",
@@ -141,7 +146,8 @@ def code_files(name: str) -> Iterator[tuple[str, Path]]:
 
 def _dependencies_hash(platform: Platform) -> str:
     digest = hashlib.sha256()
-    for part in (platform.tag, *platform.pip_args, *REQUIREMENTS, *NEVER_SHIP):
+    keeps_bytecode = ("bytecode kept",) if platform.runs_here else ()  # the Lambda's hash is unchanged
+    for part in (platform.tag, *platform.pip_args, *REQUIREMENTS, *NEVER_SHIP, *keeps_bytecode):
         digest.update(part.encode() + b"\0")
     for wheel in _wheels(platform):
         digest.update(wheel.encode() + b"\0")
@@ -156,14 +162,16 @@ def content_hash(name: str, platform: Platform = LAMBDA) -> str:
     return digest.hexdigest()
 
 
-def _prune(target: Path) -> None:
+def _prune(target: Path, platform: Platform) -> None:
     for child in list(target.iterdir()):
         top = child.name.lower().split("-")[0].removesuffix(".py")
         if top in NEVER_SHIP:
             shutil.rmtree(child) if child.is_dir() else child.unlink()
     for tests in target.glob("numpy/**/tests"):
         shutil.rmtree(tests, ignore_errors=True)
-    for cache in target.rglob("__pycache__"):
+    if platform.runs_here:
+        return  # pip compiled with this interpreter: an import from the asset need not compile it again
+    for cache in target.rglob("__pycache__"):  # compiled by the host's Python, never the one that runs it
         shutil.rmtree(cache, ignore_errors=True)
 
 
@@ -187,7 +195,7 @@ def dependencies(platform: Platform) -> Path:
             *platform.pip_args,
             *REQUIREMENTS,
         )
-        _prune(staging)
+        _prune(staging, platform)
         try:
             os.replace(staging, target)  # atomic: a half-built tree is never reused
         except OSError:
@@ -196,15 +204,28 @@ def dependencies(platform: Platform) -> Path:
     return target
 
 
+def _link_or_copy(source: str, target: str) -> None:
+    """A hard link to the shared dependency tree (about 100 MB and 3,700 files per asset), a copy across
+    file systems. A file already at `target` is replaced, never written through: it may be such a link."""
+    if os.path.lexists(target):
+        os.unlink(target)
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
+
+
 def build_asset(name: str, output_dir: Path, platform: Platform = LAMBDA) -> Path:
     """Fill `output_dir` with what the `name` Lambda runs: dependencies, `episodic/`, `lambdas/<name>/`."""
     if name not in FUNCTIONS:
         raise ValueError(f"unknown function {name!r}: one of {FUNCTIONS}")
     output_dir.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(dependencies(platform), output_dir, dirs_exist_ok=True)
+    shutil.copytree(dependencies(platform), output_dir, dirs_exist_ok=True, copy_function=_link_or_copy)
     for inside, path in code_files(name):
         target = output_dir / inside
         target.parent.mkdir(parents=True, exist_ok=True)
+        if target.exists():
+            target.unlink()
         shutil.copy2(path, target)
     return output_dir
 

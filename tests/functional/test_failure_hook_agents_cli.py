@@ -155,6 +155,8 @@ def gemini_last_request(home: Path, user_home: Path, tools: Path, command: str) 
             GEMINI_API_KEY="fake-key-not-real",
             GOOGLE_GEMINI_BASE_URL=fake.base_url,
             GEMINI_CLI_TRUST_WORKSPACE="true",
+            # what the CLI sets for the copy of itself it starts with a larger heap: one node start, not two
+            GEMINI_CLI_NO_RELAUNCH="true",
         )
         env["PATH"] = f"{tools}:{env['PATH']}"
         done = subprocess.run(

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -116,6 +117,26 @@ def test_every_handler_imports_from_its_built_asset_alone(name: str, tmp_path: P
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout.strip().splitlines()[-1])
     assert report == {"handler": f"lambdas.{name}.handler", "outside": []}
+
+
+def test_an_asset_links_the_dependency_tree_and_a_rebuild_never_writes_into_it(tmp_path: Path) -> None:
+    platform = lambda_assets.this_interpreter()
+    tree = lambda_assets.dependencies(platform)
+    asset = lambda_assets.build_asset("mcp", tmp_path / "mcp", platform)
+    (shared,) = [p.relative_to(tree) for p in tree.glob("botocore-*.dist-info/METADATA")]
+    before = (tree / shared).read_bytes()
+    assert (asset / shared).stat().st_ino == (tree / shared).stat().st_ino  # a link, not a 100 MB copy
+    assert list(tree.glob("botocore/__pycache__/*.pyc"))  # built for this interpreter: bytecode kept
+    (asset / shared).unlink()
+    (asset / shared).write_text("edited in the asset folder")  # a file of its own, not the tree's
+    (asset / "episodic" / "ingest.py").unlink()
+    os.link(tree / shared, asset / "episodic" / "ingest.py")  # a code file's place taken by a link
+    lambda_assets.build_asset("mcp", asset, platform)  # rebuilt over the existing folder
+    assert (tree / shared).read_bytes() == before
+    assert (asset / shared).read_bytes() == before
+    source = lambda_assets.REPO_ROOT / "shared" / "episodic" / "ingest.py"
+    assert (asset / "episodic" / "ingest.py").read_bytes() == source.read_bytes()
+    assert (tree / shared).read_bytes() == before  # the code file replaced the link, not written through
 
 
 def test_synth_bundles_every_asset_for_the_lambda_runtime_and_reuses_unchanged_ones(

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import Any
 
+import jsonschema
 import pytest
 from episodic.assembly.features import scratch_part
 from episodic.auth import Principal
 from episodic.aws.clients import AwsClients
 from episodic.errors import InvalidArgumentError
-from episodic.mcp.registry import ToolRegistry
+from episodic.mcp.registry import Tool, ToolOutput, ToolRegistry
 from episodic.mcp.schema import ToolArguments, input_schema, parse_arguments
 from episodic.mcp.tools import default_registry
 from mcp_testkit import ALPHA, build_memory, settings_for
@@ -110,3 +111,17 @@ def test_the_schema_helper_inlines_defs_drops_titles_and_null() -> None:
     assert parse_arguments(_Planted, {}).inner is None
     with pytest.raises(InvalidArgumentError, match=r"inner\.title"):
         parse_arguments(_Planted, {"inner": {}})
+
+
+def test_a_tool_with_an_invalid_schema_is_refused_each_time_it_is_registered() -> None:
+    def answer(_principal: Principal, _arguments: dict[str, Any]) -> ToolOutput:
+        return ToolOutput("ok")
+
+    valid = {"type": "object", "properties": {"n": {"type": "integer", "minimum": 1}}}
+    invalid = {"type": "object", "properties": {"n": {"type": "integer", "minimum": "one"}}}
+    for _ in range(2):  # the second time too: only a schema that passed is remembered as checked
+        ToolRegistry([Tool("fine", "Fine", "passes", dict(valid), answer)])
+        with pytest.raises(jsonschema.SchemaError, match="'one' is not of type 'number'"):
+            ToolRegistry([Tool("broken", "Broken", "a bad minimum", dict(invalid), answer)])
+        with pytest.raises(jsonschema.SchemaError):
+            ToolRegistry([Tool("broken", "Broken", "bad output", dict(valid), answer, output_schema=invalid)])

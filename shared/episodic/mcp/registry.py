@@ -5,6 +5,7 @@ built by `Tool.from_model`, so its input schema and its handler's check come fro
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from collections.abc import Callable, Iterable
@@ -39,6 +40,18 @@ SERVER_INSTRUCTIONS = (
 )
 READ_ONLY = {"readOnlyHint": True, "destructiveHint": False, "idempotentHint": True, "openWorldHint": False}
 TOOL_NAME_RE = re.compile(r"[A-Za-z0-9_.-]{1,128}")  # the 2025-11-25 rule
+
+
+_VALID_SCHEMAS: set[str] = set()  # a schema checked once per process: servers and tests build many registries
+
+
+def check_schema(schema: dict[str, Any]) -> None:
+    """Raise jsonschema's SchemaError for a schema that is not valid JSON Schema 2020-12 (the check walks the
+    whole meta-schema, ~10 ms a schema; an unchanged schema that passed is not walked again)."""
+    key = json.dumps(schema, sort_keys=True, default=repr)
+    if key not in _VALID_SCHEMAS:
+        jsonschema.Draft202012Validator.check_schema(schema)
+        _VALID_SCHEMAS.add(key)
 
 
 class UnknownToolError(EpisodicError):
@@ -156,9 +169,9 @@ class ToolRegistry:
             raise ValueError(f"tool name {tool.name!r} must be 1-128 characters of [A-Za-z0-9_.-]")
         if tool.name in self._tools:
             raise ValueError(f"tool {tool.name!r} registered twice")
-        jsonschema.Draft202012Validator.check_schema(tool.input_schema)
+        check_schema(tool.input_schema)
         if tool.output_schema is not None:
-            jsonschema.Draft202012Validator.check_schema(tool.output_schema)
+            check_schema(tool.output_schema)
         self._tools[tool.name] = tool
 
     def get(self, name: str) -> Tool | None:
