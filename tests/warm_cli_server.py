@@ -30,6 +30,12 @@ PRELOAD = (
     "episodic.scrub",
     "episodic.embed.minilm",
     "episodic.hook",
+    "episodic.dream.archive",
+    "episodic.failures.service",
+    "episodic.failures.sqlite_store",
+    "episodic.scratch.service",
+    "episodic.history.sqlite_store",
+    "episodic.history.links",
 )
 MAX_REQUEST = 1 << 20
 
