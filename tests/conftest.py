@@ -31,9 +31,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> Iterator[int]:
-    """`-n auto`: one worker more than the cores. Many tests wait on a server, a subprocess or an agent's CLI;
-    on the 2-core machine three workers ran the suite in 238-251 s against 278-283 s for two and 258-261 s
-    for four (docs/performance.md). PYTEST_XDIST_AUTO_NUM_WORKERS still sets the number exactly."""
+    """`-n auto`: one worker more than the cores, since many tests wait on a server, a subprocess or an agent's
+    CLI (measured in docs/performance.md). PYTEST_XDIST_AUTO_NUM_WORKERS still sets the number exactly."""
     cores = yield
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
         return cores
