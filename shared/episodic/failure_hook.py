@@ -111,7 +111,13 @@ def run(stdin: TextIO) -> tuple[str, str]:
     if remaining <= 0.05:
         raise hook.HookSkip("fail: budget spent before the request")
     session = payload.get("session_id")
-    arguments = {"command": command, "error": error, "session_id": str(session)[:200] if session else ""}
+    arguments: dict[str, Any] = {
+        "command": command,
+        "error": error,
+        "session_id": str(session)[:200] if session else "",
+    }
+    if hook.review_required():  # only sessions whose card a person approved (the server checks it too)
+        arguments["approved_only"] = True
     try:
         entry = ask_server(url, token, arguments, remaining)
     except hook.ServerDown as down:

@@ -149,6 +149,16 @@ def review_episode(
     return ReviewOutcome(updated, action, notes)
 
 
+def serves_session(memory: Memory, tenant_id: str, session_id: str, *, approved_only: bool) -> bool:
+    """Whether a session's words may reach an agent through any face (the failure memory, scratch recall):
+    never a vetoed card's; under `review_required` (`approved_only`) only an approved card's."""
+    record = memory.store.get(tenant_id, session_id)
+    state = record.review_state if record is not None else None
+    if approved_only:
+        return state is ReviewState.APPROVED
+    return state is not ReviewState.VETOED
+
+
 def review_queue(memory: Memory, tenant_id: str, limit: int = 200) -> list[CardRecord]:
     """What nobody has looked at yet, newest verified first."""
     check_tenant(tenant_id)
@@ -179,4 +189,5 @@ __all__ = [
     "queue_order",
     "review_episode",
     "review_queue",
+    "serves_session",
 ]

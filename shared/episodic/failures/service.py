@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -50,10 +51,12 @@ def lookup(
     *,
     session_id: str = "",
     before: datetime | None = None,
+    admits: Callable[[str], bool] | None = None,
 ) -> FailureMatch:
     """The fix of an earlier session for this failure when the match is strong: one of its error lines
     (best first), normalised, specific enough (`failure_min_words`), is one another session got past (with
-    the same check when `failure_same_check`); else the reason nothing is shown. Scrubs before anything."""
+    the same check when `failure_same_check`); else the reason nothing is shown. Scrubs before anything.
+    `admits(session_id)`: whether that session's words may be shown (a reviewer's veto, `review_required`)."""
     from episodic.failures.signature import signatures_of  # its ~30 patterns: a memory that never looks up
 
     command = failures.scrubber.scrub(command[:MAX_COMMAND_CHARS])
@@ -66,13 +69,15 @@ def lookup(
     from episodic.failures.extract import check_head
 
     head = check_head(command)
-    other_check = 0
+    other_check = withheld = 0
     for signature in specific:  # best line first: the first one an earlier session got past answers
-        found = [
+        others = [
             f
             for f in failures.store.fixes_of(tenant_id, signature.key, before=before)
             if f.session_id != session_id
         ]
+        found = [f for f in others if admits is None or admits(f.session_id)]
+        withheld += len(others) - len(found)
         same = [f for f in found if f.check == head]
         if failures.settings.failure_same_check and not same:
             other_check += len(found)
@@ -83,6 +88,8 @@ def lookup(
                 signature=signature.text, fix=best, sessions=len({f.session_id for f in found})
             )
     reason = "got past only with another check" if other_check else "never got past in another session"
+    if withheld and not other_check:
+        reason = "got past only in sessions a reviewer vetoed or has not approved"
     return FailureMatch(signature=specific[0].text, reason=reason, sessions=other_check)
 
 

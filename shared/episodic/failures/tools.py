@@ -25,6 +25,9 @@ class FailureArguments(ToolArguments):
     session_id: Annotated[str, Field(max_length=200)] = Field(
         "", description="The current session's id: its own records are never the answer."
     )
+    approved_only: bool = Field(
+        False, description="Only sessions whose card a person approved (the hook under `review_required`)."
+    )
 
 
 _FIX_SCHEMA: dict[str, Any] = {
@@ -76,8 +79,16 @@ def failure_tools(memory: Memory) -> list[Tool]:
     if failures is None:
         return []
 
+    from episodic.review import serves_session
+
     def recall(principal: Principal, args: FailureArguments) -> ToolOutput:
-        found = lookup(failures, principal.tenant_id, args.command, args.error, session_id=args.session_id)
+        tenant = principal.tenant_id
+        approved_only = args.approved_only or memory.settings.review_required
+
+        def admits(session_id: str) -> bool:  # a vetoed session's words leave every face (episodic.review)
+            return serves_session(memory, tenant, session_id, approved_only=approved_only)
+
+        found = lookup(failures, tenant, args.command, args.error, session_id=args.session_id, admits=admits)
         structured: dict[str, Any] = {
             "match": None,
             "signature": found.signature,
