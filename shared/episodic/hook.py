@@ -496,7 +496,7 @@ def scratch_block(url: str, token: str, query: str) -> str:
     try:
         from episodic.scratch.hook_block import ask_scratch
 
-        return ask_scratch(_post, url, token, query, remaining, PROTOCOL_VERSION)
+        return ask_scratch(_post, url, token, query, remaining, PROTOCOL_VERSION, review_required())
     except Exception:  # a hint, never a reason to lose the episodes
         return ""
 

@@ -19,7 +19,7 @@ from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
 from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import scratch_of
-from mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
+from mcp_testkit import ALPHA, BETA, EPISODES, build_memory, populate, settings_for
 from unit.test_hook_faults import PROMPT, hook_input, log_lines, run_hook
 
 OUTCOMES = [
@@ -233,3 +233,31 @@ def test_the_agents_deadline_is_longer_than_the_hooks() -> None:
 
     fields = Settings.model_fields
     assert fields["scratch_agent_deadline_seconds"].default > fields["scratch_deadline_seconds"].default
+
+
+def test_the_hook_never_adds_a_vetoed_sessions_attempts_nor_unapproved_ones_under_review(
+    tmp_path: Path,
+) -> None:
+    """Issue 52 item 2: a veto removes a session from every face, scratch recall included; under
+    `review_required` only an approved session's attempts are added."""
+    from episodic.review import review_episode
+
+    settings, memory = scratch_memory(tmp_path / "server")
+    populate(memory, [(ALPHA, "s_0910", "shop", "2026-01-12", EPISODES[0][4])])  # its card
+    token = LocalTokenStore(settings.tokens_path).add(ALPHA)
+    home = tmp_path / "home"
+    attempt = "(session s_0910)"  # the scratch line's reference (an episode's reads "(session s_0910; …")
+
+    def context(**env: str) -> str:
+        out = run_hook(home, hook_input(PROMPT), server.url, token, **env)[1]
+        return json.loads(out)["hookSpecificOutput"]["additionalContext"] if out else ""
+
+    required = {"EPISODIC_REVIEW_REQUIRED": "true"}
+    with BackgroundServer(build_endpoint(settings, memory)) as server:
+        assert attempt in context()
+        review_episode(memory, ALPHA, "s_0910", "veto", reason="the attempt it records is misleading")
+        assert attempt not in context()
+        review_episode(memory, ALPHA, "s_0910", "restore")  # unreviewed again
+        assert attempt in context() and attempt not in context(**required)
+        review_episode(memory, ALPHA, "s_0910", "approve")
+        assert attempt in context(**required)

@@ -13,16 +13,18 @@ HEADING = "## Prior similar attempts"
 Post = Callable[[str, bytes, dict[str, str], float], bytes]
 
 
-def ask_scratch(post: Post, url: str, token: str, query: str, timeout: float, protocol: str) -> str:
+def ask_scratch(
+    post: Post, url: str, token: str, query: str, timeout: float, protocol: str, approved_only: bool = False
+) -> str:
+    arguments: dict[str, Any] = {"query": query, "deadline_seconds": round(max(timeout - 0.05, 0.05), 3)}
+    if approved_only:  # `review_required`: only sessions whose card a person approved
+        arguments["approved_only"] = True
     body = {
         "jsonrpc": "2.0",
         "id": 2,
         "method": "tools/call",
         # the server gives up when the hook would: the hook's budget, not an agent's longer deadline
-        "params": {
-            "name": "recall_similar",
-            "arguments": {"query": query, "deadline_seconds": round(max(timeout - 0.05, 0.05), 3)},
-        },
+        "params": {"name": "recall_similar", "arguments": arguments},
     }
     headers = {
         "Content-Type": "application/json",

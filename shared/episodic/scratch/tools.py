@@ -45,6 +45,9 @@ class RecallArguments(ToolArguments):
         None,
         description="Give up after this (default: the server's agent deadline; the prompt hook sends its own).",
     )
+    approved_only: bool = Field(
+        False, description="Only sessions whose card a person approved (the hook under `review_required`)."
+    )
 
 
 _RESULT_SCHEMA: dict[str, Any] = {
@@ -80,6 +83,7 @@ def scratch_tools(memory: Memory) -> list[Tool]:
     scratch = scratch_of(memory)
     if scratch is None:
         return []
+    from episodic.review import serves_session
     from episodic.scratch.recall import recall_similar
 
     def recall(principal: Principal, args: RecallArguments) -> ToolOutput:
@@ -89,8 +93,14 @@ def scratch_tools(memory: Memory) -> list[Tool]:
             return ToolOutput(
                 DEGRADED_TEXT.format(reason=degraded_reason(found.degraded, wait)), is_error=True
             )
+        approved_only = args.approved_only or memory.settings.review_required
+        hits = [  # a vetoed session's words leave every face (episodic.review)
+            h
+            for h in found.hits
+            if serves_session(memory, principal.tenant_id, h.record.session_id, approved_only=approved_only)
+        ]
         days = scratch.settings.scratch_ttl_days
-        text = pack_recalls(found.hits, days)
+        text = pack_recalls(hits, days)
         if not text:
             message = NO_RECALL_TEXT.format(days=days)
             return ToolOutput(message, {"results": [], "task": found.task, "message": message})
@@ -103,7 +113,7 @@ def scratch_tools(memory: Memory) -> list[Tool]:
                 "created_at": h.record.created_at.isoformat(),
                 "similarity": round(h.similarity, 4),
             }
-            for h in found.hits
+            for h in hits
         ]
         return ToolOutput(text, {"results": results, "task": found.task})
 
