@@ -83,6 +83,17 @@ def read_head(path: str | Path, max_bytes: int) -> tuple[bytes, int]:
         os.close(fd)
 
 
+def read_tail(path: str | Path, max_bytes: int) -> bytes:
+    """The last max_bytes of a regular file, as long as it was when opened; NotReadable otherwise."""
+    fd, size = _open_regular(path)
+    try:
+        start = max(size - max_bytes, 0)
+        os.lseek(fd, start, os.SEEK_SET)
+        return _read_fd(fd, size - start)
+    finally:
+        os.close(fd)
+
+
 def json_depth_ok(value: Any, max_depth: int = MAX_JSON_DEPTH) -> bool:
     """True when no container nests deeper than max_depth (checked without recursion)."""
     stack: list[tuple[Any, int]] = [(value, 1)]

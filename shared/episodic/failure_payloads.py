@@ -16,10 +16,10 @@ All three take the same answer: `{"hookSpecificOutput": {"hookEventName": <event
 from __future__ import annotations
 
 import json
-import os
 import re
-import stat
 from typing import Any
+
+from episodic import bounded
 
 CLAUDE_EVENT, CODEX_EVENT, GEMINI_EVENT = "PostToolUseFailure", "PostToolUse", "AfterTool"
 EVENTS = (CLAUDE_EVENT, CODEX_EVENT, GEMINI_EVENT)
@@ -125,8 +125,9 @@ def codex_exit_code(transcript_path: Any, call_id: Any) -> int | None:
         return None
     if not isinstance(call_id, str) or not call_id:
         return None
-    tail = rollout_tail(transcript_path)
-    if tail is None:
+    try:  # a FIFO, a device or a link to one is refused at once; a huge rollout costs only its tail
+        tail = bounded.read_tail(transcript_path, ROLLOUT_TAIL_BYTES)
+    except OSError:
         return None
     needle = call_id.encode("utf-8")
     for raw in reversed(tail.splitlines()):
@@ -149,33 +150,3 @@ def codex_exit_code(transcript_path: Any, call_id: Any) -> int | None:
         if found is not None and isinstance(found.get("exit_code"), int):
             return int(found["exit_code"])
     return None
-
-
-def rollout_tail(path: str, limit: int = ROLLOUT_TAIL_BYTES) -> bytes | None:
-    """At most the last `limit` bytes of a regular file, as big as it was when opened; None for anything
-    else a path may name (a FIFO, a device, a link to one: checked after opening, so no swap in between)."""
-    try:
-        if not stat.S_ISREG(os.stat(path).st_mode):  # never open a device: opening one can act
-            return None
-        # non-blocking: a FIFO swapped in after the check opens at once (and is refused below)
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_CLOEXEC", 0))
-    except OSError:
-        return None
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            return None
-        start = max(info.st_size - limit, 0)
-        os.lseek(fd, start, os.SEEK_SET)
-        chunks, left = [], info.st_size - start
-        while left > 0:
-            chunk = os.read(fd, min(left, 1 << 20))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
-    except OSError:
-        return None
-    finally:
-        os.close(fd)
