@@ -42,6 +42,10 @@ SALT, PASSPHRASE, SIGNING = _pw(24), "correct-horse-" + _pw(8), _pw(32)
 DJANGO = "django-insecure-" + "k9#x@m2$q(v8&z!p7w^r4t*y1" + _pw(12)
 ENV_PW = _pw(12)
 K8S_PW = _pw(16)
+# issue 52: values whose first character once made them a path or a variable, `(` inside quotes, `/` in a URL password
+LEADING = {c: c + _pw(15) for c in "$%*(/.~"}
+SAS_SIG = "/" + body(ALNUM + "+/", 42) + "="
+QUOTED_PAREN_PW, URL_SLASH_PW, K8S_PASS, PGPASS_CMD_PW = "ab(" + _pw(10), "ab/" + _pw(10), _pw(14), _pw(12)
 
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("PEM block after a JWT", f"the token was {JWT}\n{PEM}", (JWT[-20:], *PEM_BODY)),
@@ -104,6 +108,20 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
         (AWS_ID[4:], AWS_SECRET[:22], AWS_SECRET[22:]),
     ),
     ("episodic token typed bare", f"use {EPI} for the server", (EPI[4:],)),
+    *(
+        (f"value starting with {c}", f"DB_PASSWORD={value}\nQUOTED_SECRET='{value}'", (value[1:],))
+        for c, value in LEADING.items()
+    ),
+    ("Azure SAS sig starting with /", f'AZURE_SAS_TOKEN="{SAS_SIG}"', (SAS_SIG[1:-1],)),
+    ("quoted value holding ( after letters", f'SMTP_PASSWORD="{QUOTED_PAREN_PW}"', (QUOTED_PAREN_PW[3:],)),
+    ("URL password holding /", f"postgres://app:{URL_SLASH_PW}@db.example.com/app", (URL_SLASH_PW[3:],)),
+    (
+        "Kubernetes Secret data value under DB_PASS",
+        f"kind: Secret\ndata:\n  DB_HOST: ZGI=\n  DB_PASS: {_b64(K8S_PASS)}\n",
+        (_b64(K8S_PASS),),
+    ),
+    (".pgpass line then ; cmd", f"db:5432:app:u:{PGPASS_CMD_PW}; chmod 600 ~/.pgpass", (PGPASS_CMD_PW,)),
+    (".pgpass line then # comment", f"db:6432:app:u:{PGPASS_CMD_PW} # staging", (PGPASS_CMD_PW,)),
 ]
 
 # what stays: the scrubber must not take these (ordinary prose and code near the new rules)
@@ -119,6 +137,23 @@ KEPT = [
     "session 8f14e45f-ceea-467f-a8f1-9f3b4c1d2e7a resumed",
     "pip install requests==2.32.3 urllib3==2.2.2",
     "the machine learning model was trained on 5432 samples",
+    # issue 52: references and paths as values of secret names stay
+    "DB_PASSWORD=$HOME",
+    "DB_PASSWORD=${DB_PASSWORD}",
+    'API_TOKEN="$(cat /run/secrets/api_token)"',
+    "SSH_KEY=~/.ssh/id_rsa",
+    "SECRETS_FILE_PASSWORD=./config/secrets.env",
+    "PRIVATE_KEY=/etc/ssl/private/server.key",
+    'password = "%s"',
+    "TOKEN=%(token)s",
+    "SECRET_KEY=*.pem",
+    "token = (message_id, key)",
+    'password = "getpass()"',
+    "open http://localhost:5173/@vite/client",
+    "npm view https://registry.example.com:443/@scope/pkg",
+    "--- PASS: TestLogin (0.00s)",
+    "PASS: tests/unit/test_scrub.py",
+    "bypass: true",
 ]
 
 # what may stand between two secrets (issue 40): newline, escaped newline, space, quote, `=`, table borders

@@ -134,7 +134,8 @@ def netrc_password(text: str, start: int) -> Span | None:
 PGPASS_LITERALS = (":5432:", ":6432:", ":*:*:", ":*:postgres:")  # the ports and wildcards most lines have
 _PGPASS = re.compile(
     r"(?P<host>[A-Za-z0-9_.*\[\]-]{1,253}):(?P<port>[0-9]{1,5}|\*):(?P<db>[^\s:]{1,64}):(?P<user>[^\s:]{1,64}):"
-    r"(?P<secret>[^\s\\]{1,256})[ \t]*(?=\r|\n|\\[nr]|$|[\"'`])"
+    # the line ends, or a command (`; cmd`, `&& cmd`) or a comment (` # note`) follows it on the line (issue 52)
+    r"(?P<secret>[^\s\\]{1,256}?)[ \t]*(?=\r|\n|\\[nr]|$|[\"'`]|(?:;|&&|\|\|?)(?:[ \t]|$)|(?<=[ \t])#)"
 )
 
 

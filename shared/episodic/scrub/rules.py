@@ -224,21 +224,31 @@ POSITION_TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
     ),
 ]
 
-_URL_CREDENTIALS = re.compile(
-    r"://(?P<user>[^\s:/@?#\"'`\\<>\[\]{}|]{0,128}):(?P<secret>[^\s/\"'`\\<>\[\]{}|]{1,256})@(?=[A-Za-z0-9\[])"
+_URL_USER = r"://(?P<user>[^\s:/@?#\"'`\\<>\[\]{}|]{0,128}):"
+_URL_CREDENTIALS = re.compile(_URL_USER + r"(?P<secret>[^\s/\"'`\\<>\[\]{}|]{1,256})@(?=[A-Za-z0-9\[])")
+# a password holding `/` (issue 52) ends at the first `@` that a host and the end of the authority follow
+_URL_CREDENTIALS_SLASH = re.compile(
+    _URL_USER
+    + r"(?P<secret>[^\s\"'`\\<>\[\]{}|]{1,256}?)@(?=[A-Za-z0-9\[][A-Za-z0-9._\-\[\]:]*(?:[/?#\s\"'`\\]|$))"
 )
+_PORT_PATH = re.compile(
+    r"[0-9]{1,5}/"
+)  # `http://localhost:5173/@vite/client`: a port and a path, no password
 
 
 def url_password(text: str, start: int) -> Span | None:
     """`scheme://user:password@host`: the password goes (up to the last `@` before the host, so it may hold
-    `@`, `#` or `?`), the user and host stay."""
-    match = _URL_CREDENTIALS.match(text, start)
-    if match is None:
-        return None
-    password = match.group("secret")
-    if len(password) < 3 or is_placeholder(password) or password.lower() in ("pass", "pw", "passwd"):
-        return None
-    return match.start("secret"), match.end("secret"), "password", RANK_CONTEXT
+    `@`, `#`, `?` or `/`), the user and host stay; `host:port/path@x` is no password."""
+    for pattern in (_URL_CREDENTIALS, _URL_CREDENTIALS_SLASH):
+        match = pattern.match(text, start)
+        if match is None:
+            continue
+        password = match.group("secret")
+        if _PORT_PATH.match(password) or len(password) < 3 or is_placeholder(password):
+            continue
+        if password.lower() not in ("pass", "pw", "passwd"):
+            return match.start("secret"), match.end("secret"), "password", RANK_CONTEXT
+    return None
 
 
 _QUOTE = r"(?:\\{0,3}[\"'])?"
@@ -358,12 +368,24 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     kind = secret_kind_for_name(name, value)
     if kind is None:
         return None, done
-    if _CALL.match(value) or value[0] == "(":  # a call, or an expression (`token = (message_id, key)`)
+    quote = match.group("quote")
+    if _is_code(value, quoted=bool(quote) and text.startswith(quote, value_end)):
         return None, done
     if not looks_secret(judged, kind):
         return None, done
     # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
     return (value_start, value_end, kind, RANK_KEYWORD), max(done, value_end if len(value) > 256 else done)
+
+
+def _is_code(value: str, *, quoted: bool) -> bool:
+    """A call (`get_token(…`, `os.getenv(`) or an expression (`token = (message_id, key)`) rather than a value.
+    Between quotes a `(` is a character of the value (`SMTP_PASSWORD="ab(cd…"`, issue 52) unless the whole
+    string is one balanced call (`"getpass()"`)."""
+    if value[0] == "(":
+        return not looks_secret(value[1:], "secret")
+    if quoted:
+        return _CALL.match(value) is not None and value.endswith(")") and value.count("(") == value.count(")")
+    return _CALL.match(value) is not None
 
 
 def _value_at(text: str, match: re.Match[str], value_start: int) -> tuple[str, int]:
@@ -416,12 +438,16 @@ for _follower in TOKEN_FOLLOWERS:
 # is found in its URL),
 # searched by an automaton of their own (the one above is at its 64 literals)
 NAME_LITERALS: dict[str, frozenset[str]] = {
-    "assphrase": frozenset(), "ASSPHRASE": frozenset(), "asscode": frozenset(), "ASSCODE": frozenset(),
+    # whole words, listed before `pass`: where two literals start at one place the earlier-listed one is reported
+    "passphrase": frozenset(), "Passphrase": frozenset(), "PASSPHRASE": frozenset(),
+    "passcode": frozenset(), "Passcode": frozenset(), "PASSCODE": frozenset(),
     "salt": frozenset(_LOWER), "Salt": frozenset(_LOWER), "SALT": frozenset(_UPPER),
     "pepper": frozenset(_LOWER), "Pepper": frozenset(_LOWER), "PEPPER": frozenset(_UPPER),
     "creds": frozenset(_LOWER), "Creds": frozenset(_LOWER), "CREDS": frozenset(_UPPER),
     "hmac": frozenset(_LOWER), "Hmac": frozenset(_LOWER), "HMAC": frozenset(_UPPER),
     "passkey": frozenset(_LOWER), "PASSKEY": frozenset(_UPPER),
+    # `DB_PASS`, `smtp_pass`, `dbPass` (issue 52: a Kubernetes Secret's `DB_PASS: <base64>`); `PASSWORD` has its own
+    "PASS": frozenset(_UPPER), "pass": frozenset(_LOWER), "Pass": frozenset(_LOWER),
 }  # fmt: skip
 for _literal in NAME_LITERALS:
     KEYWORD_LENGTHS[_literal] = len(_literal)

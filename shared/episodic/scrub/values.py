@@ -24,7 +24,23 @@ PLACEHOLDER_WORDS = frozenset(
     }
 )  # fmt: skip
 _PLACEHOLDER_PREFIXES = ("your", "my-", "my_", "example", "replace", "insert", "enter-", "enter_", "todo")
-_PLACEHOLDER_START = "$%{<*/~.#["  # variables, format strings, templates, masks, paths, [REDACTED:...]
+_PLACEHOLDER_START = (
+    "{<#["  # templates, markup, comments, [REDACTED:...]: never the first character of a secret
+)
+# These first characters start a stand-in only in the shapes below (issue 52: one leading character exempted about 1 in
+# 64 Azure SAS signatures and 1 in 10 Django keys): a variable or command (`$HOME`, `$dbPass`, `${DB_PASS}`, `$(cat f)`;
+# a name in one case or camel case, as a random `$gXIJq…` is not), a format
+# (`%s`, `%(pw)s`, `%APPDATA%`), a glob or mask (`*.pem`, `***`), an expression (`(a, b)`), a path (`/run/secrets/db`,
+# `./config`, `~/.ssh/id_rsa`): every path segment a lower-case name or a word, as random characters never are
+_REFERENCE = re.compile(
+    r"\$(?:\{[^}]*\}|\([^)]*\)|(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)*)(?:[/:.}-].*)?"
+    r"|[0-9@*#?!])"
+    r"|%(?:\([A-Za-z_]\w*\))?[-#0 +]*[0-9]*(?:\.[0-9]+)?[sdifgGxXrcuoeE]|%[A-Za-z_]\w*%.*"
+    r"|\*(?:[.*/].*)?|\(.*[,)\s].*",
+    re.DOTALL,
+)
+_PATH_START = re.compile(r"(?:~[A-Za-z0-9_.-]*|\.{1,2})?/|\.(?=[A-Za-z0-9_-]+$)")
+_PATH_SEGMENT = re.compile(r"[a-z0-9_.@+-]*|[A-Za-z][a-z]*(?:[ _.-]?[A-Za-z][a-z]*)*(?:\.[A-Za-z0-9]+)?")
 _MASK_RUNS = ("xxxx", "XXXX", "****", "...", "…", "••")
 
 _CODE_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # self.token, os.environ
@@ -104,6 +120,8 @@ def _kind_for_name(name: str) -> str | None:
     present = set(words)
     if present & PASSWORD_WORDS or any(w.endswith(("password", "passwd")) for w in words):
         return "password"  # PGPASSWORD, DBPASSWORD: glued names too
+    if words[-1] == "pass" and len(words) >= 2:
+        return "password"  # DB_PASS, smtpPass; a lone `PASS:` is a test runner's verdict
     if "secret" in present and ("aws" in present or {"access", "key"} <= present):
         return _AWS_SECRET_NAME
     if present & SECRET_WORDS or any(w.endswith(_GLUED_SECRET_ENDS) for w in words):
@@ -123,12 +141,25 @@ def is_placeholder(value: str) -> bool:
     """A stand-in, a reference or a masked value rather than a secret."""
     if not value or value[0] in _PLACEHOLDER_START:
         return True
+    if value[0] in "$%*(/.~" and is_reference(value):
+        return True
     lowered = value.lower()
     if lowered in PLACEHOLDER_WORDS or lowered.startswith(_PLACEHOLDER_PREFIXES):
         return True
     if len(set(value)) <= 2 or any(run in value for run in _MASK_RUNS):
         return True
     return "redacted" in lowered
+
+
+def is_reference(value: str) -> bool:
+    """A variable, format, glob, expression or path standing in for a value (see _REFERENCE)."""
+    if _REFERENCE.fullmatch(value):
+        return True
+    start = _PATH_START.match(value)
+    if start is None:
+        return False
+    segments = value[start.end() :].strip("/").split("/")
+    return all(_PATH_SEGMENT.fullmatch(segment) for segment in segments)
 
 
 def looks_secret(value: str, kind: str) -> bool:
