@@ -43,7 +43,7 @@ def install_fake_agent(bin_dir: Path, cli: str) -> Path:
 
 @contextlib.contextmanager
 def private_folder(prefix: str) -> Iterator[Path]:
-    """A folder under build/ no one else may write: Gemini CLI skips a settings file below /tmp (mode 1777)."""
+    """A folder under build/ no one else may write, removed after the test."""
     path = Path(__file__).resolve().parents[1] / "build" / f"{prefix}-{uuid.uuid4().hex[:8]}"
     path.mkdir(parents=True, mode=0o700)
     try:

@@ -135,8 +135,8 @@ def test_valid_card_from_the_recorded_output(
     assert env["EPISODIC_DISTILLING"] == "1"  # our hooks do nothing under it
     assert Path(str(call["cwd"])).resolve() == (private_dir / "cache" / f"{cli}-distill").resolve()
     if cli == "gemini":
-        settings = json.loads(Path(env["GEMINI_CLI_SYSTEM_SETTINGS_PATH"]).read_text())
-        assert settings["hooksConfig"]["enabled"] is False
+        settings = json.loads((Path(str(call["cwd"])) / ".gemini" / "settings.json").read_text())
+        assert settings["hooksConfig"]["enabled"] is False and env["GEMINI_CLI_TRUST_WORKSPACE"] == "true"
         assert "outcome" in stdin and '"enum"' in stdin  # no schema flag: the schema is in the prompt
 
 
@@ -228,11 +228,11 @@ def test_timeout_is_retryable(fakes: Path, private_dir: Path, monkeypatch: pytes
         distiller.distill(_verified(), "SURVEY")
 
 
-def test_gemini_refuses_a_settings_folder_others_may_write(fakes: Path, tmp_path: Path) -> None:
-    """Gemini CLI silently skips a system settings file below /tmp (observed): hooks would stay on."""
-    with pytest.raises(ConfigError, match="could not turn its hooks off"):
-        _distiller("gemini", tmp_path / "home").distill(_verified(), "SURVEY")
-    assert calls(fakes) == []
+def test_gemini_distills_below_a_folder_others_may_write(fakes: Path, tmp_path: Path) -> None:
+    """Below /tmp (mode 1777) too: the hooks switch is in the trusted run folder's own settings, which Gemini
+    CLI reads wherever the folder is (a system settings file there it skips)."""
+    result = _distiller("gemini", tmp_path / "home").distill(_verified(), "SURVEY")
+    assert result.card.problem and len(calls(fakes)) == 1
 
 
 @pytest.mark.parametrize(

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from functional.client_env import free_port
 from episodic.cli.errors import EpisodicGroup
 from episodic.cli.setup_clients import (
     ClientPlan,
@@ -201,6 +202,7 @@ def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
     register(group)
     runner = CliRunner()
     monkeypatch.setenv("EPISODIC_HOOK_AUTOSTART", "false")  # no background server from this test
+    monkeypatch.setenv("EPISODIC_PORT", str(free_port()))  # another home's server may hold the default
     monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(tmp_path / "no-such-claude"))
     assert "Claude Code is on PATH" not in runner.invoke(group, ["setup", "claude-code"]).stderr
 

@@ -5,10 +5,12 @@ tests/fixtures/agent_cli/gemini_help.txt). Gemini CLI has no schema flag, so the
 and the card is read from the JSON output's `response` (geminicli.com/docs/cli/headless: `response`,
 `stats`, `error`); a card that fails the checks gets the shared repair turn. Off while distilling: every MCP
 server (`--allowed-mcp-server-names` naming none that exists), every extension (`-e none`), and hooks
-through a system settings file (GEMINI_CLI_SYSTEM_SETTINGS_PATH, which overrides the user's and the
-project's settings; the real system file's keys are kept under ours). The run is in an empty folder, so no
-project GEMINI.md is near it; the user's global ~/.gemini/GEMINI.md is always loaded by 0.61 (observed:
-`context.fileName` only adds names). Gemini CLI writes a chat file for a headless run too; its first user
+through the run folder's own workspace settings (`.gemini/settings.json`), read because the run trusts its
+folder (GEMINI_CLI_TRUST_WORKSPACE=true, as `--skip-trust` sets it; an untrusted folder's settings are
+ignored). A system settings file would not do: 0.61 skips one unless it and every folder above it are owned
+by root and shut to group and others (isFileAndDirectorySecureSync), so it failed below /tmp and for any
+user but root. The run is in an empty folder, so no project GEMINI.md is near it; the user's global
+~/.gemini/GEMINI.md is always loaded by 0.61 (observed: `context.fileName` only adds names). Gemini CLI writes a chat file for a headless run too; its first user
 text is DISTILLER_MARKER, so the parser skips it.
 """
 
@@ -17,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -28,6 +29,7 @@ from episodic.models import DistillUsage
 
 NO_MCP_SERVER = "episodic-distiller-no-server"  # an allow-list of one name no server has
 PROMPT_FLAG_TEXT = "Write the memory card for the survey above, as instructed."  # appended to stdin
+TRUST_ENV = "GEMINI_CLI_TRUST_WORKSPACE"  # checkPathTrust, 0.61: "true" trusts the folder
 AUTH_EXIT = 41  # FATAL_AUTHENTICATION_ERROR (observed: no auth method configured, 0.61)
 DISTILL_SETTINGS: dict[str, Any] = {
     "hooksConfig": {"enabled": False},
@@ -35,16 +37,14 @@ DISTILL_SETTINGS: dict[str, Any] = {
 }
 
 
-def system_settings_path() -> Path:
-    """Where Gemini CLI reads its system settings (its getSystemSettingsPath, 0.61)."""
-    named = os.environ.get("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-    if named:
-        return Path(named)
-    if sys.platform == "darwin":
-        return Path("/Library/Application Support/GeminiCli/settings.json")
-    if os.name == "nt":
-        return Path("C:/ProgramData/gemini-cli/settings.json")
-    return Path("/etc/gemini-cli/settings.json")
+def distill_settings_file(workdir: Path) -> Path:
+    """The run folder's workspace settings: hooks and the directory tree off (they override the user's)."""
+    path = workdir / ".gemini" / "settings.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # threads share a pid
+    tmp.write_text(json.dumps(DISTILL_SETTINGS, indent=2), encoding="utf-8")
+    os.replace(tmp, path)
+    return path
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -53,33 +53,6 @@ def _read_json(path: Path) -> dict[str, Any]:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def distill_settings_file(workdir: Path) -> Path:
-    """The system settings for the distiller's run: the machine's own, with hooks and context files off."""
-    settings = _read_json(system_settings_path())
-    for key, value in DISTILL_SETTINGS.items():
-        settings[key] = {**(settings.get(key) or {}), **value}
-    path = workdir / "gemini-system-settings.json"
-    workdir.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.{threading.get_ident()}.tmp")  # threads share a pid
-    tmp.write_text(json.dumps(settings, indent=2), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
-
-
-def shared_ancestor(folder: Path) -> Path | None:
-    """The first folder on the way to `folder` that group or others may write (Gemini CLI's own rule)."""
-    if os.name != "posix":
-        return None
-    for part in [folder.resolve(), *folder.resolve().parents]:
-        try:
-            mode = part.stat().st_mode
-        except OSError:
-            continue
-        if mode & 0o022:
-            return part
-    return None
 
 
 def gemini_dir(env: dict[str, str] | os._Environ[str] | None = None) -> Path:
@@ -133,13 +106,9 @@ class GeminiCli(AgentCli):
         return command + (["--model", model] if model else [])
 
     def env(self, workdir: Path) -> dict[str, str]:
-        shared = shared_ancestor(workdir)
-        if shared is not None:  # the CLI would skip the file, and with it the hooks switch (observed, 0.61)
-            raise ConfigError(
-                f"Gemini CLI ignores settings files below {shared} (others may write there), so the "
-                "distiller could not turn its hooks off; set EPISODIC_HOME to a folder of your own"
-            )
-        return {GUARD_ENV: "1", "GEMINI_CLI_SYSTEM_SETTINGS_PATH": str(distill_settings_file(workdir))}
+        distill_settings_file(workdir)
+        # the workspace settings count only in a trusted folder; the run's folder is ours, and empty
+        return {GUARD_ENV: "1", TRUST_ENV: "true"}
 
     def read(self, run: CliRun) -> AgentAnswer:
         result = _json_object(run.stdout) or _json_object(run.stderr)  # errors come on stderr (observed)
