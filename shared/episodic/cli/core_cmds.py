@@ -141,20 +141,27 @@ def run_upgrade(
             return index_sessions(memory, paths, tenant, progress=advance, sources=plan.sources)
 
 
-_CONFIDENCE_LABEL = {"strong": "close match", "weak": "weak match, maybe unrelated"}
+# every tier `confidence.shown` keeps (strong, weak, faint): a person reads the same verdict an agent gets
+CONFIDENCE_LABELS = {
+    "strong": "close match",
+    "weak": "weak match, maybe related",
+    "faint": "faint match, probably unrelated",
+}
 
 
 def _print_hits(hits: list[Any]) -> None:
-    """Close matches as cards, weak ones marked as weak; nothing below the weak bar (episodic.confidence)."""
+    """Close matches as cards, then weak and faint ones, each marked; nothing below the faint bar
+    (episodic.confidence)."""
     from episodic.confidence import shown
     from episodic.present import pack_card
 
     hits = shown(hits, include_weak=True)
     if not any(hit.confidence == "strong" for hit in hits):
-        click.echo("No confident match." + (" Weak matches, maybe unrelated:" if hits else ""))
+        click.echo("No confident match." + (" Possibly related sessions, best first:" if hits else ""))
     for i, hit in enumerate(hits, 1):
-        label = _CONFIDENCE_LABEL[hit.confidence.value if hit.confidence else "weak"]
-        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
+        click.echo(
+            f"[{i}] ({CONFIDENCE_LABELS[hit.confidence.value]}) " + pack_card(hit.record, hit.similarity)
+        )
         click.echo("")
 
 
