@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
+import warm_cli
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 BIN = Path(sys.executable).parent  # the venv's bin folder, kept off the client's PATH
@@ -24,6 +25,21 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def episodic(
+    *args: str, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m episodic ARGS` in the test's HOME and EPISODIC_HOME (the environment the fixture set)."""
+    return warm_cli.run(
+        [sys.executable, "-m", "episodic", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+        cwd=cwd,
+    )
 
 
 def isolate(env: pytest.MonkeyPatch, home: Path, user_home: Path | None = None) -> None:

@@ -13,26 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
-from client_env import isolate
+from client_env import episodic, isolate
 from session_builder import SessionWriter
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
-
-
-def episodic(
-    *args: str, stdin: str | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`python -m episodic ARGS` in the test's HOME and EPISODIC_HOME (the environment the fixture set)."""
-    return warm_cli.run(
-        [sys.executable, "-m", "episodic", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ),
-        cwd=cwd,
-    )
 
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'

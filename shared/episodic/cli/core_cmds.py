@@ -251,9 +251,7 @@ def register(group: click.Group) -> None:
         if as_json:
             _echo_json(record.model_dump(mode="json"))
             return
-        click.echo(json.dumps(record.card.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        meta = record.model_dump(mode="json", exclude={"card", "opening"})  # raw session words: not the card
-        click.echo(json.dumps(meta, indent=2, ensure_ascii=False))
+        click.echo(_episode_text(record))
 
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
@@ -389,6 +387,21 @@ def register(group: click.Group) -> None:
         from episodic.cli.setup_steps import offer_claude_code_distiller
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
+
+
+def _episode_text(record: Any) -> str:
+    """A card as a person reads it: the text get_episode gives an agent, then where it came from."""
+    from episodic.present import episode_text
+
+    origin = [
+        ("Agent", record.agent),
+        ("Branch", record.git_branch),
+        ("Ended", record.ended_at.isoformat() if record.ended_at else ""),
+        ("Transcript", record.source_path),
+        ("Review", record.review_state.value),
+        ("Indexed", record.indexed_at.isoformat() if record.indexed_at else ""),
+    ]
+    return "\n".join([episode_text(record), *(f"{name}: {value}" for name, value in origin if value)])
 
 
 def _hit_json(hit: Any) -> dict[str, Any]:
