@@ -66,8 +66,23 @@ class ConfidenceRule:
         return [hit.model_copy(update={"confidence": self.tier(hit)}) for hit in hits]
 
 
+# best first: a tier is the verdict on a hit, so a faint hit never comes before a weak one even when its fused
+# score is higher (the tiers weigh the cosine too); below the faint bar last
+TIER_ORDER: dict[Confidence | None, int] = {
+    Confidence.STRONG: 0,
+    Confidence.WEAK: 1,
+    Confidence.FAINT: 2,
+    None: 3,
+}
+
+
+def by_tier(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """The hits best first: by tier, then in their ranked order within a tier (a stable sort)."""
+    return sorted(hits, key=lambda hit: TIER_ORDER[hit.confidence])
+
+
 def shown(hits: Sequence[SearchHit], include_weak: bool) -> list[SearchHit]:
-    """What an agent is given: the strong hits, and the weak and faint ones unless it asked for strong only;
-    never those below the faint bar."""
+    """What an agent is given, best first: the strong hits, and the weak and faint ones unless it asked for
+    strong only; never those below the faint bar."""
     wanted = set(Confidence) if include_weak else {Confidence.STRONG}
-    return [hit for hit in hits if hit.confidence in wanted]
+    return by_tier([hit for hit in hits if hit.confidence in wanted])

@@ -11,6 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+import warm_cli
+
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 BIN = Path(sys.executable).parent  # the venv's bin folder, kept off the client's PATH
 EPISODIC = BIN / "episodic"
@@ -22,6 +25,33 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def episodic(
+    *args: str, stdin: str | None = None, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """`python -m episodic ARGS` in the test's HOME and EPISODIC_HOME (the environment the fixture set)."""
+    return warm_cli.run(
+        [sys.executable, "-m", "episodic", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=dict(os.environ),
+        cwd=cwd,
+    )
+
+
+def isolate(env: pytest.MonkeyPatch, home: Path, user_home: Path | None = None) -> None:
+    """The environment `episodic_home` gives a test, for `home` and `user_home` (default: its sibling
+    `user-home`): no agent folder or EPISODIC_* setting of the machine's own leaks in."""
+    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        env.delenv(name, raising=False)
+    for name in list(os.environ):
+        if name.startswith("EPISODIC_") and name != "EPISODIC_TEST_TRANSCRIPTS":
+            env.delenv(name, raising=False)
+    env.setenv("EPISODIC_HOME", str(home))
+    env.setenv("HOME", str(user_home or home.parent / "user-home"))
 
 
 def bare_env(home: Path, user_home: Path, **extra: str) -> dict[str, str]:

@@ -13,25 +13,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
+from client_env import episodic, isolate
 from session_builder import SessionWriter
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
-
-
-def episodic(
-    *args: str, stdin: str | None = None, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    """`python -m episodic ARGS` in the test's HOME and EPISODIC_HOME (the environment the fixture set)."""
-    return warm_cli.run(
-        [sys.executable, "-m", "episodic", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=dict(os.environ),
-        cwd=cwd,
-    )
 
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
@@ -45,13 +30,7 @@ def home(episodic_home: Path) -> Path:
 
 def _isolate(env: pytest.MonkeyPatch, home: Path) -> None:
     """The environment `episodic_home` gives a test, for `home` and its sibling `user-home`."""
-    for name in ("CLAUDE_CONFIG_DIR", "XDG_CONFIG_HOME", "CODEX_HOME", "GEMINI_CLI_HOME"):
-        env.delenv(name, raising=False)
-    for name in list(os.environ):
-        if name.startswith("EPISODIC_") and name != "EPISODIC_TEST_TRANSCRIPTS":
-            env.delenv(name, raising=False)
-    env.setenv("EPISODIC_HOME", str(home))
-    env.setenv("HOME", str(home.parent / "user-home"))
+    isolate(env, home)
 
 
 DemoIndexed = tuple[Path, subprocess.CompletedProcess[str]]

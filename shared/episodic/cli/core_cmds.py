@@ -141,20 +141,27 @@ def run_upgrade(
             return index_sessions(memory, paths, tenant, progress=advance, sources=plan.sources)
 
 
-_CONFIDENCE_LABEL = {"strong": "close match", "weak": "weak match, maybe unrelated"}
+# every tier `confidence.shown` keeps (strong, weak, faint): a person reads the same verdict an agent gets
+CONFIDENCE_LABELS = {
+    "strong": "close match",
+    "weak": "weak match, maybe related",
+    "faint": "faint match, probably unrelated",
+}
 
 
 def _print_hits(hits: list[Any]) -> None:
-    """Close matches as cards, weak ones marked as weak; nothing below the weak bar (episodic.confidence)."""
+    """Close matches as cards, then weak and faint ones, each marked; nothing below the faint bar
+    (episodic.confidence)."""
     from episodic.confidence import shown
     from episodic.present import pack_card
 
     hits = shown(hits, include_weak=True)
     if not any(hit.confidence == "strong" for hit in hits):
-        click.echo("No confident match." + (" Weak matches, maybe unrelated:" if hits else ""))
+        click.echo("No confident match." + (" Possibly related sessions, best first:" if hits else ""))
     for i, hit in enumerate(hits, 1):
-        label = _CONFIDENCE_LABEL[hit.confidence.value if hit.confidence else "weak"]
-        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
+        click.echo(
+            f"[{i}] ({CONFIDENCE_LABELS[hit.confidence.value]}) " + pack_card(hit.record, hit.similarity)
+        )
         click.echo("")
 
 
@@ -244,9 +251,7 @@ def register(group: click.Group) -> None:
         if as_json:
             _echo_json(record.model_dump(mode="json"))
             return
-        click.echo(json.dumps(record.card.model_dump(mode="json"), indent=2, ensure_ascii=False))
-        meta = record.model_dump(mode="json", exclude={"card", "opening"})  # raw session words: not the card
-        click.echo(json.dumps(meta, indent=2, ensure_ascii=False))
+        click.echo(_episode_text(record))
 
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
@@ -382,6 +387,21 @@ def register(group: click.Group) -> None:
         from episodic.cli.setup_steps import offer_claude_code_distiller
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
+
+
+def _episode_text(record: Any) -> str:
+    """A card as a person reads it: the text get_episode gives an agent, then where it came from."""
+    from episodic.present import episode_text
+
+    origin = [
+        ("Agent", record.agent),
+        ("Branch", record.git_branch),
+        ("Ended", record.ended_at.isoformat() if record.ended_at else ""),
+        ("Transcript", record.source_path),
+        ("Review", record.review_state.value),
+        ("Indexed", record.indexed_at.isoformat() if record.indexed_at else ""),
+    ]
+    return "\n".join([episode_text(record), *(f"{name}: {value}" for name, value in origin if value)])
 
 
 def _hit_json(hit: Any) -> dict[str, Any]:

@@ -1,0 +1,64 @@
+"""Issue 50's everyday frictions, each through the CLI as a user meets it: `show` reads as text, ids resolve
+the same everywhere, configuration mistakes get one line, no traceback for a refused address, stale failures
+are not "waiting for a retry", and the holdout experiment is visible."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from client_env import DEMO, episodic, isolate
+
+CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
+
+DemoIndexed = tuple[Path, subprocess.CompletedProcess[str]]
+
+
+@pytest.fixture(scope="module")
+def demo_indexed(tmp_path_factory: pytest.TempPathFactory) -> DemoIndexed:
+    """One home with the demo corpus indexed on purpose, for the tests that only read it."""
+    home = tmp_path_factory.mktemp("round3") / "episodic-home"
+    home.mkdir()
+    (home.parent / "user-home").mkdir()
+    (home / "config.toml").write_text(CONFIG)
+    with pytest.MonkeyPatch.context() as env:
+        isolate(env, home)
+        return home, episodic("index", str(DEMO), "--json")
+
+
+@pytest.fixture()
+def demo_home(demo_indexed: DemoIndexed, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home, done = demo_indexed
+    assert done.returncode == 0, done.stderr
+    isolate(monkeypatch, home)
+    return home
+
+
+@pytest.fixture()
+def home(episodic_home: Path) -> Path:
+    (episodic_home / "config.toml").write_text(CONFIG)
+    return episodic_home
+
+
+def _a_demo_session() -> str:
+    done = episodic("search", "lint errors on CI", "--all-outcomes", "--json")
+    assert done.returncode == 0, done.stderr
+    return str(json.loads(done.stdout)["results"][0]["session_id"])
+
+
+# ---------------------------------------------------------------- 10. show reads as text
+
+
+def test_show_prints_the_card_as_text_and_json_as_one_document(demo_home: Path) -> None:
+    session = _a_demo_session()
+    text = episodic("show", session[:8])
+    assert text.returncode == 0, text.stderr
+    assert text.stdout.startswith(f"Episode {session}")
+    assert "Problem: " in text.stdout and "Outcome: " in text.stdout and "Distilled by: " in text.stdout
+    assert "Review: unreviewed" in text.stdout and "Agent: claude-code" in text.stdout
+    assert "{" not in text.stdout.splitlines()[0] and '"card"' not in text.stdout
+    as_json = episodic("show", session[:8], "--json")
+    document = json.loads(as_json.stdout)  # one document: json.loads refuses two
+    assert document["session_id"] == session and document["card"]["problem"]
