@@ -1,4 +1,6 @@
-"""Claude Code `UserPromptSubmit` hook: inject up to 3 verified past episodes similar to the prompt.
+"""The prompt hook (Claude Code's and Codex CLI's `UserPromptSubmit`, Gemini CLI's `BeforeAgent`): inject up to
+3 verified past episodes similar to the prompt. The three CLIs send `prompt`, `session_id`, `cwd` and
+`hook_event_name` and take the same answer, `hookSpecificOutput.additionalContext` (docs/wiring.md).
 
 Never blocks: every failure path (server down or slow, bad stdin, bad answer, missing config, nothing
 similar) exits 0 within the budget, prints nothing and appends one line to <home>/logs/hook.log.
@@ -572,11 +574,22 @@ def held_out(payload: dict[str, Any], hits: list[dict[str, Any]], scratch: bool 
         return False
 
 
+PROMPT_EVENTS = ("UserPromptSubmit", "BeforeAgent")  # Claude Code and Codex CLI; Gemini CLI
+
+
+def prompt_event(payload: dict[str, Any]) -> str:
+    """The event the answer names: each CLI takes `hookSpecificOutput.additionalContext` under its own."""
+    event = payload.get("hook_event_name")
+    return event if event in PROMPT_EVENTS else PROMPT_EVENTS[0]
+
+
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
     max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
     if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
         raise HookSkip("skip: inside a background distil")
+    if str(setting("hook_prompt", "true")).lower() in ("false", "0", "no", "off"):
+        raise HookSkip("skip: switched off (hook_prompt = false)")
     payload = read_payload(stdin)
     prompt = prompt_of(payload)
     out_of_scope(payload)
@@ -606,7 +619,7 @@ def run(stdin: TextIO) -> tuple[str, str]:
         raise HookSkip(f"ok: holdout session (experiment): withheld {len(hits)} episode(s){withheld}")
     output = {
         "hookSpecificOutput": {
-            "hookEventName": "UserPromptSubmit",
+            "hookEventName": prompt_event(payload),
             "additionalContext": build_context(hits, max_chars, scratch),
         }
     }

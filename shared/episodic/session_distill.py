@@ -1,4 +1,5 @@
-"""SessionEnd with Claude Code as the distiller: the session that just ended gets an LLM card in the background.
+"""SessionEnd (Claude Code, Gemini CLI) or a quiet `Stop` (Codex CLI): the session that just ended gets its card in
+the background, an LLM card with an agent CLI as the distiller.
 
 The hook (`episodic hook session-distill`, stdlib only) starts one detached, low-priority worker and
 returns. The worker (`episodic distil-session PATH`) stores the heuristic card first, so a failed LLM run
@@ -31,6 +32,7 @@ DAILY_FILE = "distill-daily.json"
 LOCK_DIR = "locks"
 SLOT_POLL_SECONDS = 0.1  # a freed slot is taken this soon (a non-blocking lock attempt per slot: cheap)
 _MAX_STDIN = 1024 * 1024
+TURN_END_EVENT = "Stop"  # Codex CLI: the turn ended (the session may go on)
 
 
 def _log(home: Path, message: str) -> None:
@@ -41,14 +43,15 @@ def _log(home: Path, message: str) -> None:
             handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message[:500]}\n")
 
 
-def worker_command(transcript: str) -> list[str]:
-    return [sys.executable, "-m", "episodic", "distil-session", transcript]
+def worker_command(transcript: str, after_quiet: bool = False) -> list[str]:
+    quiet = ["--after-quiet"] if after_quiet else []
+    return [sys.executable, "-m", "episodic", "distil-session", *quiet, transcript]
 
 
-def spawn_worker(transcript: str, env: dict[str, str]) -> subprocess.Popen[bytes]:
+def spawn_worker(transcript: str, env: dict[str, str], after_quiet: bool = False) -> subprocess.Popen[bytes]:
     """Detached (own session), niced, no stdio; GUARD_ENV set so the hooks of anything it runs stay quiet."""
     return subprocess.Popen(
-        worker_command(transcript),
+        worker_command(transcript, after_quiet),
         env={**env, GUARD_ENV: "1"},
         start_new_session=True,
         stdin=subprocess.DEVNULL,
@@ -60,7 +63,8 @@ def spawn_worker(transcript: str, env: dict[str, str]) -> subprocess.Popen[bytes
 
 
 def hook_main(stdin: IO[str] | None = None) -> int:
-    """The SessionEnd hook: start the worker for `transcript_path`. Always 0, prints nothing."""
+    """The session-end hook (Claude Code's and Gemini CLI's `SessionEnd`, Codex's `Stop`: a turn ended, the
+    worker waits until the session is quiet): start the worker for `transcript_path`. Always 0, prints nothing."""
     env = dict(envsource.environ())
     if env.get(GUARD_ENV):
         return 0
@@ -68,9 +72,9 @@ def hook_main(stdin: IO[str] | None = None) -> int:
     try:
         payload = json.loads((stdin or sys.stdin).read(_MAX_STDIN))
         transcript = payload.get("transcript_path") if isinstance(payload, dict) else None
-        if not isinstance(transcript, str) or not transcript.endswith(".jsonl"):
+        if not isinstance(transcript, str) or not transcript.endswith((".jsonl", ".json")):
             raise ValueError(f"no transcript_path in the hook input (got {transcript!r})")
-        spawn_worker(transcript, env)
+        spawn_worker(transcript, env, after_quiet=payload.get("hook_event_name") == TURN_END_EVENT)
     except Exception as exc:  # fail open: the session is ending
         _log(home, f"hook: {type(exc).__name__}: {exc}")
     return 0
@@ -95,6 +99,21 @@ def distill_slot(home: Path, slots: int, wait_seconds: float) -> Iterator[int]:
         if time.monotonic() > deadline:
             raise TimeoutError(f"all {slots} distiller slots stayed busy for {wait_seconds:.0f} s")
         time.sleep(SLOT_POLL_SECONDS)
+
+
+def wait_until_quiet(home: Path, transcript: str, quiet_seconds: float) -> bool:
+    """Codex's `Stop` ends a turn, not the session: wait until `transcript` has not changed for `quiet_seconds`.
+    One waiter a session (a lock by its path); False when another waits already (it distils the later turns)."""
+    import hashlib
+
+    key = hashlib.sha256(transcript.encode("utf-8")).hexdigest()[:16]
+    with _flock(home / LOCK_DIR / f"quiet-{key}.lock", blocking=False) as held:
+        if not held:
+            return False
+        poll = min(max(quiet_seconds / 4, 0.2), 30.0)
+        while (idle := time.time() - os.stat(transcript).st_mtime) < quiet_seconds:
+            time.sleep(min(poll, quiet_seconds - idle + 0.05))
+        return True
 
 
 def take_daily_allowance(home: Path, cap: int, today: str | None = None) -> bool:

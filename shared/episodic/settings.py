@@ -92,6 +92,7 @@ class Settings(BaseSettings):
     hook_budget_seconds: float = 1.5
     hook_max_chars: int = 4000
     hook_autostart: bool = True  # the hook starts a background `episodic serve` when no local one answers
+    hook_prompt: bool = True  # the prompt hook injects (false: it skips; `setup codex|gemini` removes it)
     allowed_origins: list[str] = Field(default_factory=list)
     allowed_hosts: list[str] = Field(default_factory=list)  # Host names beside localhost (a proxy's)
     serve_read_timeout_seconds: float = 10.0  # a connection silent this long is closed
@@ -131,6 +132,9 @@ class Settings(BaseSettings):
     distill_daily_cap: int = Field(
         default=20, ge=0
     )  # SessionEnd distils a day (0: none); `index` is not capped
+    # Codex CLI and Gemini CLI: their session-end hook (`setup codex|gemini`) distils the ended session
+    hook_session_end: bool = True
+    distill_quiet_seconds: float = Field(default=300.0, ge=0)  # Codex's turn ended: distil after this quiet
 
     # harvest
     quiet_minutes: float = 15.0

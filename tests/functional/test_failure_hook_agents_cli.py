@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import EPISODIC, bare_env, stop_spawned_server, wait_for_port
+from client_env import bare_env, stop_spawned_server, wait_for_port
 from episodic.models import Trajectory
 from fake_agent_models_kit import fake_agent_model
 from test_failure_hook_cli import FIXED_SESSION, set_up_user
@@ -40,16 +40,12 @@ def user(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path,
     tmp = tmp_path_factory.mktemp("failure-agents")
     try:
         # setup trusts its Codex hook through this `codex app-server` (an untrusted hook never runs)
-        config = f"codex_binary = {json.dumps(str(CODEX))}\n"
+        # (the prompt and session-end hooks setup also registers: tests/functional/test_agent_moments_cli.py)
+        config = f"codex_binary = {json.dumps(str(CODEX))}\nhook_session_end = false\n"
         home, user_home, tools = set_up_user(
             tmp, ["setup", "codex", "--write"], ["setup", "gemini", "--write"], config=config
         )
-        # the first failure starts the local server (and gets nothing: the hook fails open), as for a user
-        first = {"hook_event_name": "PostToolUseFailure", "tool_name": "Bash", "tool_input": {"command": "x"},
-                 "error": "boom", "cwd": str(user_home)}  # fmt: skip
-        subprocess.run([str(EPISODIC), "hook", "post-tool-failure"], input=json.dumps(first),
-                       env=bare_env(home, user_home), capture_output=True, text=True, timeout=60)  # fmt: skip
-        assert "fail: server unreachable" in _hook_log(home)[-1]
+        # setup left the local server answering (as `setup claude-code --write` does)
         wait_for_port(int((home / "config.toml").read_text().split("port = ")[1].split()[0]))
         yield home, user_home, tools
     finally:
@@ -82,18 +78,20 @@ def _codex_home(user_home: Path, base_url: str) -> Path:
     return codex_home
 
 
-def codex_last_request(home: Path, user_home: Path, tools: Path, command: str) -> list[dict]:
-    """Run the real `codex exec` once; the `input` of the model request after the command ran."""
+def run_codex(
+    home: Path, user_home: Path, tools: Path, prompt: str, command: str, budget: dict[str, str] = BUDGET
+) -> list[dict]:
+    """The real `codex exec PROMPT` once, the fake model asking for `command`; every model request's body."""
     with fake_agent_model(command) as fake:
         codex_home = _codex_home(user_home, fake.base_url)
         env = bare_env(
-            home, user_home, **BUDGET, CODEX_HOME=str(codex_home), OPENAI_API_KEY="sk-test-not-real"
+            home, user_home, **budget, CODEX_HOME=str(codex_home), OPENAI_API_KEY="sk-test-not-real"
         )
         env["PATH"] = f"{tools}:{env['PATH']}"
         done = subprocess.run(
             # no hook-trust bypass: setup trusted the hook; the sandbox (bubblewrap) is not what is under test
             [str(CODEX), "exec", "--skip-git-repo-check", "--json", "--dangerously-bypass-approvals-and-sandbox",
-             "run the build"],
+             prompt],
             env=env,
             cwd=user_home / "project",
             capture_output=True,
@@ -101,7 +99,14 @@ def codex_last_request(home: Path, user_home: Path, tools: Path, command: str) -
             timeout=240,
         )  # fmt: skip
         requests = [r["body"] for r in fake.requests if r["path"].endswith("/responses")]
-    assert done.returncode == 0 and len(requests) == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.returncode == 0 and requests, done.stdout[-2000:] + done.stderr[-2000:]
+    return requests
+
+
+def codex_last_request(home: Path, user_home: Path, tools: Path, command: str) -> list[dict]:
+    """Run the real `codex exec` once; the `input` of the model request after the command ran."""
+    requests = run_codex(home, user_home, tools, "run the build", command)
+    assert len(requests) == 2, requests
     assert any(item.get("type") == "function_call_output" for item in requests[1]["input"])
     return list(requests[1]["input"])
 
@@ -134,24 +139,27 @@ def test_codex_gets_the_fix_of_an_error_an_indexed_session_got_past(user: tuple[
 
 
 def _gemini_settings(user_home: Path) -> None:
-    """What setup wrote, plus the API-key sign-in the fake takes; the hook's timeout raised (milliseconds)."""
+    """What setup wrote, plus the API-key sign-in the fake takes; the hooks' timeouts raised (milliseconds)."""
     path = user_home / ".gemini" / "settings.json"
     settings = json.loads(path.read_text())
-    for group in settings["hooks"]["AfterTool"]:
-        for handler in group["hooks"]:
-            handler["timeout"] = 60_000
+    for groups in settings["hooks"].values():
+        for group in groups:
+            for handler in group["hooks"]:
+                handler["timeout"] = 60_000
     settings["security"] = {"auth": {"selectedType": "gemini-api-key"}}
     path.write_text(json.dumps(settings))
 
 
-def gemini_last_request(home: Path, user_home: Path, tools: Path, command: str) -> list[dict]:
-    """Run the real `gemini -p` once; the `contents` of the model request after the command ran."""
+def run_gemini(
+    home: Path, user_home: Path, tools: Path, prompt: str, command: str, budget: dict[str, str] = BUDGET
+) -> list[dict]:
+    """The real `gemini -p PROMPT` once, the fake model asking for `command`; every model request's body."""
     _gemini_settings(user_home)
     with fake_agent_model(command) as fake:
         env = bare_env(
             home,
             user_home,
-            **BUDGET,
+            **budget,
             GEMINI_API_KEY="fake-key-not-real",
             GOOGLE_GEMINI_BASE_URL=fake.base_url,
             GEMINI_CLI_TRUST_WORKSPACE="true",
@@ -161,7 +169,7 @@ def gemini_last_request(home: Path, user_home: Path, tools: Path, command: str) 
         env["PATH"] = f"{tools}:{env['PATH']}"
         done = subprocess.run(
             # a fixed model: "auto" would first ask a classifier model for a route
-            [str(GEMINI), "-p", "run the build", "--approval-mode", "yolo", "--model", "gemini-2.5-pro",
+            [str(GEMINI), "-p", prompt, "--approval-mode", "yolo", "--model", "gemini-2.5-pro",
              "--output-format", "json"],
             env=env,
             cwd=user_home / "project",
@@ -170,7 +178,14 @@ def gemini_last_request(home: Path, user_home: Path, tools: Path, command: str) 
             timeout=240,
         )  # fmt: skip
         requests = [r["body"] for r in fake.requests if r["path"].endswith(":streamGenerateContent")]
-    assert done.returncode == 0 and len(requests) == 2, done.stdout[-2000:] + done.stderr[-2000:]
+    assert done.returncode == 0 and requests, done.stdout[-2000:] + done.stderr[-2000:]
+    return requests
+
+
+def gemini_last_request(home: Path, user_home: Path, tools: Path, command: str) -> list[dict]:
+    """Run the real `gemini -p` once; the `contents` of the model request after the command ran."""
+    requests = run_gemini(home, user_home, tools, "run the build", command)
+    assert len(requests) == 2, requests
     return list(requests[1]["contents"])
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import tomllib
 from pathlib import Path
@@ -42,6 +43,11 @@ def test_setup_codex_write_keeps_the_users_config_and_is_idempotent(
     home.mkdir()
     (home / "config.toml").write_text('model = "o3"\n[mcp_servers.other]\ncommand = "x"\n')
     monkeypatch.setenv("CODEX_HOME", str(home))
+    # the local --write leaves a server answering: here it is told to start none, on a port nothing holds
+    monkeypatch.setenv("EPISODIC_HOOK_AUTOSTART", "false")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        monkeypatch.setenv("EPISODIC_PORT", str(probe.getsockname()[1]))
     assert "updated" in invoke(["setup", "codex", "--url", "http://h/mcp", "--token", "tok", "--write"])
     data = tomllib.loads((home / "config.toml").read_text())
     assert data["model"] == "o3" and data["mcp_servers"]["other"] == {"command": "x"}

@@ -3,7 +3,8 @@
 upserts `hooks.state."<key>".trusted_hash`; a second `hooks/list` must then say "trusted" before it is claimed.
 
 Codex 0.171 skips a non-managed hook until it is trusted, silently. The hash is Codex's own (never computed
-here), and only hooks whose command is episodic's failure hook in the hooks file setup wrote are touched.
+here), and only hooks whose command is one of episodic's (prompt, failure, session end) in the hooks file setup
+wrote are touched.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from episodic.cli.setup_clients import FAILURE_ARGS
+from episodic.cli.agent_hooks import EPISODIC_ARGS
 
 APP_SERVER_SECONDS = 60.0  # a cold start of the 300 MB binary on a loaded machine
 
@@ -101,8 +102,14 @@ class _AppServer:
             self.process.wait()
 
 
+def _events(hooks: list[dict[str, Any]]) -> str:
+    """The events of the hooks by their keys (`<hooks.json>:<event>:<group>:<handler>`): post_tool_use, …"""
+    keys = [str(h.get("key", "")).rsplit(":", 3) for h in hooks]
+    return ", ".join(sorted({key[1] for key in keys if len(key) == 4}))
+
+
 def ours(hooks_list: Any, hooks_file: Path) -> list[dict[str, Any]]:
-    """episodic's failure hooks in `hooks_file`, as `hooks/list` describes them."""
+    """episodic's hooks in `hooks_file`, as `hooks/list` describes them."""
     found = []
     for entry in (hooks_list or {}).get("data") or []:
         for hook in entry.get("hooks") or [] if isinstance(entry, dict) else []:
@@ -110,7 +117,7 @@ def ours(hooks_list: Any, hooks_file: Path) -> list[dict[str, Any]]:
             if (
                 isinstance(hook, dict)
                 and hook.get("sourcePath") == str(hooks_file)
-                and command.rstrip().endswith(FAILURE_ARGS)
+                and command.rstrip().endswith(EPISODIC_ARGS)
                 and "episodic" in command
                 and not hook.get("isManaged")
             ):
@@ -118,9 +125,9 @@ def ours(hooks_list: Any, hooks_file: Path) -> list[dict[str, Any]]:
     return found
 
 
-def trust_failure_hook(codex_binary: str, codex_home: Path, hooks_file: Path) -> TrustOutcome:
-    """Trust episodic's failure hook in `hooks_file` (when not yet), verified by a second `hooks/list`."""
-    manual = "trust it yourself: start `codex`, type /hooks and trust the episodic PostToolUse hook"
+def trust_episodic_hooks(codex_binary: str, codex_home: Path, hooks_file: Path) -> TrustOutcome:
+    """Trust episodic's hooks in `hooks_file` (those not yet), verified by a second `hooks/list`."""
+    manual = "trust it yourself: start `codex`, type /hooks and trust the episodic hooks"
     codex = shutil.which(codex_binary)
     if codex is None:
         return TrustOutcome(False, f"Codex hook trust: `{codex_binary}` is not on PATH; {manual}.")
@@ -139,7 +146,9 @@ def trust_failure_hook(codex_binary: str, codex_home: Path, hooks_file: Path) ->
             )
         pending = {h["key"]: h["currentHash"] for h in hooks if h.get("trustStatus") != "trusted"}
         if not pending:
-            return TrustOutcome(True, "Codex hook trust: the episodic PostToolUse hook is trusted already.")
+            return TrustOutcome(
+                True, f"Codex hook trust: the episodic hooks are trusted already ({_events(hooks)})."
+            )
         state = {key: {"trusted_hash": digest} for key, digest in pending.items()}
         edit = {"keyPath": "hooks.state", "value": state, "mergeStrategy": "upsert"}
         server.call("config/batchWrite", {"edits": [edit]}, deadline)
@@ -147,7 +156,7 @@ def trust_failure_hook(codex_binary: str, codex_home: Path, hooks_file: Path) ->
         if after and all(h.get("trustStatus") == "trusted" for h in after):
             return TrustOutcome(
                 True,
-                "Codex hook trust: trusted the episodic PostToolUse hook (as /hooks in codex would; "
+                f"Codex hook trust: trusted the episodic hooks ({_events(after)}; as /hooks in codex would; "
                 f"`hooks.state` in {codex_home / 'config.toml'}).",
             )
         return TrustOutcome(False, f"Codex hook trust: Codex still lists it as untrusted; {manual}.")
@@ -155,3 +164,6 @@ def trust_failure_hook(codex_binary: str, codex_home: Path, hooks_file: Path) ->
         return TrustOutcome(False, f"Codex hook trust: {exc}; {manual}.")
     finally:
         server.close()
+
+
+trust_failure_hook = trust_episodic_hooks  # the name setup used when only the failure hook was trusted

@@ -356,25 +356,26 @@ def register(group: click.Group) -> None:
     @group.command("quickstart")
     @click.option("--query", default=None, help="The search to run after indexing.")
     def quickstart_cmd(query: str | None) -> None:
-        """Index your Claude Code history (or the bundled demo corpus) and run a search."""
+        """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
         from episodic.demo_corpus import DEMO_DIR, DEMO_TENANT, remove_demo
-        from episodic.parse.discovery import default_roots
+        from episodic.parse.agents import agent_roots
         from episodic.search import search_traces
 
         settings = _settings({})
-        roots = default_roots(settings)
+        roots = agent_roots(settings)  # Claude Code's, Codex CLI's and Gemini CLI's own folders
         paths: list[str] | None = None
         tenant = settings.tenant
         memory = build_memory(settings)  # once: the embedder's weights load once
         if roots and any(build_source(settings).discover(None)):
-            click.echo("Indexing your Claude Code history: " + ", ".join(str(r) for r in roots))
+            click.echo("Indexing your sessions: " + ", ".join(f"{agent} {root}" for agent, root in roots))
             if removed := remove_demo(memory, settings.tenant):  # real sessions arrived: the demo leaves
                 click.echo(f"Removed the {removed} demo card(s) of an earlier quickstart.")
         else:
             tenant = DEMO_TENANT  # apart from your memory: no hook token reads it
             click.echo(
-                f"No Claude Code sessions in ~/.claude/projects: indexing the bundled demo corpus ({DEMO_DIR}) "
+                "No Claude Code, Codex CLI or Gemini CLI sessions (~/.claude/projects, ~/.codex/sessions, "
+                f"~/.gemini/tmp): indexing the bundled demo corpus ({DEMO_DIR}) "
                 f"into tenant '{DEMO_TENANT}', apart from your memory (`episodic demo remove` deletes it)."
             )
             paths = [str(DEMO_DIR)]

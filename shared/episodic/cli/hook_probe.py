@@ -1,5 +1,6 @@
-"""Run the prompt hook as Claude Code runs it: the UserPromptSubmit command in ~/.claude/settings.json, a
-hook payload on stdin, the configured server behind it; then read what the hook logged.
+"""Run the prompt hook as an agent CLI runs it: the UserPromptSubmit command in ~/.claude/settings.json (Codex:
+$CODEX_HOME/hooks.json; Gemini CLI: BeforeAgent in ~/.gemini/settings.json), a hook payload on stdin, the
+configured server behind it; then read what the hook logged.
 
 `doctor` reports that line with its fix; `setup claude-code --write` ends with it and exits non-zero when
 the hook cannot be made to answer. The prompt is a card's own problem, so a working chain injects it.
@@ -78,11 +79,26 @@ def _json_file(path: Path) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def hook_commands(user_home: Path) -> list[str]:
-    """The episodic UserPromptSubmit commands in the user's Claude Code settings, in order."""
-    groups = (
-        (_json_file(user_home / ".claude" / "settings.json").get("hooks") or {}).get("UserPromptSubmit")
-    ) or []
+def prompt_hook_source(settings: Settings, user_home: Path, agent: str = "claude-code") -> tuple[Path, str]:
+    """(the file, the event) of `agent`'s prompt hook: Claude Code's settings.json, Codex's hooks.json,
+    Gemini CLI's settings.json."""
+    if agent == "claude-code":
+        return user_home / ".claude" / "settings.json", "UserPromptSubmit"
+    from episodic.cli.agent_hooks import hooks_file, moment
+    from episodic.cli.setup_agents import codex_home, gemini_home
+
+    home = (
+        codex_home(settings.codex_home, user_home)
+        if agent == "codex"
+        else gemini_home(settings.gemini_cli_home, user_home)
+    )
+    return hooks_file(agent, home), moment(agent, "hook_prompt").event
+
+
+def hook_commands(user_home: Path, source: tuple[Path, str] | None = None) -> list[str]:
+    """The episodic prompt-hook commands in `source` (default: the user's Claude Code settings), in order."""
+    path, event = source or (user_home / ".claude" / "settings.json", "UserPromptSubmit")
+    groups = ((_json_file(path).get("hooks") or {}).get(event)) or []
     return [
         str(h.get("command", ""))
         for g in groups
@@ -143,19 +159,21 @@ def as_found(probe: HookProbe) -> HookProbe:
     return classify(f"fail: {match[2]}; the moved server then answered: {match[1]}")
 
 
-def run_hook_probe(settings: Settings, user_home: Path, cwd: str | None = None) -> HookProbe:
-    """Run the configured hook command once with a real payload; what it logged, classified."""
-    commands = hook_commands(user_home)
+def run_hook_probe(
+    settings: Settings, user_home: Path, cwd: str | None = None, agent: str = "claude-code"
+) -> HookProbe:
+    """Run `agent`'s configured prompt-hook command once with a real payload; what it logged, classified."""
+    path, event = prompt_hook_source(settings, user_home, agent)
+    commands = hook_commands(user_home, (path, event))
+    setup = SETUP.replace("claude-code", agent)
     if not commands:
-        return HookProbe(
-            "fail", f"no episodic UserPromptSubmit hook in {user_home / '.claude' / 'settings.json'}", SETUP
-        )
+        return HookProbe("fail", f"no episodic {event} hook in {path}", setup)
     cwd = cwd or os.getcwd()
     payload = {
         "session_id": PROBE_SESSION,
         "transcript_path": "",
         "cwd": cwd,
-        "hook_event_name": "UserPromptSubmit",
+        "hook_event_name": event,
         "prompt": probe_prompt(settings),
     }
     log = _log_path()
@@ -169,18 +187,18 @@ def run_hook_probe(settings: Settings, user_home: Path, cwd: str | None = None) 
         )  # fmt: skip
     except subprocess.TimeoutExpired:
         return HookProbe(
-            "fail", f"the hook command did not finish within {timeout:.0f} s: {commands[0]}", SETUP
+            "fail", f"the hook command did not finish within {timeout:.0f} s: {commands[0]}", setup
         )
     lines = _new_lines(log, offset)
     if not lines:
         said = (done.stderr or done.stdout).strip()[-300:]
         detail = f"the hook command wrote no log line (exit {done.returncode}{': ' + said if said else ''})"
-        return HookProbe("fail", detail, SETUP)
+        return HookProbe("fail", detail, setup)
     outcome = re.sub(r" \(\d+ ms\)$", "", lines[-1].split(" user-prompt-submit ", 1)[1])
     probe = classify(outcome)
     if probe.status == "ok" and "additionalContext" not in done.stdout:
-        return HookProbe("fail", f"{outcome}, but its stdout carried no additionalContext", SETUP)
-    return probe
+        return HookProbe("fail", f"{outcome}, but its stdout carried no additionalContext", setup)
+    return HookProbe(probe.status, probe.detail, probe.fix.replace("claude-code", agent))
 
 
 def listener(port: int) -> str:

@@ -312,7 +312,7 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     )
     if not write:
         click.echo(render_codex_plan(plan))
-        _failure_hook_step(settings, "codex", plan.config_file.parent, url, write)
+        _agent_hooks_step(settings, "codex", plan.config_file.parent, url, write)
         _choose_and_announce("codex", distiller, write)
         return
     result = apply_codex_plan(plan)
@@ -324,22 +324,28 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     )
     for note in plan.notes:
         click.echo(note, err=True)
-    _failure_hook_step(settings, "codex", plan.config_file.parent, url, write)
+    _agent_hooks_step(settings, "codex", plan.config_file.parent, url, write)
     _choose_and_announce("codex", distiller, write)
 
 
-def _failure_hook_step(settings, agent: str, agent_home, url: str | None, write: bool) -> None:  # type: ignore[no-untyped-def]
-    """The failure hook of Codex (`PostToolUse`) or Gemini CLI (`AfterTool`), with the token it asks with."""
-    from episodic.cli.setup_agents import failure_hook_step
+def _agent_hooks_step(settings, agent: str, agent_home, url: str | None, write: bool) -> None:  # type: ignore[no-untyped-def]
+    """The prompt, failure and session-end hooks of Codex or Gemini CLI (episodic.cli.agent_hooks), the token
+    they ask with; with --write, the local server left answering for the first prompt and the first failure."""
+    from episodic.cli.agent_hooks import hooks_step
+    from episodic.cli.setup_steps import leave_server_answering
 
-    lines = failure_hook_step(
-        agent, agent_home, _executable(), settings.hook_failure, write, settings.codex_binary
-    )
-    for line in lines:
+    on = {
+        "hook_prompt": settings.hook_prompt,
+        "hook_failure": settings.hook_failure,
+        "hook_session_end": settings.hook_session_end,
+    }
+    for line in hooks_step(agent, agent_home, _executable(), on, write, settings.codex_binary):
         click.echo(line)
-    if write and settings.hook_failure and (url is None or url == settings.endpoint_url):
-        # the token it asks the local server with; the hook starts that server itself when it is down
+    local = url is None or url == settings.endpoint_url
+    if write and local and (settings.hook_prompt or settings.hook_failure):
+        # the token they ask the local server with; the hooks start that server themselves when it is down
         _provision_hook_token(settings)
+        leave_server_answering(_settings(), agent)  # again: setup has just written the hooks' token
 
 
 @setup_group.command("gemini")
@@ -355,7 +361,7 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
     settings = _settings()
     home = gemini_home(settings.gemini_cli_home, user_home(settings.user_home))
     _finish(gemini_plan(home, url, token, _executable()), write)
-    _failure_hook_step(settings, "gemini", home, url, write)
+    _agent_hooks_step(settings, "gemini", home, url, write)
     _choose_and_announce("gemini", distiller, write)
 
 
@@ -389,7 +395,7 @@ def doctor_cmd(as_json: bool, aws: bool) -> None:
 
 @click.group("hook")
 def hook_group() -> None:
-    """Claude Code hooks (fail open: exit 0, print nothing on any failure)."""
+    """The agents' hooks (fail open: exit 0, print nothing on any failure)."""
 
 
 @hook_group.command("user-prompt-submit")
@@ -412,7 +418,7 @@ def hook_post_tool_failure() -> None:
 
 @hook_group.command("session-distill")
 def hook_session_distill() -> None:
-    """SessionEnd: distil the ended session with Claude Code in the background (when it is the distiller)."""
+    """SessionEnd (Codex: Stop, once quiet): distil the ended session in the background."""
     from episodic.session_distill import hook_main
 
     raise SystemExit(hook_main())
@@ -420,13 +426,19 @@ def hook_session_distill() -> None:
 
 @click.command("distil-session", hidden=True)
 @click.argument("transcript")
-def distil_session_cmd(transcript: str) -> None:
-    """The SessionEnd worker: one session's card, heuristic first, then Claude Code's (logged)."""
-    from episodic.session_distill import LOG_FILE, _log, distil_session
+@click.option(
+    "--after-quiet", is_flag=True, help="Wait until the file has not changed for distill_quiet_seconds."
+)
+def distil_session_cmd(transcript: str, after_quiet: bool) -> None:
+    """The session-end worker: one session's card, heuristic first, then the agent CLI's (logged)."""
+    from episodic.session_distill import LOG_FILE, _log, distil_session, wait_until_quiet
 
     settings = _settings()
     try:
-        outcome = distil_session(settings, transcript)
+        if after_quiet and not wait_until_quiet(settings.home, transcript, settings.distill_quiet_seconds):
+            outcome = f"another worker waits for {transcript} to go quiet"
+        else:
+            outcome = distil_session(settings, transcript)
     except (EpisodicError, TimeoutError, OSError) as exc:
         outcome = f"failed for {transcript}: {type(exc).__name__}: {exc}"
     _log(settings.home, f"worker: {outcome}")

@@ -6,9 +6,9 @@ and @google/gemini-cli 0.61 `gemini mcp add --scope user` / `gemini mcp list`):
   `url` + `bearer_token_env_var` (streamable HTTP).
 - Gemini CLI: `$GEMINI_CLI_HOME/.gemini/settings.json`, `mcpServers.<name>`: `command` + `args`, or
   `url` + `type: "http"` + `headers` (`${VAR}` is expanded from the environment).
-Neither gets the prompt hook here. Both get the failure hook (`episodic hook post-tool-failure`): Codex's
-`PostToolUse` of Bash in `$CODEX_HOME/hooks.json` (trusted through `codex app-server`: codex_hook_trust), Gemini
-CLI's `AfterTool` of run_shell_command in its settings.json (timeout in milliseconds, named).
+Both get the prompt, failure and session-end hooks (episodic.cli.agent_hooks): Codex's in `$CODEX_HOME/hooks.json`
+(trusted through `codex app-server`: codex_hook_trust), Gemini CLI's in its settings.json (timeouts in
+milliseconds, each named).
 """
 
 from __future__ import annotations
@@ -25,18 +25,15 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from episodic.cli.setup_clients import (
-    FAILURE_ARGS,
-    HOOK_TIMEOUT_SECONDS,
-    SERVER_NAME,
-    TOKEN_ENV,
-    ClientPlan,
-    MergeResult,
-    _load_json_object,
-    _remove_hook,
-    _set_hook,
-    _write_if_changed,
+from episodic.cli.agent_hooks import (
+    CODEX_MOMENTS,
+    CODEX_TRUST_NOTE,  # noqa: F401  (setup's note, imported from here)
+    GEMINI_MOMENTS,
+    hooks_file,
+    hooks_step,
+    merge_agent_hooks,
 )
+from episodic.cli.setup_clients import SERVER_NAME, TOKEN_ENV, ClientPlan, MergeResult
 from episodic.errors import ConfigError
 
 _TABLE = f"mcp_servers.{SERVER_NAME}"
@@ -70,7 +67,6 @@ def gemini_plan(
         f"`gemini mcp list` shows {SERVER_NAME} as Disabled there. Run `gemini` once in the folder and choose "
         '"Trust folder" (or "Trust parent folder" for every project under it); the choice is kept in '
         "~/.gemini/trustedFolders.json.",
-        "No prompt hook for Gemini CLI yet: the agent calls search_traces itself.",
     ]
     if url and not token:
         notes.insert(
@@ -116,7 +112,7 @@ def codex_plan(
         entry = {"command": executable, "args": ["mcp"]}
         command = f"codex mcp add {SERVER_NAME} -- {shlex.quote(executable)} mcp"
     table = f"[{_TABLE}]\n" + "".join(f"{k} = {_toml_value(v)}\n" for k, v in entry.items())
-    notes = ["No prompt hook for Codex: it has none that adds context; the agent calls search_traces."]
+    notes: list[str] = []
     if url and not token:
         notes.insert(
             0, f"Export {TOKEN_ENV} (a token from `episodic token add --tenant NAME`) before starting codex."
@@ -166,71 +162,27 @@ def apply_codex_plan(plan: CodexPlan) -> MergeResult:
 
 
 # ---------------------------------------------------------------- the failure hook of Codex and Gemini CLI
+# (the prompt, failure and session-end hooks together: episodic.cli.agent_hooks)
 
-CODEX_FAILURE = (
-    "PostToolUse",
-    "Bash",
-)  # Codex 0.171: every Bash call (exec_command); the hook reads the exit
-GEMINI_FAILURE = ("AfterTool", "run_shell_command")  # Gemini CLI 0.61: every shell call; "Exit Code: N"
-GEMINI_HOOK_NAME = "episodic-failure"  # `/hooks disable episodic-failure` in Gemini CLI names it
-GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_SECONDS * 1000  # Gemini CLI's hook timeout is in milliseconds
-CODEX_TRUST_NOTE = (
-    "Codex runs a new or changed hook only once it is trusted (else it is skipped silently): --write trusts "
-    "the episodic one through `codex app-server`, as /hooks in codex would."
-)
+CODEX_FAILURE = (CODEX_MOMENTS[1].event, CODEX_MOMENTS[1].matcher)  # every Bash call; the hook reads the exit
+GEMINI_FAILURE = (GEMINI_MOMENTS[1].event, GEMINI_MOMENTS[1].matcher)  # every shell call; "Exit Code: N"
+GEMINI_HOOK_NAME = GEMINI_MOMENTS[1].gemini_name  # `/hooks disable episodic-failure` in Gemini CLI names it
 
 
 def codex_hooks_file(home: Path) -> Path:
-    return home / "hooks.json"
-
-
-def gemini_failure_handler(command: str) -> dict[str, Any]:
-    return {"name": GEMINI_HOOK_NAME, "type": "command", "command": command, "timeout": GEMINI_TIMEOUT_MS}
+    return hooks_file("codex", home)
 
 
 def merge_failure_hook(
     path: Path, command: str | None, event: str, matcher: str, gemini: bool
 ) -> MergeResult:
-    """The episodic failure hook in a JSON hooks file (Codex `hooks.json`, Gemini `settings.json`): set to
-    `command`, or removed when it is None (`hook_failure = false`); everything else in the file is kept."""
-    data = _load_json_object(path)
-    before = json.dumps(data, sort_keys=True) if path.exists() else ""
-    if command:
-        handler = gemini_failure_handler(command) if gemini else None
-        _set_hook(data, path, command, event, FAILURE_ARGS, matcher, handler)
-    else:
-        _remove_hook(data, event, FAILURE_ARGS)
-        if not path.exists() and not data:
-            return MergeResult(path, changed=False)
-    return _write_if_changed(path, data, before)
-
-
-def failure_hook_lines(path: Path, command: str | None, event: str, matcher: str) -> list[str]:
-    """What the plan (no --write) says about the failure hook."""
-    if not command:
-        return [f"# The failure hook is switched off (hook_failure = false): --write removes it from {path}."]
-    return [f"# The failure hook, in {path}: hooks.{event}, matcher {matcher!r}, command {command!r}."]
+    """The episodic failure hook alone in a JSON hooks file: set to `command`, or removed when it is None."""
+    each = GEMINI_MOMENTS[1] if gemini else CODEX_MOMENTS[1]
+    return merge_agent_hooks(path, [(each, command)])
 
 
 def failure_hook_step(
     agent: str, agent_home: Path, executable: str, on: bool, write: bool, codex_binary: str = "codex"
 ) -> list[str]:
-    """`setup codex|gemini`: the failure hook planned (no --write) or merged (and, for Codex, trusted through
-    its app-server: an untrusted hook never runs); the lines to print."""
-    from episodic.cli.codex_hook_trust import trust_failure_hook
-
-    command = f"{shlex.quote(executable)} {FAILURE_ARGS}" if on else None
-    if agent == "codex":
-        path, (event, matcher), gemini = codex_hooks_file(agent_home), CODEX_FAILURE, False
-    else:
-        path, (event, matcher), gemini = agent_home / ".gemini" / "settings.json", GEMINI_FAILURE, True
-    if not write:
-        notes = [f"# {CODEX_TRUST_NOTE}"] if agent == "codex" and command else []
-        return failure_hook_lines(path, command, event, matcher) + notes
-    result = merge_failure_hook(path, command, event, matcher, gemini)
-    backup = f" (backup: {result.backup})" if result.backup else ""
-    what = "failure hook" if command else "failure hook removed (hook_failure = false)"
-    done = f"updated {result.path}{backup}: {what}" if result.changed else f"unchanged {result.path} ({what})"
-    if agent == "codex" and command:
-        return [done, trust_failure_hook(codex_binary, agent_home, path).line]
-    return [done]
+    """`hooks_step` for the failure hook alone."""
+    return hooks_step(agent, agent_home, executable, {"hook_failure": on}, write, codex_binary)

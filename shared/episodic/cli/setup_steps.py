@@ -69,8 +69,9 @@ def announce_distiller(settings, choice, write: bool, agent: str = "claude-code"
         offer_claude_code_distiller(settings, why, agent)
 
 
-def leave_server_answering(settings) -> None:  # type: ignore[no-untyped-def]
-    """The server the prompt hook asks, started as the hook starts it, and warm before the first prompt."""
+def leave_server_answering(settings, agent: str = "claude-code") -> None:  # type: ignore[no-untyped-def]
+    """The server the prompt hook asks, started as the hook starts it, and warm before the first prompt;
+    then `agent`'s prompt hook run once as that CLI runs it (when it is on)."""
     from episodic.hook_token import endpoint_is_local
     from episodic.local_server import READY_WAIT_SECONDS, ensure_answering
 
@@ -89,16 +90,19 @@ def leave_server_answering(settings) -> None:  # type: ignore[no-untyped-def]
         return
     if state.status != "answering":
         raise click.ClickException(f"the prompt hook cannot be made to answer: {state.describe()}")
-    hook_answers(settings.user_home)
+    if settings.hook_prompt:
+        hook_answers(settings.user_home, agent)
 
 
-def hook_answers(user_home: str | None) -> None:
-    """The hook command Claude Code runs, run once as it would: what it logged; exit 1 when it failed."""
+def hook_answers(user_home: str | None, agent: str = "claude-code") -> None:
+    """The prompt hook command `agent` runs, run once as it would: what it logged; exit 1 when it failed."""
     from episodic.cli.hook_probe import run_hook_probe
     from episodic.cli.setup_clients import user_home as home_of
     from episodic.settings import load_settings
 
-    probe = run_hook_probe(load_settings(), home_of(user_home))  # again: a move saved another port
+    probe = run_hook_probe(
+        load_settings(), home_of(user_home), agent=agent
+    )  # again: a move saved another port
     click.echo(f"prompt hook: {probe.detail}")
     if probe.status == "fail":
         raise click.ClickException(f"the prompt hook does not answer: {probe.detail}; {probe.fix}")

@@ -18,6 +18,18 @@ from episodic.ports import TranscriptSource
 from episodic.settings import Settings
 
 
+def agent_roots(settings: Settings) -> list[tuple[str, Path]]:
+    """(agent label, folder) of every agent's default roots that exist: what `quickstart` says it indexes."""
+    from episodic.parse.discovery import default_roots
+    from episodic.parse.formats import codex_roots, gemini_roots
+
+    return [
+        *(("Claude Code", root / "projects") for root in default_roots(settings)),
+        *(("Codex CLI", root) for root in codex_roots(settings)),
+        *(("Gemini CLI", root) for root in gemini_roots(settings)),
+    ]
+
+
 class AllAgentsSource(TranscriptSource):
     """Routes each session to its agent's parser; the trajectory records which agent it came from."""
 
