@@ -54,6 +54,10 @@ CASES = {
         ["scripts/bench_failure_hook_agents.py", "--n", "2", "--rollout-mb", "1"],
         "gemini: a succeeded command, n=2",
     ),
+    "bench_hook_agents": (
+        ["scripts/bench_hook_agents.py", "--n", "2", "--down-n", "1", "--embedder", "hashing"],
+        "gemini       p50",
+    ),
     "bench_hook_cold": (["scripts/bench_hook_cold.py", "--n", "1", "--embedder", "hashing"], "first prompt"),
     "bench_index": (
         ["scripts/bench_index.py", str(ONE_PROJECT), "--rounds", "1", "--baseline-tree", str(REPO)],

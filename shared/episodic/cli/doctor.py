@@ -156,7 +156,7 @@ def _agent_answers(settings: Settings) -> Check:
     return Check("distiller", OK, f"{kind}, {how}; a probe distil: {answered}")
 
 
-def check_distiller(settings: Settings, home: Path, setup: str) -> Check:
+def check_distiller(settings: Settings, home: Path, setup: str, claude_code: bool = True) -> Check:
     from episodic.distill.agent_cli import AGENT_KINDS, options_from
 
     kind = settings.distiller
@@ -167,7 +167,7 @@ def check_distiller(settings: Settings, home: Path, setup: str) -> Check:
         fix = f"install {binary}, or `episodic setup {kind} --distiller heuristic --write`"
         return Check("distiller", FAIL, f"{kind}, but {binary!r} is not on PATH", fix)
     answers = _agent_answers(settings)
-    if answers.status == FAIL or kind != "claude-code":  # only Claude Code has our SessionEnd hook
+    if answers.status == FAIL or kind != "claude-code" or not claude_code:  # its SessionEnd hook: below
         return answers
     groups = (
         ((_json_file(home / ".claude" / "settings.json") or {}).get("hooks") or {}).get("SessionEnd")
@@ -209,15 +209,16 @@ def _foreign_at(url: str, token: str | None) -> str:
     return ""
 
 
-def check_hook_run(settings: Settings, home: Path) -> Check:
-    """The hook command Claude Code runs, run once with a real payload: what it logged, with the fix."""
+def check_hook_run(settings: Settings, home: Path, agent: str = "claude-code") -> Check:
+    """The prompt hook command `agent` runs, run once with a real payload: what it logged, with the fix."""
     from episodic.cli.hook_probe import as_found, run_hook_probe
 
-    probe = as_found(run_hook_probe(settings, home))
-    return Check("prompt hook", probe.status, probe.detail, probe.fix)
+    probe = as_found(run_hook_probe(settings, home, agent=agent))
+    name = "prompt hook" if agent == "claude-code" else f"prompt hook runs ({agent})"
+    return Check(name, probe.status, probe.detail, probe.fix)
 
 
-def check_server(settings: Settings) -> tuple[Check, bool]:
+def check_server(settings: Settings, agent: str = "claude-code") -> tuple[Check, bool]:
     from episodic.local_server import recorded_pid
 
     url = settings.endpoint_url
@@ -225,7 +226,7 @@ def check_server(settings: Settings) -> tuple[Check, bool]:
         foreign = _foreign_at(url, settings.token)
         if foreign:
             fix = "the prompt hook moves this home's server to a free port on the next prompt (saved in the config); "
-            fix += "`episodic setup claude-code --write` does it now"
+            fix += f"`episodic setup {agent} --write` does it now"
             return Check("server reachable", FAIL, foreign, fix), False
         pid = recorded_pid(settings.home)
         started = f" (pid {pid}, the background server setup or the hook started)" if pid else ""
@@ -233,17 +234,19 @@ def check_server(settings: Settings) -> tuple[Check, bool]:
     local = (urlsplit(url).hostname or "") in ("127.0.0.1", "localhost", "::1")
     if local and settings.hook_autostart:
         detail = f"nothing answers at {url}; the prompt hook starts `episodic serve` on the next prompt"
-        fix = "`episodic setup claude-code --write` starts it and waits until it answers"
+        fix = f"`episodic setup {agent} --write` starts it and waits until it answers"
         return Check("server reachable", WARN, detail, fix), False
     fix = "`episodic serve`" if local else f"check that {url} is up and reachable from here"
     return Check("server reachable", FAIL, f"nothing answers at {url}", fix), False
 
 
-def check_token(settings: Settings, up: bool, count: Callable[[str], int]) -> Check:
+def check_token(
+    settings: Settings, up: bool, count: Callable[[str], int], agent: str = "claude-code"
+) -> Check:
     from episodic.auth import LocalTokenStore
     from episodic.hook_token import endpoint_is_local
 
-    setup_fix = "`episodic setup claude-code --write` (keeps a read token for the configured tenant)"
+    setup_fix = f"`episodic setup {agent} --write` (keeps a read token for the configured tenant)"
     if not settings.token:
         return Check("token", FAIL, "the prompt hook has no token", setup_fix)
     if endpoint_is_local(settings):
@@ -392,20 +395,27 @@ def check_harvest(settings: Settings, now: datetime | None = None) -> Check | No
 def run_checks(settings: Settings) -> list[Check]:
     from episodic.assembly import build_store
     from episodic.cli.cleanup_risk import doctor_findings
-    from episodic.cli.doctor_agents import agent_failure_rows
+    from episodic.cli.doctor_agents import agent_rows, agents_set_up
 
     home = user_home(settings.user_home)
     executable_check, current = check_executable()
+    agents = agents_set_up(settings) or ["claude-code"]  # only the agents set up; none yet: Claude Code's
     setup = (
         f"`{shlex.quote(current or 'episodic')} setup claude-code --write` (re-running it fixes old entries)"
     )
-    checks = [
-        executable_check,
-        check_mcp_entry(home, setup, current),
-        check_hook_entry(home, setup),
-        check_failure_hook_entry(settings, home, setup),
-        *(Check(*row) for row in agent_failure_rows(settings)),  # Codex, Gemini CLI: when set up
-        check_distiller(settings, home, setup),
+    claude = "claude-code" in agents
+    checks = [executable_check]
+    if claude:
+        checks += [
+            check_mcp_entry(home, setup, current),
+            check_hook_entry(home, setup),
+            check_failure_hook_entry(settings, home, setup),
+        ]
+    checks += [
+        Check(*row) for agent in agents if agent != "claude-code" for row in agent_rows(settings, agent)
+    ]
+    checks += [
+        check_distiller(settings, home, setup, claude),
         check_scope(settings, os.getcwd()),
         check_experiment(settings),
     ]
@@ -413,7 +423,7 @@ def run_checks(settings: Settings) -> list[Check]:
     checks += [harvest] if harvest else []
     # the sessions Claude Code deletes within a week that are not indexed yet
     checks += [Check("agent cleanup", *finding) for finding in doctor_findings(settings)]
-    server, up = check_server(settings)
+    server, up = check_server(settings, agents[0])
     checks.append(server)
     if settings.store == "sqlite" and not settings.db_path.exists():
         return [*checks, Check("index", FAIL, f"no index at {settings.db_path}", "`episodic index`")]
@@ -422,9 +432,13 @@ def run_checks(settings: Settings) -> list[Check]:
         total, stored = store.count(None), store.manifest()
     except EpisodicError as exc:
         return [*checks, Check("index", FAIL, f"cannot open the index: {exc}", "`episodic index`")]
-    checks.append(check_token(settings, up, store.count))
+    checks.append(check_token(settings, up, store.count, agents[0]))
     checks.append(check_index(settings, store.count, total))
-    checks.append(check_hook_run(settings, home))
+    checks += [
+        check_hook_run(settings, home, agent)
+        for agent in agents
+        if agent == "claude-code" or settings.hook_prompt
+    ]
     checks.append(check_parity(settings, stored))
     if settings.store == "sqlite":  # a local read; a remote index would be listed whole
         opening = check_opening(settings, store.iter_records(settings.tenant))

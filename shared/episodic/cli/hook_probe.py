@@ -36,6 +36,7 @@ OUTCOMES: tuple[tuple[str, str, str], ...] = (
         "a prompt taken from one of your cards found nothing: `episodic search` it to see why",
     ),
     ("skip: missing config", "fail", SETUP + " (keeps a read token for the hook)"),
+    ("skip: switched off", "ok", ""),  # hook_prompt = false: the user's choice
     ("skip: ", "warn", "the scope rules exclude this folder (see the scope line)"),
     ("fail: config file", "fail", "fix the line it names"),
     (
