@@ -60,7 +60,6 @@ GEMINI_MOMENTS = (
         "session-end hook", "SessionEnd", "", SESSION_DISTILL_ARGS, "hook_session_end", "episodic-session-end"
     ),
 )
-EPISODIC_ARGS = tuple(m.args for m in CODEX_MOMENTS)
 CODEX_TRUST_NOTE = (
     "Codex runs a new or changed hook only once it is trusted (else it is skipped silently): --write trusts "
     "the episodic ones through `codex app-server`, as /hooks in codex would."

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from episodic.cli.agent_hooks import EPISODIC_ARGS
+from episodic.cli.setup_clients import EPISODIC_HOOK_ARGS
 
 APP_SERVER_SECONDS = 60.0  # a cold start of the 300 MB binary on a loaded machine
 
@@ -117,7 +117,7 @@ def ours(hooks_list: Any, hooks_file: Path) -> list[dict[str, Any]]:
             if (
                 isinstance(hook, dict)
                 and hook.get("sourcePath") == str(hooks_file)
-                and command.rstrip().endswith(EPISODIC_ARGS)
+                and command.rstrip().endswith(EPISODIC_HOOK_ARGS)
                 and "episodic" in command
                 and not hook.get("isManaged")
             ):

@@ -24,6 +24,8 @@ HOOK_ARGS = "hook user-prompt-submit"
 SESSION_DISTILL_ARGS = "hook session-distill"  # SessionEnd, when Claude Code is the saved distiller
 SESSION_START_ARGS = "hook session-start"  # SessionStart, when the dream's synthesis is to be injected
 FAILURE_ARGS = "hook post-tool-failure"  # PostToolUseFailure of Bash: the fix of an earlier session
+# what an episodic hook entry runs, whatever the agent (setup and the Codex trust step recognise ours by it)
+EPISODIC_HOOK_ARGS = (HOOK_ARGS, FAILURE_ARGS, SESSION_DISTILL_ARGS)
 FAILURE_EVENT, FAILURE_MATCHER = "PostToolUseFailure", "Bash"  # a failed shell command (non-zero exit)
 HOOK_TIMEOUT_SECONDS = 5  # the hook keeps its own 1.5 s budget; this is Claude Code's hard stop
 TOKEN_ENV = "EPISODIC_TOKEN"
