@@ -16,6 +16,9 @@ TRANSCRIPTS_DIR = Path(
     os.environ.get("EPISODIC_TEST_TRANSCRIPTS", REPO_ROOT.parent / "shared" / "transcripts")
 )
 DEV_QUERIES = TRANSCRIPTS_DIR.parent / "eval" / "dev-queries.jsonl"
+# The local judge (episodic.judge) is the default second stage where its model is installed; the suite runs
+# the first stage alone (each process would load the model) and the judge's own tests turn it on.
+os.environ["EPISODIC_RERANKER"] = "none"
 # measured seconds per module (scripts/test_durations.py): the longest go to the workers first
 DURATIONS = Path(__file__).with_name("durations.json")
 
@@ -87,7 +90,11 @@ def episodic_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[P
     monkeypatch.delenv("CODEX_HOME", raising=False)
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
     for name in list(os.environ):
-        if name.startswith("EPISODIC_") and name not in ("EPISODIC_HOME", "EPISODIC_TEST_TRANSCRIPTS"):
+        if name.startswith("EPISODIC_") and name not in (
+            "EPISODIC_HOME",
+            "EPISODIC_TEST_TRANSCRIPTS",
+            "EPISODIC_RERANKER",
+        ):
             monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", "testing")
     monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "testing")

@@ -371,6 +371,7 @@ class SearchHit(BaseModel):
     keyword_rank: int | None = None
     pool_size: int = 0  # sessions the vector half was standardised over (0: unknown)
     confidence: Confidence | None = None  # set by `search_traces` (episodic.confidence)
+    judge: float | None = None  # the local judge's calibrated probability (episodic.judge); None: not judged
 
 
 class IndexManifest(BaseModel):

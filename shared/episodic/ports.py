@@ -87,6 +87,9 @@ class Reranker(ABC):
     def rerank(self, query: str, hits: Sequence[SearchHit]) -> list[SearchHit]:
         """`hits` (the first stage's, best first, query already scrubbed) reordered; none added or dropped."""
 
+    def cancel(self) -> None:  # noqa: B027 - optional: most second stages cannot stop a call under way
+        """Stop the work of a `rerank` whose caller gave up on it (its deadline passed); may do nothing."""
+
 
 @dataclass
 class StoredVector:

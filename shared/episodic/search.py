@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+
 from episodic.confidence import ConfidenceRule
 from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
 from episodic.memory import Memory
 from episodic.models import CardRecord, SearchFilters, SearchHit, check_tenant
+from episodic.ports import Reranker
 
 MAX_QUERY_CHARS = 2000
+log = logging.getLogger(__name__)
+# second-stage calls run here so a search can stop waiting for one at its deadline (a few at once: the
+# server's connections search in parallel; a late call is cancelled where the stage can be)
+_second_stage = ThreadPoolExecutor(max_workers=4, thread_name_prefix="second-stage")
 
 
 def search_traces(
@@ -53,8 +63,28 @@ def search_traces(
         memory.min_similarity,
     )
     if reranker is not None and len(hits) > 1:
-        hits = reranker.rerank(query, hits)
+        hits = second_stage(reranker, query, hits, memory.settings.rerank_seconds)
     return confidence_rule(memory).label(hits[:k])
+
+
+def second_stage(
+    reranker: Reranker, query: str, hits: Sequence[SearchHit], seconds: float
+) -> list[SearchHit]:
+    """The reranker's order when it answers within `seconds` (0: however long it takes); otherwise, or when
+    it fails, the first stage's answer as it was (a slow judge must not silence the hook: issue 52 item 14)."""
+    if seconds <= 0:
+        return reranker.rerank(query, hits)
+    call = _second_stage.submit(reranker.rerank, query, hits)
+    try:
+        return call.result(timeout=seconds)
+    except FutureTimeout:
+        reranker.cancel()
+        log.warning(
+            "the %s reranker timed out after %.2f s; the first stage's order kept", reranker.name, seconds
+        )
+    except Exception as exc:  # an adapter's failure never fails a search
+        log.warning("the %s reranker failed (%s); the first stage's order kept", reranker.name, exc)
+    return list(hits)
 
 
 def confidence_rule(memory: Memory) -> ConfidenceRule:

@@ -78,8 +78,20 @@ class Settings(BaseSettings):
     )  # fused score for a pointer the hook gives unasked
     faint_score: float = Field(default=2.0, ge=0.0, le=50.0)  # fused score for an entry an agent asked for
     # the second stage (ports.Reranker) over the first stage's best `rerank_depth` candidates; none: off
-    reranker: Literal["none", "bedrock"] = "none"  # bedrock: Amazon Bedrock's Rerank API (aws_region)
+    # local: the cross-encoder judge (episodic.judge), used where its model is installed; bedrock: Amazon
+    # Bedrock's Rerank API (aws_region)
+    reranker: Literal["none", "bedrock", "local"] = "local"
     rerank_depth: int = Field(default=20, ge=1, le=100)
+    # a second stage that has not answered by then is abandoned and the first stage's answer kept (0: wait);
+    # it must fit the hook's budget with the first stage and the reply (issue 52 item 14)
+    rerank_seconds: float = Field(default=0.6, ge=0.0, le=30.0)
+    judge_model_dir: Path | None = None  # None: where `episodic.judge.install` puts it (the venv)
+    judge_depth: int = Field(default=8, ge=1, le=100)  # candidates the local judge reads per search
+    judge_max_tokens: int = Field(default=160, ge=16, le=512)  # word pieces of query + card per pair
+    # the logit's weight beside the fused score per card kind (None: that kind is not judged)
+    judge_llm_weight: float | None = Field(default=0.5, ge=0.0, le=10.0)
+    judge_offline_weight: float | None = Field(default=None, ge=0.0, le=10.0)
+    judge_offline_reads: Literal["opening", "card"] = "opening"
     rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
     # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
     rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -189,6 +201,12 @@ class Settings(BaseSettings):
     # can be re-distilled and its transcript shown after the agent deleted the file (episodic.store.kept)
     keep_trajectories: bool = True
     keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
+
+    @field_validator("judge_llm_weight", "judge_offline_weight", mode="before")
+    @classmethod
+    def _weight_off(cls, value: Any) -> Any:
+        """`none` / `off` / "" (an environment variable or the config file): that card kind is not judged."""
+        return None if isinstance(value, str) and value.strip().lower() in ("", "none", "off") else value
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod

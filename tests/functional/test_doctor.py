@@ -247,3 +247,25 @@ def test_a_claude_code_distiller_that_cannot_answer_fails(
     assert result.exit_code == 1
     line = next(x for x in result.output.splitlines() if "] distiller:" in x)
     assert line.startswith("[fail]") and expected in line, result.output
+
+
+def test_the_judge_line_names_an_altered_or_missing_model(
+    episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.judge.model import MODEL_FILES
+
+    model = tmp_path / "judge"
+    model.mkdir()
+    for name in MODEL_FILES:
+        (model / name).write_text("not the pinned bytes")
+    monkeypatch.setenv("EPISODIC_RERANKER", "local")
+    monkeypatch.setenv("EPISODIC_JUDGE_MODEL_DIR", str(model))
+    result = CliRunner().invoke(_cli(), ["doctor"])
+    lines = [line for line in result.output.splitlines() if "] judge:" in line]
+    assert len(lines) == 1 and lines[0].startswith("[warn] judge:")
+    assert "not the pinned file" in lines[0] and "first stage alone" in lines[0]
+    monkeypatch.setenv("EPISODIC_JUDGE_MODEL_DIR", str(tmp_path / "absent"))
+    result = CliRunner().invoke(_cli(), ["doctor"])
+    assert "[warn] judge: the judge's model is not installed at" in result.output
+    monkeypatch.setenv("EPISODIC_RERANKER", "none")
+    assert "] judge:" not in CliRunner().invoke(_cli(), ["doctor"]).output

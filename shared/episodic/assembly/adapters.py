@@ -113,7 +113,31 @@ def build_reranker(settings: Settings, clients: AwsClients | None = None) -> Rer
             min_relevance=settings.rerank_min_relevance,
             faint_score=settings.faint_score,
         )
+    if settings.reranker == "local":
+        return local_judge(settings)
     raise ConfigError(f"unknown reranker {settings.reranker!r}")
+
+
+def local_judge(settings: Settings) -> Reranker | None:
+    """The cross-encoder judge, where its model is installed (None otherwise: `doctor` says so); a model
+    that is there but altered is refused at its first use and search keeps the first stage's order."""
+    from episodic.judge.model import cross_encoder, default_model_dir
+    from episodic.judge.reranker import JudgeWeights, LocalReranker
+
+    model_dir = settings.judge_model_dir or default_model_dir()
+    if not model_dir.exists():
+        return None
+    weights = JudgeWeights(
+        llm=settings.judge_llm_weight,
+        offline=settings.judge_offline_weight,
+        offline_reads=settings.judge_offline_reads,
+    )
+    return LocalReranker(
+        cross_encoder(model_dir),
+        depth=settings.judge_depth,
+        max_tokens=settings.judge_max_tokens,
+        weights=weights,
+    )
 
 
 def build_distiller(settings: Settings, clients: AwsClients | None = None) -> Distiller:

@@ -37,10 +37,11 @@ CLIENT_CONFIG: dict[str, dict[str, Any]] = {
         "read_timeout": 120,
         "retries": {"mode": "standard", "total_max_attempts": 1},
     },
-    # the reranker runs inside a search (the hook's budget): one short attempt, then the first stage's order
+    # the reranker runs inside a search (the hook's 1.5 s budget; search_traces stops waiting at
+    # rerank_seconds anyway): one short attempt, then the first stage's order
     "bedrock-agent-runtime": {
-        "connect_timeout": 2,
-        "read_timeout": 3,
+        "connect_timeout": 1,
+        "read_timeout": 1,
         "retries": {"mode": "standard", "total_max_attempts": 1},
     },
 }

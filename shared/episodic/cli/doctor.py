@@ -325,6 +325,29 @@ def check_opening(settings: Settings, records: Iterable[CardRecord]) -> Check | 
     return Check("opening words", OK, f"{offline} offline cards carry their session's opening words")
 
 
+def check_judge(settings: Settings) -> Check | None:
+    """The local judge's model (episodic.judge): installed and the pinned files, or one line saying why
+    search keeps the first stage's order; None when another second stage (or none) is configured."""
+    if settings.reranker != "local":
+        return None
+    from episodic.judge.model import MODEL_NAME, ModelProblem, check_model_dir, default_model_dir
+
+    model_dir = settings.judge_model_dir or default_model_dir()
+    try:
+        check_model_dir(model_dir)
+        import onnxruntime  # noqa: F401 - only whether it imports
+    except ModelProblem as exc:
+        return Check("judge", WARN, f"{exc}; search uses the first stage alone", "`scripts/install`")
+    except ImportError as exc:
+        return Check(
+            "judge",
+            WARN,
+            f"onnxruntime does not import ({exc}); search uses the first stage alone",
+            "`scripts/install`",
+        )
+    return Check("judge", OK, f"{MODEL_NAME} (int8) at {model_dir}, files as pinned")
+
+
 def check_scope(settings: Settings, cwd: str) -> Check:
     """The scope rules and what they decide for the current directory (its `.episodic` file included)."""
     from episodic.scope_source import rules_from_settings
@@ -421,6 +444,8 @@ def run_checks(settings: Settings) -> list[Check]:
     ]
     harvest = check_harvest(settings)
     checks += [harvest] if harvest else []
+    judge = check_judge(settings)
+    checks += [judge] if judge else []
     # the sessions Claude Code deletes within a week that are not indexed yet
     checks += [Check("agent cleanup", *finding) for finding in doctor_findings(settings)]
     server, up = check_server(settings, agents[0])

@@ -1,0 +1,183 @@
+"""The local judge (episodic.judge): the cross-encoder from the installed, pinned model files; a changed
+file is refused and search keeps the first stage's order; a second stage past its deadline leaves the
+first stage's answer (issue 52 item 14)."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import threading
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import pytest
+from episodic.assembly import build_reranker
+from episodic.card_write import embed_card
+from episodic.judge.model import (
+    MODEL_FILES,
+    CrossEncoder,
+    ModelProblem,
+    check_model_dir,
+    default_model_dir,
+    file_sha256,
+)
+from episodic.judge.reranker import JudgeWeights, LocalReranker
+from episodic.memory import Memory
+from episodic.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
+from episodic.ports import Reranker
+from episodic.search import search_traces
+from episodic.settings import load_settings
+from mcp_testkit import ALPHA, build_memory
+
+INSTALLED = default_model_dir()
+needs_model = pytest.mark.skipif(
+    not INSTALLED.is_dir(), reason=f"the judge's model is not installed at {INSTALLED} (scripts/install)"
+)
+
+QUERY = "pytest says fixture 'db_session' not found when I run the tests from the repo root"
+RELEVANT = (
+    "pytest could not find the db_session fixture because conftest.py sat in a sub-folder that is not on "
+    "the collection path; moving conftest.py to the tests root made the fixture visible."
+)
+UNRELATED = "The CloudFront distribution served a stale index.html after deploy; an invalidation fixed it."
+
+CARDS = {
+    "s-fixture": ("pytest fixture db_session not found from the repo root", RELEVANT),
+    "s-cdn": ("stale index.html from CloudFront after a deploy", UNRELATED),
+    "s-docker": (
+        "docker build cache misses on every CI run",
+        "Order the Dockerfile so requirements come first.",
+    ),
+}
+
+
+def llm_record(session_id: str, problem: str, insight: str) -> CardRecord:
+    return CardRecord(
+        card=Card(problem=problem, insight=insight, outcome=Outcome.VERIFIED),
+        session_id=session_id,
+        tenant_id=ALPHA,
+        started_at=datetime(2026, 11, 2, 9, tzinfo=UTC),
+        source_sha256="0" * 64,
+        distiller=DistillerInfo(kind="claude-code"),
+        indexed_at=datetime(2026, 11, 2, 10, tzinfo=UTC),
+    )
+
+
+def altered_copy(tmp_path: Path, name: str = "tokenizer_config.json") -> Path:
+    """The installed model folder with one file changed by one byte (model.onnx linked, not copied)."""
+    copy = tmp_path / "model"
+    copy.mkdir()
+    for file in MODEL_FILES:
+        if file == "model.onnx" and name != file:
+            (copy / file).symlink_to(INSTALLED / file)
+        else:
+            shutil.copyfile(INSTALLED / file, copy / file)
+    data = bytearray((copy / name).read_bytes())
+    data[-2] ^= 0x01
+    (copy / name).write_bytes(bytes(data))
+    return copy
+
+
+@needs_model
+def test_the_installed_model_is_the_pinned_one_and_ranks_the_relevant_card_first() -> None:
+    check_model_dir(INSTALLED)
+    assert file_sha256(INSTALLED / "model.onnx") == MODEL_FILES["model.onnx"]
+    logits = CrossEncoder(INSTALLED).scores(QUERY, [UNRELATED, RELEVANT], max_tokens=160)
+    assert logits[1] > logits[0] + 2.0  # a wide margin, not a coin toss
+
+
+@needs_model
+@pytest.mark.parametrize("name", ["tokenizer_config.json", "vocab.txt"])
+def test_a_changed_model_file_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ModelProblem, match=f"{name} .* not the pinned file"):
+        CrossEncoder(altered_copy(tmp_path, name)).load()
+
+
+def test_a_missing_model_is_named_with_its_fix(tmp_path: Path) -> None:
+    with pytest.raises(ModelProblem, match=r"not installed .* scripts/install"):
+        check_model_dir(tmp_path / "absent")
+    settings = load_settings(home=tmp_path, reranker="local", judge_model_dir=tmp_path / "absent")
+    assert build_reranker(settings) is None  # search runs the first stage alone
+
+
+def memory_with_cards(tmp_path: Path, **settings: Any) -> Memory:
+    memory = build_memory(load_settings(home=tmp_path, embedder="hashing", min_similarity=-1.0, **settings))
+    memory.store.ensure_manifest(memory.manifest)
+    for session_id, (problem, insight) in CARDS.items():
+        record = llm_record(session_id, problem, insight)
+        memory.store.upsert(record, embed_card(memory, record.card), memory.manifest)
+    return memory
+
+
+@needs_model
+def test_search_with_the_judge_puts_the_relevant_card_first(tmp_path: Path) -> None:
+    memory = memory_with_cards(tmp_path, reranker="local", rerank_seconds=0.0)
+    memory.reranker = build_reranker(memory.settings)
+    assert isinstance(memory.reranker, LocalReranker)
+    memory.reranker.weights = JudgeWeights(llm=5.0)  # the judge alone decides here
+    hits = search_traces(memory, ALPHA, "CloudFront kept serving the old index.html after I deployed", k=3)
+    assert hits[0].record.session_id == "s-cdn" and hits[0].judge is not None and hits[0].judge > 0.5
+    assert hits[-1].judge is not None and hits[-1].judge < hits[0].judge
+
+
+@needs_model
+def test_an_altered_model_falls_back_to_the_first_stage(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory = memory_with_cards(tmp_path, rerank_seconds=0.0)
+    first = search_traces(memory, ALPHA, QUERY, k=3)
+    memory.reranker = LocalReranker(
+        CrossEncoder(altered_copy(tmp_path, "model.onnx")), weights=JudgeWeights(llm=5.0)
+    )
+    with caplog.at_level(logging.ERROR):
+        judged = search_traces(memory, ALPHA, QUERY, k=3)
+        again = search_traces(memory, ALPHA, QUERY, k=3)
+    assert [h.record.session_id for h in judged] == [h.record.session_id for h in first]
+    assert [h.score for h in judged] == [h.score for h in first] and all(h.judge is None for h in judged)
+    assert again == judged
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert (
+        len(errors) == 1 and "model.onnx" in errors[0] and "first stage" in errors[0]
+    )  # once, not per search
+
+
+class StuckReranker(Reranker):
+    """A second stage that answers only when cancelled (a judge on a saturated CPU, a slow Bedrock call)."""
+
+    name = "stuck"
+    depth = 20
+
+    def __init__(self) -> None:
+        self.cancelled = threading.Event()
+
+    def rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:  # type: ignore[override]
+        self.cancelled.wait(timeout=30)
+        return list(reversed(hits))
+
+    def cancel(self) -> None:
+        self.cancelled.set()
+
+
+def test_a_late_second_stage_leaves_the_first_stages_answer(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    memory = memory_with_cards(tmp_path, rerank_seconds=0.05)
+    first = search_traces(memory, ALPHA, QUERY, k=3)
+    stuck = StuckReranker()
+    memory.reranker = stuck
+    with caplog.at_level(logging.WARNING):
+        late = search_traces(memory, ALPHA, QUERY, k=3)
+    assert late == first and stuck.cancelled.is_set()
+    assert any("timed out" in r.getMessage() and "first stage" in r.getMessage() for r in caplog.records)
+
+
+def test_a_failing_second_stage_leaves_the_first_stages_answer(tmp_path: Path) -> None:
+    class Broken(StuckReranker):
+        def rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:  # type: ignore[override]
+            raise RuntimeError("boom")
+
+    memory = memory_with_cards(tmp_path, rerank_seconds=0.5)
+    first = search_traces(memory, ALPHA, QUERY, k=3)
+    memory.reranker = Broken()
+    assert search_traces(memory, ALPHA, QUERY, k=3) == first
