@@ -5,27 +5,18 @@ are not "waiting for a retry", and the holdout experiment is visible."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, episodic, isolate
+from client_env import DemoIndexed, episodic, index_demo, isolate
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
-
-DemoIndexed = tuple[Path, subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="module")
 def demo_indexed(tmp_path_factory: pytest.TempPathFactory) -> DemoIndexed:
     """One home with the demo corpus indexed on purpose, for the tests that only read it."""
-    home = tmp_path_factory.mktemp("round3") / "episodic-home"
-    home.mkdir()
-    (home.parent / "user-home").mkdir()
-    (home / "config.toml").write_text(CONFIG)
-    with pytest.MonkeyPatch.context() as env:
-        isolate(env, home)
-        return home, episodic("index", str(DEMO), "--json")
+    return index_demo(tmp_path_factory.mktemp("round3"), CONFIG)
 
 
 @pytest.fixture()

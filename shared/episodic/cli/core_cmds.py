@@ -159,9 +159,8 @@ def _print_hits(hits: list[Any]) -> None:
     if not any(hit.confidence == "strong" for hit in hits):
         click.echo("No confident match." + (" Possibly related sessions, best first:" if hits else ""))
     for i, hit in enumerate(hits, 1):
-        click.echo(
-            f"[{i}] ({CONFIDENCE_LABELS[hit.confidence.value]}) " + pack_card(hit.record, hit.similarity)
-        )
+        label = CONFIDENCE_LABELS[hit.confidence.value if hit.confidence else "faint"]
+        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
         click.echo("")
 
 
