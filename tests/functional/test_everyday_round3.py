@@ -53,3 +53,17 @@ def test_show_prints_the_card_as_text_and_json_as_one_document(demo_home: Path) 
     as_json = episodic("show", session[:8], "--json")
     document = json.loads(as_json.stdout)  # one document: json.loads refuses two
     assert document["session_id"] == session and document["card"]["problem"]
+
+
+# ---------------------------------------------------------------- 6. one id, every command
+
+
+def test_inspect_render_takes_the_id_prefix_show_takes(demo_home: Path) -> None:
+    session = _a_demo_session()
+    transcript = json.loads(episodic("show", session[:8], "--json").stdout)["source_path"]
+    by_path = episodic("inspect", "--render", transcript)
+    by_prefix = episodic("inspect", "--render", session[:8])
+    assert by_prefix.returncode == 0, by_prefix.stderr
+    assert by_prefix.stdout == by_path.stdout and by_prefix.stdout.startswith("SESSION ")
+    unknown = episodic("inspect", "--render", "ffffff00")
+    assert unknown.returncode == 1 and "Traceback" not in unknown.stderr and "ffffff00" in unknown.stderr
