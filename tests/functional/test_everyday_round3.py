@@ -67,3 +67,39 @@ def test_inspect_render_takes_the_id_prefix_show_takes(demo_home: Path) -> None:
     assert by_prefix.stdout == by_path.stdout and by_prefix.stdout.startswith("SESSION ")
     unknown = episodic("inspect", "--render", "ffffff00")
     assert unknown.returncode == 1 and "Traceback" not in unknown.stderr and "ffffff00" in unknown.stderr
+
+
+# ---------------------------------------------------------------- 7. configuration mistakes
+
+
+def test_a_bad_config_value_is_one_line_naming_file_key_and_problem(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = home / "config.toml"
+    config.write_text(CONFIG + 'port = "abc"\n')
+    done = episodic("stats")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"config file {config}" in lines[0] and "port = 'abc'" in lines[0] and "integer" in lines[0]
+    assert "pydantic" not in lines[0]  # no validation-library docs URL
+    monkeypatch.setenv("EPISODIC_KEYWORD_WEIGHT", "heavy")
+    both = episodic("stats")
+    assert both.returncode == 1 and len(both.stderr.strip().splitlines()) == 1, both.stderr
+    assert "EPISODIC_KEYWORD_WEIGHT = 'heavy'" in both.stderr and "port = 'abc'" in both.stderr
+
+
+def test_an_unknown_config_key_is_warned_by_every_command_and_doctor(home: Path) -> None:
+    config = home / "config.toml"
+    config.write_text(CONFIG + "prot = 9000\n")
+    done = episodic("stats", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["cards"] == 0
+    assert (
+        f"warning: config file {config}: unknown key 'prot' is ignored; did you mean 'port'?" in done.stderr
+    )
+    doctor = json.loads(episodic("doctor", "--json").stdout)
+    rows = [row for row in doctor if row["name"] == "config file"]
+    assert len(rows) == 1 and rows[0]["status"] == "warn" and "'prot'" in rows[0]["detail"], rows
+    assert str(config) in rows[0]["fix"]
+    config.write_text(CONFIG)
+    assert episodic("stats").stderr == ""

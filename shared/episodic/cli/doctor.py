@@ -393,6 +393,7 @@ def run_checks(settings: Settings) -> list[Check]:
     from episodic.assembly import build_store
     from episodic.cli.cleanup_risk import doctor_findings
     from episodic.cli.doctor_agents import agent_failure_rows
+    from episodic.cli.doctor_config import config_rows
 
     home = user_home(settings.user_home)
     executable_check, current = check_executable()
@@ -408,6 +409,7 @@ def run_checks(settings: Settings) -> list[Check]:
         check_distiller(settings, home, setup),
         check_scope(settings, os.getcwd()),
         check_experiment(settings),
+        *(Check(*row) for row in config_rows()),  # unknown keys in the config file
     ]
     harvest = check_harvest(settings)
     checks += [harvest] if harvest else []
