@@ -103,3 +103,15 @@ def test_an_unknown_config_key_is_warned_by_every_command_and_doctor(home: Path)
     assert str(config) in rows[0]["fix"]
     config.write_text(CONFIG)
     assert episodic("stats").stderr == ""
+
+
+# ---------------------------------------------------------------- 8. no traceback
+
+
+def test_ui_on_an_address_that_is_not_loopback_is_one_line(home: Path) -> None:
+    done = episodic("ui", "--host", "0.0.0.0", "--no-open")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "Error: the viewer binds loopback only, not '0.0.0.0': omit --host (a random 127.x.y.z address of its "
+        "own) or give 127.0.0.1"
+    )
