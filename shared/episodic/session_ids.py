@@ -77,3 +77,16 @@ def session_id_in(store: SessionsById, tenant_id: str, typed: str) -> str:
 def card_session_id(memory: Memory, tenant_id: str, typed: str) -> str:
     """Resolve against the tenant's cards."""
     return session_id_in(memory.store, tenant_id, typed)
+
+
+def transcript_named(store: SessionsById, tenant_id: str, typed: str) -> str:
+    """What `inspect --render` reads for what a person typed: an existing path as it is; else the session id
+    it is or uniquely starts (as `show` takes it), as that session's transcript while the file is there,
+    or the full id (its kept trajectory) once the agent deleted it."""
+    from pathlib import Path
+
+    if Path(typed).expanduser().exists() or "/" in typed:
+        return typed
+    session_id = session_id_in(store, tenant_id, typed)
+    source_path = str(getattr(store.get(tenant_id, session_id), "source_path", "") or "")
+    return source_path if source_path and Path(source_path).is_file() else session_id

@@ -331,6 +331,13 @@ def load_deployed_settings(**overrides: Any) -> DeployedSettings:
     return _load(DeployedSettings, overrides)
 
 
+def config_warnings(path: Path | None = None) -> list[str]:
+    """The config file's keys no setting reads, one warning each (a typo would otherwise be ignored)."""
+    from episodic.config_check import unknown_keys
+
+    return unknown_keys(Settings.model_fields, path)
+
+
 SettingsT = TypeVar("SettingsT", bound=Settings)
 
 
@@ -345,6 +352,8 @@ def _load(model: type[SettingsT], overrides: dict[str, Any]) -> SettingsT:
         ]
         if missing:
             raise ConfigError(f"required in the AWS deployment: {', '.join(missing)}") from exc
-        raise ConfigError(f"invalid configuration: {exc}") from exc
+        from episodic.config_check import validation_message
+
+        raise ConfigError(validation_message(exc, overrides)) from exc
     except ValueError as exc:
         raise ConfigError(str(exc)) from exc

@@ -54,6 +54,20 @@ def isolate(env: pytest.MonkeyPatch, home: Path, user_home: Path | None = None) 
     env.setenv("HOME", str(user_home or home.parent / "user-home"))
 
 
+DemoIndexed = tuple[Path, subprocess.CompletedProcess[str]]
+
+
+def index_demo(folder: Path, config: str) -> DemoIndexed:
+    """A home under `folder` with `config` and the demo corpus indexed on purpose (`index DEMO --json`)."""
+    home = folder / "episodic-home"
+    home.mkdir()
+    (folder / "user-home").mkdir()
+    (home / "config.toml").write_text(config)
+    with pytest.MonkeyPatch.context() as env:
+        isolate(env, home)
+        return home, episodic("index", str(DEMO), "--json")
+
+
 def bare_env(home: Path, user_home: Path, **extra: str) -> dict[str, str]:
     """What a user's shell gives Claude Code: no venv on PATH, no EPISODIC_* but the home folder (and the
     PYTHONPATH a checkout's tests run under, so the code under test is what runs)."""

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from client_env import episodic, isolate
+from client_env import DemoIndexed, episodic, index_demo, isolate
 from session_builder import SessionWriter
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
@@ -33,19 +33,10 @@ def _isolate(env: pytest.MonkeyPatch, home: Path) -> None:
     isolate(env, home)
 
 
-DemoIndexed = tuple[Path, subprocess.CompletedProcess[str]]
-
-
 @pytest.fixture(scope="module")
 def demo_indexed(tmp_path_factory: pytest.TempPathFactory) -> DemoIndexed:
-    """One home with the demo corpus indexed on purpose (`index DEMO --json`), for the tests that only read it."""
-    home = tmp_path_factory.mktemp("demo-indexed") / "episodic-home"
-    home.mkdir()
-    (home.parent / "user-home").mkdir()
-    (home / "config.toml").write_text(CONFIG)
-    with pytest.MonkeyPatch.context() as env:
-        _isolate(env, home)
-        return home, episodic("index", str(DEMO), "--json")
+    """One home with the demo corpus indexed on purpose, for the tests that only read it."""
+    return index_demo(tmp_path_factory.mktemp("demo-indexed"), CONFIG)
 
 
 @pytest.fixture()

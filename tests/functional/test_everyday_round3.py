@@ -5,27 +5,18 @@ are not "waiting for a retry", and the holdout experiment is visible."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, episodic, isolate
+from client_env import DemoIndexed, episodic, index_demo, isolate
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
-
-DemoIndexed = tuple[Path, subprocess.CompletedProcess[str]]
 
 
 @pytest.fixture(scope="module")
 def demo_indexed(tmp_path_factory: pytest.TempPathFactory) -> DemoIndexed:
     """One home with the demo corpus indexed on purpose, for the tests that only read it."""
-    home = tmp_path_factory.mktemp("round3") / "episodic-home"
-    home.mkdir()
-    (home.parent / "user-home").mkdir()
-    (home / "config.toml").write_text(CONFIG)
-    with pytest.MonkeyPatch.context() as env:
-        isolate(env, home)
-        return home, episodic("index", str(DEMO), "--json")
+    return index_demo(tmp_path_factory.mktemp("round3"), CONFIG)
 
 
 @pytest.fixture()
@@ -62,3 +53,65 @@ def test_show_prints_the_card_as_text_and_json_as_one_document(demo_home: Path) 
     as_json = episodic("show", session[:8], "--json")
     document = json.loads(as_json.stdout)  # one document: json.loads refuses two
     assert document["session_id"] == session and document["card"]["problem"]
+
+
+# ---------------------------------------------------------------- 6. one id, every command
+
+
+def test_inspect_render_takes_the_id_prefix_show_takes(demo_home: Path) -> None:
+    session = _a_demo_session()
+    transcript = json.loads(episodic("show", session[:8], "--json").stdout)["source_path"]
+    by_path = episodic("inspect", "--render", transcript)
+    by_prefix = episodic("inspect", "--render", session[:8])
+    assert by_prefix.returncode == 0, by_prefix.stderr
+    assert by_prefix.stdout == by_path.stdout and by_prefix.stdout.startswith("SESSION ")
+    unknown = episodic("inspect", "--render", "ffffff00")
+    assert unknown.returncode == 1 and "Traceback" not in unknown.stderr and "ffffff00" in unknown.stderr
+
+
+# ---------------------------------------------------------------- 7. configuration mistakes
+
+
+def test_a_bad_config_value_is_one_line_naming_file_key_and_problem(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = home / "config.toml"
+    config.write_text(CONFIG + 'port = "abc"\n')
+    done = episodic("stats")
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert f"config file {config}" in lines[0] and "port = 'abc'" in lines[0] and "integer" in lines[0]
+    assert "pydantic" not in lines[0]  # no validation-library docs URL
+    monkeypatch.setenv("EPISODIC_KEYWORD_WEIGHT", "heavy")
+    both = episodic("stats")
+    assert both.returncode == 1 and len(both.stderr.strip().splitlines()) == 1, both.stderr
+    assert "EPISODIC_KEYWORD_WEIGHT = 'heavy'" in both.stderr and "port = 'abc'" in both.stderr
+
+
+def test_an_unknown_config_key_is_warned_by_every_command_and_doctor(home: Path) -> None:
+    config = home / "config.toml"
+    config.write_text(CONFIG + "prot = 9000\n")
+    done = episodic("stats", "--json")
+    assert done.returncode == 0 and json.loads(done.stdout)["cards"] == 0
+    assert (
+        f"warning: config file {config}: unknown key 'prot' is ignored; did you mean 'port'?" in done.stderr
+    )
+    doctor = json.loads(episodic("doctor", "--json").stdout)
+    rows = [row for row in doctor if row["name"] == "config file"]
+    assert len(rows) == 1 and rows[0]["status"] == "warn" and "'prot'" in rows[0]["detail"], rows
+    assert str(config) in rows[0]["fix"]
+    config.write_text(CONFIG)
+    assert episodic("stats").stderr == ""
+
+
+# ---------------------------------------------------------------- 8. no traceback
+
+
+def test_ui_on_an_address_that_is_not_loopback_is_one_line(home: Path) -> None:
+    done = episodic("ui", "--host", "0.0.0.0", "--no-open")
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "Error: the viewer binds loopback only, not '0.0.0.0': omit --host (a random 127.x.y.z address of its "
+        "own) or give 127.0.0.1"
+    )

@@ -159,9 +159,8 @@ def _print_hits(hits: list[Any]) -> None:
     if not any(hit.confidence == "strong" for hit in hits):
         click.echo("No confident match." + (" Possibly related sessions, best first:" if hits else ""))
     for i, hit in enumerate(hits, 1):
-        click.echo(
-            f"[{i}] ({CONFIDENCE_LABELS[hit.confidence.value]}) " + pack_card(hit.record, hit.similarity)
-        )
+        label = CONFIDENCE_LABELS[hit.confidence.value if hit.confidence else "faint"]
+        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
         click.echo("")
 
 
@@ -256,7 +255,7 @@ def register(group: click.Group) -> None:
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
     @click.option(
-        "--render", "render_survey", is_flag=True, help="Print the survey of one FILE (or session id)."
+        "--render", "render_survey", is_flag=True, help="Print the survey of one FILE (or session id or prefix)."
     )
     @click.option(
         "--tenant", default=None, help="Whose indexed and kept sessions (default: settings.tenant)."
@@ -276,9 +275,11 @@ def register(group: click.Group) -> None:
         if render_survey:
             if len(paths) != 1:
                 raise click.UsageError("--render takes exactly one session FILE")
-            click.echo(
-                render_one(source, paths[0], settings.survey_token_budget, build_kept(settings), tenant)
-            )
+            from episodic.assembly import build_store
+            from episodic.session_ids import transcript_named
+
+            named = transcript_named(build_store(settings), tenant, paths[0])  # an id prefix, as `show`
+            click.echo(render_one(source, named, settings.survey_token_budget, build_kept(settings), tenant))
             return
         found = list(source.discover(list(paths) or None))
         with _progress(len(found), "inspecting", enabled=not as_json) as advance:

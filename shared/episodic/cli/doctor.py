@@ -419,6 +419,7 @@ def run_checks(settings: Settings) -> list[Check]:
     from episodic.assembly import build_store
     from episodic.cli.cleanup_risk import doctor_findings
     from episodic.cli.doctor_agents import agent_rows, agents_set_up
+    from episodic.cli.doctor_config import config_rows
 
     home = user_home(settings.user_home)
     executable_check, current = check_executable()
@@ -441,6 +442,7 @@ def run_checks(settings: Settings) -> list[Check]:
         check_distiller(settings, home, setup, claude),
         check_scope(settings, os.getcwd()),
         check_experiment(settings),
+        *(Check(*row) for row in config_rows()),  # unknown keys in the config file
     ]
     harvest = check_harvest(settings)
     checks += [harvest] if harvest else []

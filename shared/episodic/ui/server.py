@@ -8,6 +8,7 @@ import secrets
 import threading
 from urllib.parse import parse_qs, urlsplit
 
+from episodic.errors import InvalidArgumentError
 from episodic.http_clients import STOP_POLL_SECONDS, BoundedHandler, BoundedServer, ClientLimits, request_head
 from episodic.ui.security import KEY_PARAM, OPEN_PATH, SECURITY_HEADERS, Guard, Refused
 from episodic.ui.views import Response, Viewer
@@ -142,7 +143,10 @@ def make_ui_server(
     """Bind on loopback (host None: a random 127.x.y.z, or 127.0.0.1 where only that one is configured;
     port 0: any free port); the guard knows the address, the port and this run's secrets."""
     if host is not None and host not in ("127.0.0.1", "::1", "localhost") and not _loopback_v4(host):
-        raise Refused(400, f"the viewer binds loopback only, not {host!r}")
+        raise InvalidArgumentError(  # a wrong option, not a refused request: one line, as every CLI error
+            f"the viewer binds loopback only, not {host!r}: omit --host (a random 127.x.y.z address of its own) "
+            "or give 127.0.0.1"
+        )
     guard = Guard()
     handler = type("UiHandler", (_Handler,), {"viewer": viewer, "guard": guard})
     limits = limits or ClientLimits(vouch=lambda head: guard.has_secret({"Cookie": _cookie(head)}))
