@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from functional.client_env import free_port
 from episodic.cli.errors import EpisodicGroup
 from episodic.cli.setup_clients import (
     ClientPlan,
@@ -20,6 +19,7 @@ from episodic.cli.setup_clients import (
     render_plan,
 )
 from episodic.errors import ConfigError
+from functional.client_env import free_port
 
 URL = "https://memory.example.com/mcp"
 
