@@ -83,20 +83,6 @@ def ask_server(url: str, token: str, arguments: dict[str, Any], timeout: float) 
     return text
 
 
-def _start_server(url: str) -> str:
-    """No local server answering: start one in the background for the next call (this one fails open)."""
-    from urllib.parse import urlsplit
-
-    from episodic import autostart
-
-    parts = urlsplit(url)
-    autostart_off = str(hook.setting("hook_autostart", "true")).lower() in ("false", "0")
-    if parts.scheme != "http" or (parts.hostname or "") not in hook.LOCAL_HOSTS or autostart_off:
-        return ""
-    pid = autostart.start_local_server(envsource.home_dir(), parts.hostname or "", parts.port or 80)
-    return f"; started `episodic serve` in the background (pid {pid})" if pid else "; a server is starting"
-
-
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
     if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
@@ -118,16 +104,26 @@ def run(stdin: TextIO) -> tuple[str, str]:
     }
     if hook.review_required():  # only sessions whose card a person approved (the server checks it too)
         arguments["approved_only"] = True
+    started = ""
+
+    def ask(at: str, timeout: float) -> str:
+        return ask_server(at, token, arguments, timeout)
+
+    # as the prompt hook: no server, or another program on its port: start (or move) it, wait in the budget
     try:
-        entry = ask_server(url, token, arguments, remaining)
+        entry = ask(url, remaining)
     except hook.ServerDown as down:
-        raise hook.HookSkip(f"{down}{_start_server(url)}") from down
+        entry, started = hook.retry_started(url, down, ask, deadline)
+        started = f"; {started}"
+    except hook.ForeignServer as foreign:
+        entry, started, _ = hook.retry_moved(url, foreign, ask, deadline)
+        started = f"; {str(foreign).removeprefix('fail: ')}; {started}"
     context = wrap_injected(hook._cut(entry, MAX_ENTRY_CHARS))
     event = failure_payloads.event_of(payload)  # Claude Code, Codex and Gemini CLI take the same answer
     output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     return json.dumps(
         output, ensure_ascii=False
-    ), f"ok: injected the fix of an earlier session ({len(context)} chars)"
+    ), f"ok: injected the fix of an earlier session ({len(context)} chars){started}"
 
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:

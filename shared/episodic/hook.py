@@ -17,7 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Callable
-from typing import Any, TextIO
+from typing import Any, TextIO, TypeVar
 
 from episodic import bounded, envsource
 from episodic.marker import escape_markers, wrap_injected
@@ -31,6 +31,7 @@ MIN_PROMPT_CHARS = 20
 MIN_PROMPT_WORDS = 4
 MAX_QUERY_CHARS = 1500
 MAX_CARDS = 3
+Answer = TypeVar("Answer")  # what one hook's request returns (retry_started, retry_moved)
 MAX_CARD_CHARS = 1400  # one episode stays well under 1,500 characters even when it is the only one
 DEFAULT_BUDGET_SECONDS = 1.5
 DEFAULT_MAX_CHARS = 4000
@@ -506,20 +507,28 @@ def scratch_block(url: str, token: str, query: str) -> str:
 def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> tuple[list[dict[str, Any]], str]:
     """No local server: start one in the background, ask it if it is up within the budget, else fail open.
     (the hits, what was done about the server: for the log line)."""
+    return retry_started(url, down, lambda at, timeout: ask_server(at, token, query, timeout))
+
+
+def retry_started(
+    url: str, down: ServerDown, ask: Callable[[str, float], Answer], until: Callable[[], float] | None = None
+) -> tuple[Answer, str]:
+    """`start_and_retry` for any hook: `ask(url, timeout)` is its one request, `until()` its deadline."""
     from urllib.parse import urlsplit
 
     from episodic import autostart
 
+    until = until or deadline
     parts = urlsplit(url)
     autostart_off = str(setting("hook_autostart", "true")).lower() in ("false", "0")
     if parts.scheme != "http" or (parts.hostname or "") not in LOCAL_HOSTS or autostart_off:
         raise down
     pid = autostart.start_local_server(envsource.home_dir(), parts.hostname or "", parts.port or 80)
     started = f"started `episodic serve` in the background (pid {pid})" if pid else "a server is starting"
-    while (remaining := deadline() - time.monotonic() - 0.1) > 0.3:
+    while (remaining := until() - time.monotonic() - 0.1) > 0.3:
         time.sleep(0.2)
         with contextlib.suppress(ServerDown):
-            return ask_server(url, token, query, remaining - 0.2), started
+            return ask(url, remaining - 0.2), started
     raise HookSkip(f"fail: no server answered; {started}")
 
 
@@ -528,10 +537,21 @@ def move_and_retry(
 ) -> tuple[list[dict[str, Any]], str, str]:
     """Another program holds the local port: move this home's server to a free port (saved in the config
     file) and start it there, unless the port is pinned (EPISODIC_PORT or `url`) or autostart is off."""
+    return retry_moved(url, foreign, lambda at, timeout: ask_server(at, token, query, timeout))
+
+
+def retry_moved(
+    url: str,
+    foreign: ForeignServer,
+    ask: Callable[[str, float], Answer],
+    until: Callable[[], float] | None = None,
+) -> tuple[Answer, str, str]:
+    """`move_and_retry` for any hook: `ask(url, timeout)` is its one request, `until()` its deadline."""
     from urllib.parse import urlsplit
 
     from episodic import autostart
 
+    until = until or deadline
     parts = urlsplit(url)
     host, config = parts.hostname or DEFAULT_HOST, envsource.config_path()
     autostart_off = str(setting("hook_autostart", "true")).lower() in ("false", "0")
@@ -546,10 +566,10 @@ def move_and_retry(
         raise HookSkip(f"{foreign}; a server is being started already (setup or another prompt)")
     moved = f"moved this home's server to port {port} (saved in {config}) and started it"
     new_url = f"http://{'[' + host + ']' if ':' in host else host}:{port}/mcp"
-    while (remaining := deadline() - time.monotonic() - 0.1) > 0.3:
+    while (remaining := until() - time.monotonic() - 0.1) > 0.3:
         time.sleep(0.2)
         with contextlib.suppress(ServerDown):
-            return ask_server(new_url, token, query, remaining - 0.2), moved, new_url
+            return ask(new_url, remaining - 0.2), moved, new_url
     raise HookSkip(f"{foreign}; {moved}")
 
 

@@ -155,13 +155,24 @@ def test_the_real_codex_logged_out_says_so(private_dir: Path, monkeypatch: pytes
 
 
 def test_the_real_gemini_logged_out_says_so(private_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The real `gemini -p` with our flags, no sign-in method: its own error (code 41), made one clear line."""
+    """No sign-in method: the distiller says so before any call, in the words `setup` and `doctor` use;
+    the real `gemini -p` with our flags, called anyway, says so too (code 41), made one clear line."""
+    from episodic.distill.agent_cli import run_cli
     from episodic.errors import ConfigError
+    from episodic.marker import DISTILLER_MARKER
 
     distiller = _real_distiller("gemini", private_dir, monkeypatch)
-    assert distiller.login()[0] is False
+    logged_in, how = distiller.login()
+    assert logged_in is False and distiller.cannot_run() == f"Gemini CLI is {how}"
     with pytest.raises(ConfigError) as raised:
         distiller.distill(_session(), "SURVEY: the login page went blank")
+    assert str(raised.value) == f"Gemini CLI is {how}"
+    workdir = distiller.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    command = distiller.command(distiller.resolve_binary())
+    run = run_cli(command, DISTILLER_MARKER, 120.0, workdir, distiller.agent.env(workdir))
+    with pytest.raises(ConfigError) as raised:
+        distiller.agent.read(run)
     message = str(raised.value)
     assert message.startswith("Gemini CLI is not logged in: run `gemini` once and choose a sign-in method")
     assert "Please set an Auth method" in message and "\n" not in message

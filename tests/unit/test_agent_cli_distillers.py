@@ -50,6 +50,8 @@ def fakes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("FAKE_AGENT_LOG", str(log))
     for name in ("FAKE_AGENT_SCENARIO", "FAKE_AGENT_CARD", "FAKE_AGENT_LOGIN", "CODEX_API_KEY"):
         monkeypatch.delenv(name, raising=False)
+    # Gemini's login is read from local state before the first call: the stand-in stands for a signed-in CLI
+    monkeypatch.setenv("GEMINI_API_KEY", "fake-key-not-real")
     return log
 
 

@@ -12,7 +12,7 @@ import shutil
 from dataclasses import dataclass
 
 from episodic import envsource
-from episodic.errors import EpisodicError
+from episodic.errors import ConfigError, EpisodicError
 from episodic.settings import Settings
 
 CLAUDE_CODE, HEURISTIC = "claude-code", "heuristic"
@@ -53,6 +53,23 @@ def choose_distiller(settings: Settings, asked: str | None, agent: str = CLAUDE_
     if logged_in:
         return DistillerChoice(agent, "default", f"{distiller.agent.label} is on PATH and {how}")
     return DistillerChoice(HEURISTIC, "default", how)
+
+
+def refuse_unrunnable(settings: Settings, asked: str | None) -> None:
+    """`setup … --distiller <agent>` with an agent CLI that cannot run (not on PATH, logged out): a
+    ConfigError (exit 1) before anything is written, with the reason `doctor` and `index` give."""
+    from episodic.distill.agent_cli import AGENT_KINDS
+
+    if asked not in AGENT_KINDS:
+        return
+    from episodic.distill.agents import distiller_for
+
+    reason = distiller_for(settings, asked).cannot_run()
+    if reason is not None:
+        raise ConfigError(
+            f"--distiller {asked}: {reason}. Nothing was written; fix that and run this again, "
+            "or choose --distiller heuristic"
+        )
 
 
 def heuristic_cards(settings: Settings) -> int:

@@ -145,7 +145,7 @@ def _agent_answers(settings: Settings) -> Check:
     logged_in, how = distiller.login()
     if logged_in is False:
         fix = f"{distiller.agent.login_fix}, then `episodic index`"
-        return Check("distiller", FAIL, f"{kind}, but {how}", fix)
+        return Check("distiller", FAIL, f"{kind}, but {distiller.agent.logged_out(how)}", fix)
     try:
         answered = distiller.probe()
     except RetryableDistillError as exc:

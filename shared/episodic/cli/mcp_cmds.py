@@ -245,6 +245,7 @@ def setup_claude_code(
     from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
+    _refuse_unrunnable(settings, distiller)  # before anything is written
     choice = choose_distiller(settings, distiller)
     plan = claude_code_plan(
         user_home(settings.user_home),
@@ -288,6 +289,12 @@ def _distiller_option(agent: str):  # type: ignore[no-untyped-def]
     )
 
 
+def _refuse_unrunnable(settings, distiller: str | None) -> None:  # type: ignore[no-untyped-def]
+    from episodic.cli.distiller_choice import refuse_unrunnable
+
+    refuse_unrunnable(settings, distiller)
+
+
 def _choose_and_announce(agent: str, distiller: str | None, write: bool) -> None:
     from episodic.cli.distiller_choice import choose_distiller
     from episodic.cli.setup_steps import announce_distiller
@@ -307,6 +314,7 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     from episodic.cli.setup_clients import user_home
 
     settings = _settings()
+    _refuse_unrunnable(settings, distiller)  # before anything is written
     plan = codex_plan(
         codex_home(settings.codex_home, user_home(settings.user_home)), url, token, _executable()
     )
@@ -359,6 +367,7 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
     from episodic.cli.setup_clients import user_home
 
     settings = _settings()
+    _refuse_unrunnable(settings, distiller)  # before anything is written
     home = gemini_home(settings.gemini_cli_home, user_home(settings.user_home))
     _finish(gemini_plan(home, url, token, _executable()), write)
     _agent_hooks_step(settings, "gemini", home, url, write)

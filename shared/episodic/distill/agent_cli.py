@@ -129,8 +129,6 @@ class AgentCli(ABC):
     login_fix: ClassVar[str]
     login_re: ClassVar[re.Pattern[str]]
     answer_rule: ClassVar[str]  # the system prompt's last lines: how this CLI hands back the card
-    # logged out, the CLI itself does not say so: it retries the API unauthenticated (Codex, observed)
-    login_before_first_call: ClassVar[bool] = False
 
     def system_prompt(self, schema: dict[str, Any]) -> str:
         """The distiller's instructions for this CLI."""
@@ -161,6 +159,10 @@ class AgentCli(ABC):
     @abstractmethod
     def login(self, binary: str, runner: Runner, workdir: Path) -> tuple[bool | None, str]:
         """Without a model call: (True, how), (False, why) or (None, why unknown)."""
+
+    def logged_out(self, how: str) -> str:
+        """The one reason `setup`, `doctor` and `index` give when `login` answered (False, how)."""
+        return f"{self.label} is {how}"
 
     def fail(self, detail: str, status: int | None = None, code: int | None = None) -> None:
         """Raise ConfigError for a login problem, RetryableDistillError for a limit; else return."""
@@ -198,8 +200,8 @@ class AgentCliDistiller(Distiller):
         self.workdir = workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"episodic-{agent.kind}-distill"
         self.runner = runner
         self.info = DistillerInfo(kind=agent.kind, model=model)
-        self._logged_out: str | None = None  # checked once (login_before_first_call), then remembered
-        self._login_checked = False
+        self._cannot_run: str | None = None  # checked once, before the first call, then remembered
+        self._checked = False
 
     # ------------------------------------------------------------ the call
 
@@ -220,17 +222,17 @@ class AgentCliDistiller(Distiller):
             binary, self.model, system or self.agent.system_prompt(schema), schema, self.workdir
         )
 
-    def _require_login(self) -> None:
-        if self.agent.login_before_first_call and not self._login_checked:
-            logged_in, how = self.login()
-            self._logged_out = how if logged_in is False else None
-            self._login_checked = True
-        if self._logged_out is not None:
-            raise ConfigError(f"{self.agent.label} is {self._logged_out}")
+    def _require_runnable(self) -> None:
+        """Before the first call: a CLI that cannot run fails every session with one reason, without a call
+        (logged out, Codex retries the API for minutes instead of saying so)."""
+        if not self._checked:
+            self._cannot_run, self._checked = self.cannot_run(), True
+        if self._cannot_run is not None:
+            raise ConfigError(self._cannot_run)
 
     def _run(self, system: str, prompt: str, schema: dict[str, Any]) -> tuple[AgentAnswer, float]:
         self.workdir.mkdir(parents=True, exist_ok=True)
-        self._require_login()
+        self._require_runnable()
         command = self.command(self.resolve_binary(), system, schema)
         started = time.perf_counter()
         try:
@@ -275,6 +277,16 @@ class AgentCliDistiller(Distiller):
         except ConfigError as exc:
             return False, str(exc)
         return self.agent.login(binary, self.runner, self.workdir)
+
+    def cannot_run(self) -> str | None:
+        """Why this distiller cannot run (its CLI not on PATH, or not logged in), asked without a model call;
+        None when it can or when its login is unknown. `setup`, `doctor` and `index` all say this reason."""
+        try:
+            self.resolve_binary()
+        except ConfigError as exc:
+            return str(exc)
+        logged_in, how = self.login()
+        return self.agent.logged_out(how) if logged_in is False else None
 
     def probe(self) -> str:
         """One short distil call, as `index` makes it; raises as `distill` does (ConfigError: not logged in)."""

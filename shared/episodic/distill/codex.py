@@ -76,7 +76,6 @@ class CodexCli(AgentCli):
         r"|token (?:has )?expired|refresh token|please (?:log ?in|sign in)|codex login",
         re.I,
     )
-    login_before_first_call = True  # logged out, `codex exec` retries the API for minutes (0.171, observed)
     answer_rule = (
         "Your final message is the card: one JSON object that matches the output schema, every field "
         "filled. Run no commands and read no files; write no other text.\n"
