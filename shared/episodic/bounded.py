@@ -27,11 +27,16 @@ class NotReadable(OSError):
         self.reason = reason
 
 
-def _open_regular(path: str | Path) -> tuple[int, int]:
-    """(fd, size) of a regular file; O_NONBLOCK so opening a FIFO never waits for a writer."""
+def _open_regular(path: str | Path, follow_links: bool = True) -> tuple[int, int]:
+    """(fd, size) of a regular file; O_NONBLOCK so opening a FIFO never waits for a writer; with
+    `follow_links` false, a symlink as the last component is refused (O_NOFOLLOW)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    no_follow = 0 if follow_links else getattr(os, "O_NOFOLLOW", 0)
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, flags | no_follow)
     except OSError as exc:
+        if exc.errno == errno.ELOOP and no_follow:
+            raise NotReadable("symlink", f"{path} is a symlink") from exc
         if exc.errno == errno.ELOOP:  # a symlink pointing (through others) at itself
             raise NotReadable("symlink-loop", f"{path} is a symlink loop") from exc
         raise
@@ -60,9 +65,11 @@ def _read_fd(fd: int, limit: int, size: int = 0) -> bytes:
     return b"".join(chunks)
 
 
-def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> bytes:
+def read_regular(
+    path: str | Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES, follow_links: bool = True
+) -> bytes:
     """The whole file; NotReadable for anything but a regular file of at most max_bytes."""
-    fd, size = _open_regular(path)
+    fd, size = _open_regular(path, follow_links)
     try:
         if size > max_bytes:
             raise NotReadable("too-large", f"{path} is {size} bytes, over the {max_bytes}-byte cap")
@@ -74,9 +81,9 @@ def read_regular(path: str | Path, max_bytes: int = DEFAULT_MAX_FILE_BYTES) -> b
     return data
 
 
-def read_head(path: str | Path, max_bytes: int) -> tuple[bytes, int]:
+def read_head(path: str | Path, max_bytes: int, follow_links: bool = True) -> tuple[bytes, int]:
     """(the first max_bytes, the size) of a regular file; NotReadable otherwise."""
-    fd, size = _open_regular(path)
+    fd, size = _open_regular(path, follow_links)
     try:
         return _read_fd(fd, max_bytes), size
     finally:

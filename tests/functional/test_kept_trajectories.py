@@ -264,3 +264,82 @@ def test_a_kept_session_a_scope_rule_now_excludes_is_neither_redistilled_nor_ren
     assert not (tmp_path / "fake-claude.log").exists()  # nothing was sent to the distiller
     refused = user.run("inspect", "--render", SID, ok=False)
     assert refused.returncode != 0 and "coupon" not in refused.stdout
+
+
+def _bomb(path: Path, inflated: int) -> None:
+    """A kept file's header, then xz streams of a trajectory whose one message inflates to `inflated`
+    bytes: the first stream alone (96 MB) is past the reader's bound, the rest repeat one stream."""
+    header = path.read_bytes().split(b"\n", 1)[0] + b"\n"
+    block = 8 << 20
+    first_blocks = 12
+    prefix = json.dumps({"session_id": SID, "messages": [{"role": "user", "text": ""}]})[:-4].encode()
+    packer = lzma.LZMACompressor(preset=0)
+    chunks = [packer.compress(prefix)]
+    chunks += [packer.compress(b"a" * block) for _ in range(first_blocks)]
+    first = b"".join([*chunks, packer.flush()])
+    repeated = lzma.compress(b"a" * block * 8, preset=0)
+    repeats = (inflated - first_blocks * block) // (block * 8)
+    path.write_bytes(header + first + repeated * repeats + lzma.compress(b'"}]}', preset=0))
+
+
+def _peak_rss_mb(user: User, *args: str) -> tuple[int, str, float]:
+    """(exit code, stderr, peak resident MB) of one CLI run (its own rusage, not the test's)."""
+    err = user.tmp / "stderr.txt"
+    with err.open("w") as errors:
+        process = subprocess.Popen(
+            [str(EPISODIC), *args], env=user.env, stdout=subprocess.DEVNULL, stderr=errors
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    return process.returncode, err.read_text(), usage.ru_maxrss / 1024
+
+
+def _indexed_and_deleted(tmp_path: Path) -> tuple[User, Path]:
+    """A user whose one session is indexed and its transcript deleted: (the user, its kept file)."""
+    user = User(tmp_path)
+    path = user.session(SID, "2026-11-01", "the checkout total is blank for discounted carts")
+    user.run("index", "--distiller", "heuristic")
+    path.unlink()
+    (kept,) = user.kept()
+    return user, kept
+
+
+def test_a_kept_file_that_inflates_to_a_gigabyte_is_refused_within_a_bound(tmp_path: Path) -> None:
+    """Issue 52 item 4: a ~150 KB kept file of 1 GB of JSON; `inspect --render` stays under 512 MB."""
+    user, kept = _indexed_and_deleted(tmp_path)
+    _bomb(kept, 1 << 30)
+    assert kept.stat().st_size < 400_000
+    code, stderr, peak = _peak_rss_mb(user, "inspect", "--render", SID)
+    assert code != 0 and "no kept trajectory of that session" in stderr, stderr
+    assert "Traceback" not in stderr
+    assert peak < 512, f"inspect --render peaked at {peak:.0f} MB"
+
+
+def test_a_kept_file_behind_a_link_or_a_fifo_is_not_read(tmp_path: Path) -> None:
+    user, kept = _indexed_and_deleted(tmp_path)
+    elsewhere = tmp_path / "elsewhere.kept"
+    kept.rename(elsewhere)
+    kept.symlink_to(elsewhere)  # a real kept file, but through a link
+    linked = user.run("inspect", "--render", SID, ok=False)
+    assert linked.returncode != 0 and "no kept trajectory" in linked.stderr, linked.stderr
+    kept.unlink()
+    os.mkfifo(kept)
+    fifo = user.run("inspect", "--render", SID, ok=False)  # would wait for a writer forever
+    assert fifo.returncode != 0 and "no kept trajectory" in fifo.stderr, fifo.stderr
+
+
+def test_a_session_named_like_anothers_hashed_file_does_not_overwrite_its_kept_copy(tmp_path: Path) -> None:
+    """Issue 52 item 4: an id that is no safe file name is kept as `h-<hex>`; a session whose id is that
+    stem must not take its place."""
+    import hashlib
+
+    user = User(tmp_path)
+    victim_id = "victim session one"  # a space: no safe file name, so hashed
+    victim = user.session(victim_id, "2026-11-01", "the checkout total is blank for discounted carts")
+    stem = "h-" + hashlib.sha256(victim_id.encode()).hexdigest()[:40]
+    intruder = user.session(stem, "2026-11-02", "the invoice pdf renders with no fonts")
+    user.run("index", "--distiller", "heuristic")
+    victim.unlink()
+    intruder.unlink()
+    assert "the checkout total is blank" in user.run("inspect", "--render", victim_id).stdout
+    assert "the invoice pdf renders" in user.run("inspect", "--render", stem).stdout

@@ -53,3 +53,23 @@ def test_cleanup_period_days_as_claude_code_reads_it(tmp_path: Path) -> None:
         assert cleanup_days(tmp_path) == expected
     (tmp_path / "settings.json").write_text("{broken")
     assert cleanup_days(tmp_path) == DEFAULT_CLEANUP_DAYS
+
+
+def test_an_h_dash_id_kept_under_its_literal_name_before_is_still_read_then_moved(tmp_path: Path) -> None:
+    """Before issue 52, an id like `h-…` was its own file stem (the hashed ids' name space): such a file
+    still reads, and the session's next keep moves it to its hashed name; another session's file of that
+    name is never taken for it, nor deleted with it."""
+    from episodic.store.kept import encode
+
+    kept = KeptTrajectoryFiles(tmp_path, 1 << 20)
+    folder = tmp_path / "local"
+    folder.mkdir()
+    (folder / "h-old.kept").write_bytes(encode(_session("h-old")))  # as the earlier release wrote it
+    (folder / "h-other.kept").write_bytes(encode(_session("someone else")))
+    assert kept.has("local", "h-old") and kept.get("local", "h-old") is not None
+    assert not kept.has("local", "h-other") and kept.get("local", "h-other") is None
+    assert not kept.delete("local", "h-other") and (folder / "h-other.kept").exists()
+    assert kept.keep("local", _session("h-old"))
+    assert not (folder / "h-old.kept").exists() and kept.path("local", "h-old").name != "h-old.kept"
+    back = kept.get("local", "h-old")
+    assert back is not None and back.session_id == "h-old"
