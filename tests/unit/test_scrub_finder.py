@@ -1,62 +1,42 @@
-"""The scrubber's trigger scan over UTF-8 bytes finds exactly what the automata's str method found."""
+"""The scrubber's trigger search (issue 52: one search for every literal) gives the same hits with every engine:
+Hyperscan where installed, ahocorasick_rs automata, plain `str.find`; and the UTF-8 scan finds what a str scan finds."""
 
 from __future__ import annotations
 
-import copy
-
 import ahocorasick_rs
+import pytest
 from episodic.scrub import Scrubber, default_scrubber
+from episodic.scrub.engine import Group, TriggerSearch, hyperscan_available
 from episodic.scrub.finder import LiteralFinder
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 _SCRUBBER = default_scrubber()
-_FINDERS = (_SCRUBBER._t.finder, *(finder for finder, _, _ in _SCRUBBER._t.companions))
-_LITERALS = sorted({literal for finder in _FINDERS for literal in finder.literals})
+_SEARCH = _SCRUBBER._t.search
+_ENGINES = ["ahocorasick", "python"] + (["hyperscan"] if hyperscan_available() else [])
+_SCRUBBERS = {engine: Scrubber(engine=engine) for engine in _ENGINES}
+# every literal, in its cases (the catalogue's match in any case) and with text a context needs after it
+_LITERALS = sorted(
+    {v for lit in _SEARCH.literals for v in (lit, lit.upper(), lit.title(), lit + "a1B2c3D4e5F6g7H8" * 3)}
+)
 # multi-byte characters (2, 3 and 4 bytes of UTF-8), the cut marker's ellipsis and a lone surrogate
-_ODD = ["é", "中", "😀", "…", "\ud800", "\x00", " ", "=", '"', "a1B2c3D4e5F6g7H8"]
+_ODD = ["é", "中", "😀", "…", "\ud800", "\x00", " ", "=", '"', "a1B2c3D4e5F6g7H8", "_"]
 _TEXTS = st.lists(
     st.one_of(st.sampled_from(_LITERALS), st.sampled_from(_ODD), st.text(max_size=8)), max_size=30
 ).map("".join)
 
 
-class _StrFinder:
-    """The reference: the same automaton over the text as str (offsets in characters from the wheel)."""
-
-    def __init__(self, literals: tuple[str, ...]) -> None:
-        self._slow = LiteralFinder(literals, force_fallback=True)  # lone surrogates: plain str.find
-        self._automaton = ahocorasick_rs.AhoCorasick(
-            literals,
-            matchkind=ahocorasick_rs.MatchKind.LeftmostFirst,
-            implementation=ahocorasick_rs.Implementation.ContiguousNFA,
-        )
-
-    def find(self, text: str) -> list[tuple[int, int, int]]:
-        try:
-            return self._automaton.find_matches_as_indexes(text)  # type: ignore[no-any-return]
-        except UnicodeError:
-            return self._slow.find(text)
+def test_the_engines_in_this_environment() -> None:
+    assert {s.engine for s in _SCRUBBERS.values()} == set(_ENGINES)
+    assert _SCRUBBER.engine == ("hyperscan" if hyperscan_available() else "ahocorasick")
 
 
-def _utf8_hits(finder: LiteralFinder, text: str) -> list[tuple[int, int, int]]:
-    data = text.encode()
-    hits = finder.utf8_scanner()(data)
-    return finder.char_offsets(data, hits) if len(data) != len(text) else hits
-
-
-@settings(max_examples=500, deadline=None)
-@given(_TEXTS)
-def test_utf8_hits_are_the_str_hits(text: str) -> None:
-    if any("\ud800" <= c <= "\udfff" for c in text):
-        return  # no UTF-8 for a lone surrogate: the scrubber takes `find` (next test)
-    for finder in (*_FINDERS, LiteralFinder(_FINDERS[0].literals, force_fallback=True)):
-        assert _utf8_hits(finder, text) == finder.find(text)
-    for finder in _FINDERS:
-        assert finder.find(text) == _StrFinder(finder.literals).find(text)
-
-
-def _str_scan(data: bytes) -> list[tuple[int, int, int]]:
-    raise UnicodeError  # sends every text down the path the str automata took
+def _hits(search: TriggerSearch, text: str) -> list[tuple[int, int, int]]:
+    try:
+        data: bytes | None = text.encode()
+    except UnicodeError:
+        data = None
+    return search.find(text, data)
 
 
 @settings(max_examples=500, deadline=None)
@@ -64,19 +44,37 @@ def _str_scan(data: bytes) -> list[tuple[int, int, int]]:
 @example(
     "sk-ant--key"
 )  # the fallback once saw `sk-` inside `sk-ant-` as a second trigger (a dangling OpenAI key)
-def test_scrubber_spans_are_the_str_spans(text: str) -> None:
-    reference = Scrubber()
-    triggers = copy.copy(reference._t)  # its own: the built-in automata are shared by every scrubber
-    triggers.scan = _str_scan  # type: ignore[assignment]
-    triggers.finder = _StrFinder(triggers.finder.literals)  # type: ignore[assignment]
-    triggers.companions = [  # type: ignore[misc]
-        (_StrFinder(finder.literals), _str_scan, offset) for finder, _, offset in triggers.companions
-    ]
-    reference._built = triggers
-    assert _SCRUBBER._spans(text) == reference._spans(text)
-    assert _SCRUBBER.scrub_counted(text) == reference.scrub_counted(text)
-    slow = Scrubber(accelerated=False)
-    assert slow.scrub_counted(text) == reference.scrub_counted(text)
+@example("GITHUB_API_KEY=" + "a1b2" * 10)  # a trigger with a context (noseyparker.TRIGGER_CONTEXT)
+def test_every_engine_gives_the_same_hits_and_the_same_scrub(text: str) -> None:
+    hits = {engine: _hits(s._t.search, text) for engine, s in _SCRUBBERS.items()}
+    assert all(found == hits["python"] for found in hits.values()), hits
+    scrubbed = {engine: s.scrub_counted(text) for engine, s in _SCRUBBERS.items()}
+    assert all(found == scrubbed["python"] for found in scrubbed.values()), scrubbed
+
+
+def test_leftmost_first_per_group() -> None:
+    """At one start the earlier-listed literal wins, nothing starts inside a kept hit of its own group, and
+    another group's literals are searched on their own (ahocorasick_rs LeftmostFirst per group)."""
+    groups = [Group(("sk-ant-", "sk-", "ant")), Group(("-an", "nt-"))]
+    for engine in _ENGINES:
+        search = TriggerSearch(groups, 0, engine)
+        text = "x sk-ant-y"
+        hits = search.find(text, text.encode())
+        assert [search.literals[i] for i, _, _ in hits] == ["sk-ant-", "-an"], engine
+        reference = ahocorasick_rs.AhoCorasick(
+            groups[0].literals, matchkind=ahocorasick_rs.MatchKind.LeftmostFirst
+        )
+        assert [(i, s, e) for i, s, e in hits if i < 3] == reference.find_matches_as_indexes(text)
+
+
+@pytest.mark.parametrize("engine", _ENGINES)
+def test_any_case_group_and_multibyte_offsets(engine: str) -> None:
+    search = TriggerSearch(
+        [Group(("key",)), Group(("github",), any_case=True, contexts={"github": "_api"})], 0, engine
+    )
+    text = "é😀 key …GitHub_API GITHUB only"
+    found = search.find(text, text.encode())
+    assert [text[start:end] for _, start, end in found] == ["key", "GitHub"]
 
 
 def test_char_offsets_of_multibyte_text() -> None:

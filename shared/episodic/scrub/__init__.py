@@ -13,8 +13,8 @@ value (length, placeholder, identifier, entropy: see `values`). Only the secret 
 name, quotes, scheme, user and host stay. Left untouched by design: git SHAs, sha256/sha512 and
 `h1:` sums, UUIDs, `toolu_`/`msg_`/`req_` ids, base64 data (images, thinking signatures) and any
 other high-entropy string that is not a known token format and not the value of a secret-looking
-name. Provider formats with a distinctive prefix are rows of data in `catalogue`; their literals and the
-unlabelled rules' are searched by further automata of at most 64 literals each (see AUTOMATON_MAX_LITERALS).
+name. Provider formats with a distinctive prefix are rows of data in `catalogue`. Every trigger literal of every
+rule is found by one search (`engine`: Hyperscan where its wheel exists, else Aho-Corasick automata).
 Scrubbing never raises and is idempotent: a placeholder is never matched again.
 """
 
@@ -28,6 +28,8 @@ from typing import Any
 from episodic.errors import ConfigError
 from episodic.scrub.catalogue import catalogue_kinds, catalogue_rules
 from episodic.scrub.companions import (
+    BASE64_MARKS,
+    BASE64_RUN_MIN,
     BASE64_TEXT_MIN,
     QUERY_LITERALS,
     aws_secret_near,
@@ -38,8 +40,8 @@ from episodic.scrub.companions import (
     decode_around,
     url_query_secret,
 )
-from episodic.scrub.finder import LiteralFinder
-from episodic.scrub.noseyparker import literal_rules, noseyparker_kinds
+from episodic.scrub.engine import Group, TriggerSearch
+from episodic.scrub.noseyparker import TRIGGER_CONTEXT, literal_rules, noseyparker_kinds
 from episodic.scrub.positions import (
     COMMAND_LITERALS,
     PGPASS_LITERALS,
@@ -89,11 +91,6 @@ def _BASE64(text: str, start: int) -> Span | None:
 COMPANION_MIN_CHARS = 21
 BARE_SECRET_MIN_CHARS = 40
 DANGLING_REACH = 300  # a token's head at a text's end is looked for this far back
-AUTOMATON_MAX_LITERALS = 64  # ahocorasick_rs's SIMD prefilter (Teddy) takes at most 64 literals
-# Catalogue literals shorter than this (`SK`, `Q~`, `r8_`) get an automaton of their own: among 60 longer
-# ones they made Teddy verify so many candidates that its scan of the shared transcripts took 0.80 s
-# instead of 0.08 s; alone, the three take 0.015 s
-SHORT_LITERAL_CHARS = 4
 MAX_REREADS = 8  # keeps a text of glued tokens linear: each reread costs one token's length
 MAX_BASE64_DEPTH = 2  # base64 of base64 of a secret; deeper nesting is not looked into
 
@@ -128,24 +125,16 @@ def _build_triggers() -> tuple[list[str], list[Handler | None]]:
 
 
 def _build_companion_triggers() -> tuple[list[str], list[Handler | None]]:
-    """Triggers of texts of COMPANION_MIN_CHARS or more: unlabelled secrets and the catalogue's provider
-    formats, searched by further automata of at most 64 literals each: one with more loses ahocorasick_rs's
-    SIMD prefilter (measured: 339 -> 125 MB/s), several of 64 or fewer do not."""
+    """Triggers of texts of COMPANION_MIN_CHARS or more: unlabelled secrets and the catalogue's provider formats."""
     literals: list[str] = [*QUERY_LITERALS]
     handlers: list[Handler | None] = [url_query_secret] * len(QUERY_LITERALS)
     for literal in base64_literals():
         literals.append(literal)
         handlers.append(_BASE64)
-    short: list[tuple[str, Handler]] = []
     for trigger_literals, rule in catalogue_rules():
-        for literal in trigger_literals:
-            if len(literal) < SHORT_LITERAL_CHARS:
-                short.append((literal, rule))
-            else:
-                literals.append(literal)
-                handlers.append(rule)
-    # last, in an automaton of their own (see SHORT_LITERAL_CHARS)
-    return literals + [lit for lit, _ in short], handlers + [rule for _, rule in short]
+        literals += trigger_literals
+        handlers += [rule] * len(trigger_literals)
+    return literals, handlers
 
 
 def _build_position_triggers() -> tuple[list[str], list[Handler | None]]:
@@ -175,61 +164,48 @@ def _next_char_rejects(literals: list[str]) -> list[tuple[int, frozenset[str]] |
 
 
 class _Triggers:
-    """The built-in rules' trigger automata and their handlers: the same for every scrubber (per
-    `accelerated`), built at the first scrub, once a process (see `_triggers`)."""
+    """The built-in rules' trigger search and its handlers: the same for every scrubber (per engine), built at the
+    first scrub, once a process (see `_triggers`). One search, four groups of literals (see `engine`): the built-in
+    rules', the companions' and provider formats' (long texts), the position rules' and the generated catalogue's
+    (long texts, any case)."""
 
-    def __init__(self, accelerated: bool) -> None:
+    def __init__(self, engine: str) -> None:
         literals, handlers = _build_triggers()
         companions, companion_handlers = _build_companion_triggers()
         positions, position_handlers = _build_position_triggers()
-        self.handlers = handlers + companion_handlers + position_handlers
-        self.keyword_rejects = _next_char_rejects(literals + companions + positions)
-        self.finder = LiteralFinder(literals, force_fallback=not accelerated)
-        self.scan = self.finder.utf8_scanner()
-        # (finder, its UTF-8 scan, the offset of its literals in the handler list) per further automaton
-        self.companions = []
-        short_at = next(
-            (i for i, lit in enumerate(companions) if len(lit) < SHORT_LITERAL_CHARS), len(companions)
-        )
-        groups = [
-            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
-            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
-        ]
-        for at, end in [*groups, (short_at, len(companions))]:
-            finder = LiteralFinder(companions[at:end], force_fallback=not accelerated)
-            self.companions.append((finder, finder.utf8_scanner(), len(literals) + at))
-        # the generated catalogue's literals, searched in the lower-cased text (its rules ignore case)
         lowered = literal_rules()
-        self.keyword_rejects += [None] * len(lowered)
-        self.lowered_offset = len(literals) + len(companions) + len(positions)
-        self.lowered = []
-        lowered.sort(key=lambda row: len(row[0]) < SHORT_LITERAL_CHARS)  # stable: longest first, short last
-        self.handlers += [handler for _, handler in lowered]
-        short_at = next(
-            (i for i, (lit, _) in enumerate(lowered) if len(lit) < SHORT_LITERAL_CHARS), len(lowered)
+        self.handlers = (
+            handlers + companion_handlers + position_handlers + [handler for _, handler in lowered]
         )
-        bounds = [
-            (at, min(at + AUTOMATON_MAX_LITERALS, short_at))
-            for at in range(0, short_at, AUTOMATON_MAX_LITERALS)
+        self.keyword_rejects = _next_char_rejects(literals + companions + positions) + [None] * len(lowered)
+        groups = [
+            Group(tuple(literals)),
+            Group(tuple(companions), long_only=True),
+            Group(tuple(positions)),
+            Group(
+                tuple(literal for literal, _ in lowered),
+                any_case=True,
+                long_only=True,
+                contexts=TRIGGER_CONTEXT,
+            ),
         ]
-        for at, end in [*bounds, (short_at, len(lowered))]:
-            finder = LiteralFinder([lit for lit, _ in lowered[at:end]], force_fallback=not accelerated)
-            self.lowered.append((finder, finder.utf8_scanner(), self.lowered_offset + at))
-        self.positions = LiteralFinder(positions, force_fallback=not accelerated)
-        self.position_scan = self.positions.utf8_scanner()
-        self.position_offset = len(literals) + len(companions)
+        self.search = TriggerSearch(groups, COMPANION_MIN_CHARS, engine)
 
 
 @functools.cache
-def _triggers(accelerated: bool) -> _Triggers:
+def _triggers(engine: str) -> _Triggers:
     # at the first scrub, not when a scrubber is made: a memory that serves `show` or `history` never scrubs
-    return _Triggers(accelerated)
+    return _Triggers(engine)
 
 
 class Scrubber:
     """Replaces secrets in text and JSON-like values with typed placeholders; never raises."""
 
-    def __init__(self, extra_patterns: Sequence[str] = (), *, accelerated: bool = True) -> None:
+    def __init__(
+        self, extra_patterns: Sequence[str] = (), *, accelerated: bool = True, engine: str | None = None
+    ) -> None:
+        """`engine`: "hyperscan", "ahocorasick" or "python" (see `engine`); by default the fastest installed, or
+        "python" when not `accelerated`. Every engine finds the same secrets."""
         self._custom: list[re.Pattern[str]] = []
         for pattern in extra_patterns:
             try:
@@ -241,13 +217,13 @@ class Scrubber:
             self._custom.append(compiled)
         self.internal_errors = 0  # texts dropped whole because a rule failed (tests keep this at 0)
         self._base64_depth = 0
-        self._accelerated = accelerated
+        self._engine = engine or ("auto" if accelerated else "python")
         self._built: _Triggers | None = None
 
     @property
     def _t(self) -> _Triggers:
         if self._built is None:
-            self._built = _triggers(self._accelerated)
+            self._built = _triggers(self._engine)
         return self._built
 
     @classmethod
@@ -257,7 +233,12 @@ class Scrubber:
 
     @property
     def accelerated(self) -> bool:
-        return self._t.finder.accelerated
+        return self.engine != "python"
+
+    @property
+    def engine(self) -> str:
+        """The trigger search in use: "hyperscan", "ahocorasick" or "python"."""
+        return self._t.search.engine
 
     def scrub(self, text: str, *, key: str | None = None) -> str:
         return self.scrub_counted(text, key=key)[0]
@@ -334,53 +315,21 @@ class Scrubber:
         return kind if looks_secret(value, kind) else None
 
     def _spans(self, text: str) -> list[Span]:
-        # the trigger automata called directly, here: three Python frames less on each of ~40,000 texts a parse;
-        # both read one UTF-8 copy of the text, their offsets mapped back to characters only when not ASCII
         t = self._t
         try:
-            data = text.encode()
-            hits = t.scan(data)
-            ascii_only = len(data) == len(text)
-            if hits and not ascii_only:
-                hits = t.finder.char_offsets(data, hits)
-        except (UnicodeError, ValueError, TypeError):  # e.g. lone surrogates: the finders' slow path
-            data = text.encode("utf-8", "surrogatepass")
-            hits = t.finder.find(text)
-            ascii_only = False
-            slow = True
-        else:
-            slow = False
+            data: bytes | None = text.encode()
+        except UnicodeError:  # e.g. lone surrogates: the search's slow path over the text itself
+            data = None
+        hits = t.search.find(text, data)
         spans: list[Span] = []
-        found = t.positions.find(text) if slow else t.position_scan(data)
-        if found:
-            if not (slow or ascii_only):
-                found = t.positions.char_offsets(data, found)
-            offset = t.position_offset
-            hits = sorted(hits + [(i + offset, b, e) for i, b, e in found], key=lambda hit: (hit[1], hit[0]))
-        # `?key=` + 16 characters, a provider token or base64 of a secret needs more characters than this
-        if len(text) >= COMPANION_MIN_CHARS:
-            merged = False
-            for finder, scan, offset in t.companions:  # explicit loop: ~700,000 texts a parse pass here
-                found = finder.find(text) if slow else scan(data)
-                if found:
-                    if not (slow or ascii_only):
-                        found = finder.char_offsets(data, found)
-                    hits = hits + [(index + offset, start, end) for index, start, end in found]
-                    merged = True
-            lower = text.lower() if slow else data.lower()  # bytes.lower() keeps every offset
-            for finder, scan, offset in t.lowered:
-                found = finder.find(lower) if slow else scan(lower)  # type: ignore[arg-type]
-                if found:
-                    if not (slow or ascii_only):
-                        found = finder.char_offsets(data, found)
-                    hits = hits + [(index + offset, start, end) for index, start, end in found]
-                    merged = True
-            if merged:
-                hits.sort(key=lambda hit: (hit[1], hit[0]))
-            if len(text) >= BARE_SECRET_MIN_CHARS:
-                spans.extend(bare_aws_secrets(text, data))
-            if len(text) >= BASE64_TEXT_MIN and self._base64_depth < MAX_BASE64_DEPTH:
-                spans.extend(self._base64_text_secrets(text, data, ascii_only))
+        if len(text) >= BASE64_TEXT_MIN:
+            raw = data if data is not None else text.encode("utf-8", "surrogatepass")
+            marks = raw.translate(BASE64_MARKS)  # one pass for both rules, which need a run this long
+            if marks.find(BASE64_RUN_MIN) >= 0:
+                if len(text) >= BARE_SECRET_MIN_CHARS:
+                    spans.extend(bare_aws_secrets(text, raw, marks=marks))
+                if self._base64_depth < MAX_BASE64_DEPTH:
+                    spans.extend(self._base64_text_secrets(text, raw, len(raw) == len(text), marks))
         if not hits:
             return spans
         handlers = t.handlers
@@ -424,10 +373,10 @@ class Scrubber:
                 spans.append(span)
         return spans
 
-    def _base64_text_secrets(self, text: str, data: bytes, ascii_only: bool) -> list[Span]:
+    def _base64_text_secrets(self, text: str, data: bytes, ascii_only: bool, marks: bytes) -> list[Span]:
         """Whole base64 runs whose decoded text holds a secret the rules find (issue 40)."""
         spans: list[Span] = []
-        for start, end, decoded in base64_text_runs(data):
+        for start, end, decoded in base64_text_runs(data, marks):
             self._base64_depth += 1
             try:
                 found = self._spans(decoded)

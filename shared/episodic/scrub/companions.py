@@ -69,13 +69,15 @@ _RUN_40 = b"a" * 40
 _GLUED_AFTER, _GLUED_BEFORE = (b"=", b"-", b"_"), (b"-", b"_")
 
 
-def bare_aws_secrets(text: str, data: bytes, entropy: float = BARE_AWS_SECRET_ENTROPY) -> list[Span]:
+def bare_aws_secrets(
+    text: str, data: bytes, entropy: float = BARE_AWS_SECRET_ENTROPY, *, marks: bytes | None = None
+) -> list[Span]:
     """Runs of exactly 40 base64 characters shaped like an AWS secret key, wherever they stand.
 
     `data` is the text's UTF-8: one `translate` marks base64 characters and `find` steps from run to
     run, in C (a regex stepping through every character measured 2.9 s over the shared transcripts,
     this 0.24 s; a `find` of the exact 42-byte bounded run, whose last byte is common, 0.89 s)."""
-    marks = data.translate(_B64_RUN)
+    marks = data.translate(_B64_RUN) if marks is None else marks
     at = marks.find(_RUN_40)
     spans: list[Span] = []
     while at >= 0:
@@ -217,11 +219,10 @@ def decode_around(text: str, run_start: int, run_end: int, hit: int) -> str | No
 # digits whose first groups can be ASCII and whose first bytes decode to printable text is decoded whole and
 # scanned; images, signatures and hashes decode to binary and are dropped before or after 12 bytes.
 BASE64_TEXT_MIN, BASE64_TEXT_MAX = 24, 8192
-_B64_TEXT_ALPHABET = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
 # the first character of each 4-character group of base64 of ASCII text (a byte below 0x80 >> 2 is below 32)
 _ASCII_GROUP_START = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
-_B64_TEXT_MARKS = bytes(0x61 if chr(i) in _B64_TEXT_ALPHABET else 0x20 for i in range(256))
-_RUN_MIN = b"a" * BASE64_TEXT_MIN
+BASE64_MARKS = _B64_TEXT_MARKS = _B64_RUN  # the same alphabet as an AWS secret's: one translate serves both
+BASE64_RUN_MIN = _RUN_MIN = b"a" * BASE64_TEXT_MIN
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 
 
@@ -229,10 +230,10 @@ def _printable_share(raw: bytes) -> float:
     return 1 - len(raw.translate(None, _PRINTABLE)) / max(1, len(raw))
 
 
-def base64_text_runs(data: bytes) -> list[tuple[int, int, str]]:
+def base64_text_runs(data: bytes, marks: bytes | None = None) -> list[tuple[int, int, str]]:
     """(start, end, decoded text) of the base64 runs in `data` (a text's UTF-8, byte offsets) that decode to
-    printable text; a run glued after `\\n` (a JSON escape) starts after it."""
-    marks = data.translate(_B64_TEXT_MARKS)
+    printable text; a run glued after `\\n` (a JSON escape) starts after it. `marks`: `data.translate(BASE64_MARKS)`."""
+    marks = data.translate(_B64_TEXT_MARKS) if marks is None else marks
     at = marks.find(_RUN_MIN)
     found: list[tuple[int, int, str]] = []
     while at >= 0:

@@ -50,7 +50,7 @@ class LiteralFinder:
         """`find` over a text's UTF-8 bytes, offsets in bytes (`char_offsets` maps them to the text's):
         the caller encodes once for several finders and calls the automaton with no frame between."""
         if self._automaton is None:
-            return functools.partial(_find_each, literals=self._utf8, overlapping=self.overlapping)
+            return functools.partial(find_each, literals=self._utf8, overlapping=self.overlapping)
         if self.overlapping:
             return functools.partial(self._automaton.find_matches_as_indexes, overlapping=True)
         return self._automaton.find_matches_as_indexes  # type: ignore[no-any-return]
@@ -73,11 +73,11 @@ class LiteralFinder:
 
     def find(self, text: str) -> list[tuple[int, int, int]]:
         if self._automaton is None:
-            return _find_each(text, self.literals, self.overlapping)
+            return find_each(text, self.literals, self.overlapping)
         try:
             data = text.encode()
         except UnicodeError:  # e.g. lone surrogates cannot become UTF-8: search the slow way
-            return _find_each(text, self.literals, self.overlapping)
+            return find_each(text, self.literals, self.overlapping)
         hits: list[tuple[int, int, int]] = self._automaton.find_matches_as_indexes(
             data, overlapping=self.overlapping
         )
@@ -95,7 +95,7 @@ class LiteralFinder:
         return {index for index, literal in enumerate(self.literals) if literal in text}
 
 
-def _find_each(
+def find_each(
     text: AnyStr, literals: Sequence[AnyStr], overlapping: bool = False
 ) -> list[tuple[int, int, int]]:
     """The automaton's hits the slow way, one `find` per literal, sorted by start: every occurrence when

@@ -15,7 +15,7 @@ from episodic.scrub.values import is_placeholder, shannon_entropy
 # command -> its password flags; a flag ending in "+" takes its value glued (`-pSECRET`), "=" glued after
 # `=`, others as the next word; "#N": the password is the positional argument after N others. Sources: each
 # tool's manual page. Commands of fewer than four letters (`7z`, `zip`, `bcp`) are left out: a short literal slows
-# the trigger search of every text (see scrub.SHORT_LITERAL_CHARS).
+# the trigger search of every text (see engine.SHORT_LITERAL_CHARS).
 COMMAND_PASSWORD_FLAGS: dict[str, tuple[str, ...]] = {
     "mysql": ("-p+", "--password=", "--password"),
     "mysqldump": ("-p+", "--password=", "--password"),

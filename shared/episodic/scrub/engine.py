@@ -1,0 +1,236 @@
+"""One search for every trigger literal of the scrubber (issue 52: the catalogue's nine automata made it 2.8x slower).
+
+The literals come in groups (the built-in rules', the companions', the position rules', the generated catalogue's,
+whose literals match in any case). A search reports every occurrence of every literal; `leftmost_first` then keeps,
+per group, what a leftmost-first automaton over that group alone would report: at one start the earlier-listed
+literal, and nothing that starts inside a kept one (`sk-` inside `sk-ant-` is no second trigger). So the engines
+below give identical hits and differ in speed only:
+
+- Hyperscan (the `hyperscan` wheel, Vectorscan inside): ONE scan of the text's UTF-8 for all ~390 literals, any-case
+  ones with `HS_FLAG_CASELESS`; measured over the 726,449 string values of the shared transcripts, 0.72 s against
+  2.9 s for the nine `ahocorasick_rs` automata plus the lower-cased copy they needed (see docs/security.md);
+- `ahocorasick_rs` automata of at most 64 literals (its SIMD prefilter's limit), any-case groups in the lower-cased
+  text: where Hyperscan has no wheel (Linux on ARM);
+- `str.find` per literal, in pure Python: where neither is installed, or the text cannot be UTF-8 (lone surrogates).
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from episodic.scrub.finder import LiteralFinder, find_each
+
+_hs: Any
+try:  # optional accelerator; results are the same without it
+    _hs = importlib.import_module("hyperscan")
+except ImportError:  # pragma: no cover - exercised by the engine tests through `engine="ahocorasick"`
+    _hs = None
+
+Hit = tuple[int, int, int]  # literal index (over all groups), start, end
+AUTOMATON_MAX_LITERALS = 64  # ahocorasick_rs's SIMD prefilter (Teddy) takes at most 64 literals
+# literals shorter than this (`SK`, `Q~`, `r8_`) get an automaton of their own in the ahocorasick engine: among 60
+# longer ones they made Teddy verify so many candidates that its scan of the shared transcripts took 10x longer
+SHORT_LITERAL_CHARS = 4
+
+
+@dataclass(frozen=True)
+class Group:
+    literals: tuple[str, ...]
+    any_case: bool = False  # matched ignoring ASCII case (its literals are lower case)
+    long_only: bool = False  # searched only in texts of `long_from` characters or more
+    # literal -> a regex that must follow it for the hit to count (its rules need it: a cheap gate before them)
+    contexts: Mapping[str, str] = field(default_factory=dict)
+
+
+def hyperscan_available() -> bool:
+    return _hs is not None
+
+
+class TriggerSearch:
+    """Every literal of every group in a text, as leftmost-first hits per group sorted by (start, index)."""
+
+    def __init__(self, groups: Sequence[Group], long_from: int, engine: str = "auto") -> None:
+        self.groups = tuple(groups)
+        self.long_from = long_from
+        self.literals: list[str] = []
+        self.group_of: list[int] = []
+        self.offsets: list[int] = []
+        for number, group in enumerate(self.groups):
+            self.offsets.append(len(self.literals))
+            self.literals += group.literals
+            self.group_of += [number] * len(group.literals)
+        self.lengths = [len(literal.encode()) for literal in self.literals]
+        self.contexts: dict[int, re.Pattern[str]] = {}
+        for index, literal in enumerate(self.literals):
+            group = self.groups[self.group_of[index]]
+            if literal in group.contexts:
+                flags = re.IGNORECASE if group.any_case else 0
+                self.contexts[index] = re.compile(group.contexts[literal], flags | re.ASCII)
+        self.char_lengths = [len(literal) for literal in self.literals]
+        if engine == "auto":
+            engine = "hyperscan" if _hs is not None else "ahocorasick"
+        self.engine = engine
+        self._databases: tuple[Any, Any] | None = None
+        if engine == "hyperscan":
+            self._databases = (self._hyperscan(long=False), self._hyperscan(long=True))
+            self._local = threading.local()  # a Hyperscan scratch serves one scan at a time: one per thread
+        else:
+            finders = self._finders(force_fallback=engine != "ahocorasick")
+            self.engine = "ahocorasick" if finders and finders[0][0].accelerated else "python"
+            scans = [(finder.utf8_scanner(), indexes, any_case) for finder, indexes, any_case in finders]
+            self._scans_long = scans
+            self._scans_short = [
+                scan for scan in scans if not self.groups[self.group_of[scan[1][0]]].long_only
+            ]
+
+    # ------------------------------------------------------------------ building
+
+    def _hyperscan(self, *, long: bool) -> Any:
+        expressions: list[bytes] = []
+        ids: list[int] = []
+        flags: list[int] = []
+        for index, literal in enumerate(self.literals):
+            group = self.groups[self.group_of[index]]
+            if group.long_only and not long:
+                continue
+            context = group.contexts.get(literal)
+            pattern = _pattern(literal, group.any_case)
+            if context is not None:  # the context inside the pattern; where the hit starts is then asked for
+                pattern += b"(?i)" + context.encode() if group.any_case else context.encode()
+            expressions.append(pattern)
+            ids.append(index)
+            flags.append(_hs.HS_FLAG_SOM_LEFTMOST if context is not None else 0)
+        database = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+        return database
+
+    def _finders(self, *, force_fallback: bool) -> list[tuple[LiteralFinder, list[int], bool]]:
+        """(finder, the index of each of its literals, any case) per chunk of at most 64 literals of a group."""
+        finders = []
+        for number, group in enumerate(self.groups):
+            offset = self.offsets[number]
+            indexed = sorted(enumerate(group.literals), key=lambda row: len(row[1]) < SHORT_LITERAL_CHARS)
+            chunks: list[list[tuple[int, str]]] = []
+            for short in (False, True):
+                rows = [row for row in indexed if (len(row[1]) < SHORT_LITERAL_CHARS) == short]
+                chunks += [
+                    rows[at : at + AUTOMATON_MAX_LITERALS]
+                    for at in range(0, len(rows), AUTOMATON_MAX_LITERALS)
+                ]
+            for chunk in chunks:
+                finder = LiteralFinder(
+                    [lit for _, lit in chunk], force_fallback=force_fallback, overlapping=True
+                )
+                finders.append((finder, [offset + i for i, _ in chunk], group.any_case))
+        return finders
+
+    # ------------------------------------------------------------------ searching
+
+    def find(self, text: str, data: bytes | None) -> list[Hit]:
+        """The hits in `text`, `data` its UTF-8 (None: it has none, e.g. lone surrogates: the slow path)."""
+        long = len(text) >= self.long_from
+        if data is None:
+            found = self._find_str(text, long)
+        elif self._databases is not None:  # Hyperscan, inline: this runs for every text the scrubber sees
+            try:
+                scratch = self._local.scratches[long]
+            except AttributeError:
+                self._local.scratches = tuple(_hs.Scratch(database) for database in self._databases)
+                scratch = self._local.scratches[long]
+            ends: list[tuple[int, int, int]] = []
+            self._databases[long].scan(data, match_event_handler=_on_match, context=ends, scratch=scratch)
+            if not ends:
+                return []
+            lengths = self.lengths
+            contexts = self.contexts
+            found = [
+                (index, start, start + lengths[index])
+                if index in contexts
+                else (index, end - lengths[index], end)
+                for index, start, end in ends
+            ]
+        else:
+            found = self._find_bytes(data, long)
+        if not found:
+            return found
+        if data is not None and len(data) != len(text):
+            found = self._char_offsets(data, found)
+        if self.contexts and (
+            data is None or self._databases is None
+        ):  # Hyperscan matched them with the literals
+            contexts = self.contexts
+            found = [hit for hit in found if hit[0] not in contexts or contexts[hit[0]].match(text, hit[2])]
+        return self.leftmost_first(found)
+
+    def _find_bytes(self, data: bytes, long: bool) -> list[Hit]:
+        found: list[Hit] = []
+        lowered = b""
+        for scan, indexes, any_case in self._scans_long if long else self._scans_short:
+            if any_case and not lowered:
+                lowered = data.lower()  # bytes.lower() changes ASCII only: every offset stays
+            hits = scan(lowered if any_case else data)
+            if hits:
+                found += [(indexes[i], start, end) for i, start, end in hits]
+        return found
+
+    def _find_str(self, text: str, long: bool) -> list[Hit]:
+        found: list[Hit] = []
+        lowered = ""
+        for number, group in enumerate(self.groups):
+            if group.long_only and not long:
+                continue
+            if group.any_case and not lowered:
+                lowered = text.lower()
+            offset = self.offsets[number]
+            hits = find_each(lowered if group.any_case else text, group.literals, overlapping=True)
+            found += [(offset + i, start, end) for i, start, end in hits]
+        return found
+
+    def _char_offsets(self, data: bytes, hits: list[Hit]) -> list[Hit]:
+        """Byte offsets into a non-ASCII text's UTF-8 as its character offsets (a hit starts on a character)."""
+        hits.sort(key=lambda hit: hit[1])
+        lengths = self.char_lengths
+        mapped: list[Hit] = []
+        byte_at = char_at = 0
+        for index, start, _end in hits:
+            char_at += len(data[byte_at:start].decode("utf-8", "surrogatepass"))
+            byte_at = start
+            mapped.append((index, char_at, char_at + lengths[index]))
+        return mapped
+
+    def leftmost_first(self, hits: list[Hit]) -> list[Hit]:
+        """Per group, what a leftmost-first automaton over that group reports; sorted by (start, index)."""
+        hits.sort(key=lambda hit: (hit[1], hit[0]))
+        if len(hits) == 1:
+            return hits
+        group_of = self.group_of
+        ends: dict[int, int] = {}
+        kept: list[Hit] = []
+        for hit in hits:
+            group = group_of[hit[0]]
+            if hit[1] >= ends.get(group, 0):
+                kept.append(hit)
+                ends[group] = hit[2]
+        return kept
+
+
+def _pattern(literal: str, any_case: bool) -> bytes:
+    """A literal as a Hyperscan pattern: every byte written as `\\xHH` (no character means anything), and an
+    any-case letter as the class of both its cases."""
+    parts = []
+    for byte in literal.encode():
+        char = chr(byte)
+        if any_case and char.isascii() and char.isalpha():
+            parts.append(f"[\\x{ord(char.lower()):02x}\\x{ord(char.upper()):02x}]")
+        else:
+            parts.append(f"\\x{byte:02x}")
+    return "".join(parts).encode()
+
+
+def _on_match(index: int, start: int, end: int, _flags: int, ends: list[tuple[int, int, int]]) -> None:
+    ends.append((index, start, end))
