@@ -255,7 +255,10 @@ def register(group: click.Group) -> None:
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
     @click.option(
-        "--render", "render_survey", is_flag=True, help="Print the survey of one FILE (or session id or prefix)."
+        "--render",
+        "render_survey",
+        is_flag=True,
+        help="Print the survey of one FILE (or session id or prefix).",
     )
     @click.option(
         "--tenant", default=None, help="Whose indexed and kept sessions (default: settings.tenant)."
