@@ -17,7 +17,7 @@ import sys
 import time
 from typing import Any, TextIO
 
-from episodic import envsource, failure_payloads, hook
+from episodic import envsource, failure_payloads, hook, hook_packing, hook_payload, hook_server
 from episodic.marker import wrap_injected
 
 STARTED = time.monotonic()  # moved back to the process's own start by entry(): the budget is wall time
@@ -29,8 +29,8 @@ def _log(outcome: str) -> None:
 
 
 def deadline() -> float:
-    budget = hook._number("hook_budget_seconds", hook.DEFAULT_BUDGET_SECONDS)
-    return STARTED + budget - hook.EXIT_MARGIN_SECONDS
+    budget = hook._number("hook_budget_seconds", hook_payload.DEFAULT_BUDGET_SECONDS)
+    return STARTED + budget - hook_payload.EXIT_MARGIN_SECONDS
 
 
 def switched_off() -> bool:
@@ -56,10 +56,10 @@ def ask_server(url: str, token: str, arguments: dict[str, Any], timeout: float) 
     headers = {
         "Content-Type": "application/json",
         "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": hook.PROTOCOL_VERSION,
+        "MCP-Protocol-Version": hook_server.PROTOCOL_VERSION,
         "Authorization": f"Bearer {token}",
     }
-    raw = hook._post(url, json.dumps(body).encode("utf-8"), headers, timeout)
+    raw = hook_server._post(url, json.dumps(body).encode("utf-8"), headers, timeout)
     try:
         answer = json.loads(raw)
         if "error" in answer:  # an older server without the tool: a JSON-RPC error
@@ -113,12 +113,12 @@ def run(stdin: TextIO) -> tuple[str, str]:
     try:
         entry = ask(url, remaining)
     except hook.ServerDown as down:
-        entry, started = hook.retry_started(url, down, ask, deadline)
+        entry, started = hook_server.retry_started(url, down, ask, deadline)
         started = f"; {started}"
     except hook.ForeignServer as foreign:
-        entry, started, _ = hook.retry_moved(url, foreign, ask, deadline)
+        entry, started, _ = hook_server.retry_moved(url, foreign, ask, deadline)
         started = f"; {str(foreign).removeprefix('fail: ')}; {started}"
-    context = wrap_injected(hook._cut(entry, MAX_ENTRY_CHARS))
+    context = wrap_injected(hook_packing._cut(entry, MAX_ENTRY_CHARS))
     event = failure_payloads.event_of(payload)  # Claude Code, Codex and Gemini CLI take the same answer
     output = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}
     return json.dumps(

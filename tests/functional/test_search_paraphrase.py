@@ -14,7 +14,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from episodic import hook
+from episodic import hook_packing, hook_server
 from episodic.assembly import build_memory
 from episodic.auth import READ, WRITE, LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer
@@ -119,13 +119,13 @@ def test_the_hook_injects_no_faint_entry_and_one_card_at_most() -> None:
         {"session_id": "d" * 8, "confidence": "weak", "card": card},
         {"session_id": "e" * 8, "confidence": "weak", "card": card},
     ]
-    selected = hook.select_hits(results, approved_only=False)
+    selected = hook_server.select_hits(results, approved_only=False)
     assert [(h["session_id"][0], h["confidence"]) for h in selected] == [
         ("a", "strong"),
         ("b", "weak"),
         ("d", "weak"),
     ]
-    assert hook.select_hits([results[2]], approved_only=False) == []
+    assert hook_server.select_hits([results[2]], approved_only=False) == []
 
 
 def test_pointers_say_what_the_session_was_about() -> None:
@@ -133,7 +133,7 @@ def test_pointers_say_what_the_session_was_about() -> None:
         "Go version mismatch: the CI image built with Go 1.24 while go.mod asks for 1.25.6, so every job "
         "failed at the toolchain download step before any test ran. Later the lint step failed too."
     )
-    line = hook.pointer_line(
+    line = hook_packing.pointer_line(
         {"session_id": "967e501d-aaaa", "date": "2026-02-02", "card": {"problem": long_problem}}
     )
     assert line.startswith("- 2026-02-02 967e501d Go version mismatch")

@@ -13,7 +13,7 @@ from typing import Any
 
 import httpx2
 import pytest
-from episodic import hook
+from episodic import hook, hook_payload
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -49,8 +49,8 @@ def hook_injects(world: World, monkeypatch: pytest.MonkeyPatch, prompt: str = QU
     monkeypatch.setenv("EPISODIC_TOKEN", world.token)
     monkeypatch.setenv("EPISODIC_HOOK_AUTOSTART", "false")
     monkeypatch.setenv("EPISODIC_HOOK_BUDGET_SECONDS", "10")
-    monkeypatch.setattr(hook, "_CONFIG", {})
-    monkeypatch.setattr(hook, "STARTED", time.monotonic())
+    monkeypatch.setattr(hook_payload, "_CONFIG", {})
+    monkeypatch.setattr(hook_payload, "STARTED", time.monotonic())
     out = io.StringIO()
     assert hook.main(io.StringIO(json.dumps({"prompt": prompt})), out) == 0
     return out.getvalue()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from episodic import hook, present
+from episodic import hook_packing, present
 from episodic.mcp.tools import hit_json
 from episodic.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
 
@@ -41,7 +41,7 @@ LLM = DistillerInfo(kind="claude-code", model="sonnet")
 def test_the_hook_says_an_offline_card_is_what_the_session_concluded() -> None:
     hit = hit_json(SearchHit(record=_record(HEURISTIC), score=0.9, similarity=0.8))
     assert hit["distiller"] == "heuristic:v5"
-    text = hook.format_episode(hit, 1500)
+    text = hook_packing.format_episode(hit, 1500)
     assert text.splitlines()[0].endswith(f"The session concluded: {CARD.insight}")
     assert "found:" not in text and "What looked guilty" not in text
     assert "Its problem, as the session put it: Work on bead" in text
@@ -50,9 +50,9 @@ def test_the_hook_says_an_offline_card_is_what_the_session_concluded() -> None:
 
 def test_the_hook_keeps_the_lesson_wording_for_an_llm_card_and_an_older_server() -> None:
     hit = hit_json(SearchHit(record=_record(LLM), score=0.9, similarity=0.8))
-    assert f"found: {CARD.insight}" in hook.format_episode(hit, 1500).splitlines()[0]
+    assert f"found: {CARD.insight}" in hook_packing.format_episode(hit, 1500).splitlines()[0]
     del hit["distiller"]  # a server before heuristic:v5 sends no distiller
-    assert "found:" in hook.format_episode(hit, 1500)
+    assert "found:" in hook_packing.format_episode(hit, 1500)
 
 
 def test_search_traces_and_get_episode_say_it_too() -> None:
@@ -67,7 +67,7 @@ def test_search_traces_and_get_episode_say_it_too() -> None:
 def test_an_offline_extract_without_an_insight_is_said_plainly() -> None:
     record = _record(HEURISTIC)
     record = record.model_copy(update={"card": CARD.model_copy(update={"insight": ""})})
-    lead = hook.format_episode(
+    lead = hook_packing.format_episode(
         hit_json(SearchHit(record=record, score=0.9, similarity=0.8)), 1500
     ).splitlines()[0]
     assert lead.endswith("in the session's own words.") and "verified fix" not in lead
@@ -77,4 +77,4 @@ def test_an_offline_extract_without_an_insight_is_said_plainly() -> None:
     "distiller", ["heuristic:v5", "heuristic:v4", "heuristic", "claude-code:sonnet", "self", ""]
 )
 def test_the_hooks_copy_tells_an_extract_as_the_presentation_module_does(distiller: str) -> None:
-    assert hook.is_extract({"distiller": distiller}) is present.is_extract(distiller)
+    assert hook_packing.is_extract({"distiller": distiller}) is present.is_extract(distiller)

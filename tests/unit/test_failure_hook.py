@@ -134,7 +134,7 @@ def test_the_hook_imports_only_the_stdlib_before_the_network_call() -> None:
         "import sys; import episodic.failure_hook; "
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'click', 'numpy', 'httpx2')"
         " or (m.startswith('episodic.') and m not in ('episodic.failure_hook', 'episodic.hook', "
-        "'episodic.envsource', 'episodic.marker', 'episodic.bounded', 'episodic.failure_payloads'))]; print(heavy)"
+        "'episodic.hook_payload', 'episodic.hook_server', 'episodic.hook_packing', 'episodic.envsource', 'episodic.marker', 'episodic.bounded', 'episodic.failure_payloads'))]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from episodic import hook
+from episodic import hook, hook_packing, hook_payload, hook_server
 from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN
 
 
@@ -50,7 +50,7 @@ def test_a_smaller_configured_budget_keeps_the_marker_whole(max_chars: int) -> N
 
 
 def test_episode_is_phrased_as_facts() -> None:
-    text = hook.format_episode(
+    text = hook_packing.format_episode(
         {
             "session_id": "abc",
             "date": "2026-01-12",
@@ -75,12 +75,12 @@ def test_episode_is_phrased_as_facts() -> None:
 )
 def test_skips(prompt: str, reason: str) -> None:
     with pytest.raises(hook.HookSkip, match=reason):
-        hook.read_prompt(io.StringIO(json.dumps({"prompt": prompt})))
+        hook_payload.read_prompt(io.StringIO(json.dumps({"prompt": prompt})))
 
 
 def test_real_prompts_pass() -> None:
     prompt = "the docker build fails with permission denied on the npm cache"
-    assert hook.read_prompt(io.StringIO(json.dumps({"prompt": prompt}))) == prompt
+    assert hook_payload.read_prompt(io.StringIO(json.dumps({"prompt": prompt}))) == prompt
 
 
 def test_hook_imports_only_the_stdlib_before_the_network_call() -> None:
@@ -88,7 +88,8 @@ def test_hook_imports_only_the_stdlib_before_the_network_call() -> None:
         "import sys; import episodic.hook; "
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('pydantic', 'click', 'numpy', 'rich', 'jsonschema', 'pydantic_settings', 'mcp', 'httpx2')"
-        " or (m.startswith('episodic.') and m not in ('episodic.hook', 'episodic.envsource', 'episodic.marker', 'episodic.bounded'))]; "
+        " or (m.startswith('episodic.') and m not in ('episodic.hook', 'episodic.hook_payload', 'episodic.hook_server', 'episodic.hook_packing', "
+        "'episodic.envsource', 'episodic.marker', 'episodic.bounded'))]; "
         "print(heavy)"
     )
     out = subprocess.run(
@@ -102,7 +103,7 @@ def test_no_home_folder_still_exits_0_silently(monkeypatch: pytest.MonkeyPatch) 
     def no_home(env: object = None) -> None:
         raise RuntimeError("Could not determine home directory.")
 
-    monkeypatch.setattr(hook, "_CONFIG", {})
+    monkeypatch.setattr(hook_payload, "_CONFIG", {})
     monkeypatch.setattr(hook.envsource, "home_dir", no_home)
     stdout = io.StringIO()
     stdin = io.StringIO(json.dumps({"prompt": "pytest cannot find my fixture after moving the conftest"}))
@@ -116,11 +117,11 @@ def test_the_hooks_stdlib_copies_match_the_presentation_module(limit: int) -> No
 
     texts = ["", "short", "a fairly long line of text that will need cutting " * 3, "trailing spaces   " * 4]
     for text in texts:
-        assert hook._cut(text, limit) == present.cut(text, limit)
+        assert hook_packing._cut(text, limit) == present.cut(text, limit)
     lines = [f"line {i}: " + "word " * (i * 7) for i in range(6)]
     for budget in (10, 60, 150, 400):
         for min_room in (0, 20, 40):
-            assert hook._fit_lines(lines, budget + limit, min_room) == present.fit_lines(
+            assert hook_packing._fit_lines(lines, budget + limit, min_room) == present.fit_lines(
                 lines, budget + limit, min_room
             )
 
@@ -129,9 +130,12 @@ def test_the_hooks_defaults_are_the_settings_defaults() -> None:
     from episodic.settings import Settings
 
     fields = Settings.model_fields
-    assert fields["hook_budget_seconds"].default == hook.DEFAULT_BUDGET_SECONDS
+    assert fields["hook_budget_seconds"].default == hook_payload.DEFAULT_BUDGET_SECONDS
     assert fields["hook_max_chars"].default == hook.DEFAULT_MAX_CHARS
-    assert (fields["host"].default, fields["port"].default) == (hook.DEFAULT_HOST, hook.DEFAULT_PORT)
+    assert (fields["host"].default, fields["port"].default) == (
+        hook_server.DEFAULT_HOST,
+        hook_server.DEFAULT_PORT,
+    )
 
 
 def test_the_scratch_block_goes_after_the_episodes_inside_one_marker() -> None:
@@ -139,16 +143,18 @@ def test_the_scratch_block_goes_after_the_episodes_inside_one_marker() -> None:
     both = hook.build_context([_hit(0)], 4000, block)
     alone = hook.build_context([], 4000, block)
     assert both.count(INJECTED_OPEN) == 1 and alone.count(INJECTED_OPEN) == 1
-    assert both.index(hook.HEADER) < both.index(block) and len(both) <= 4000
-    assert hook.HEADER not in alone and block in alone
+    assert both.index(hook_packing.HEADER) < both.index(block) and len(both) <= 4000
+    assert hook_packing.HEADER not in alone and block in alone
     assert hook.build_context([_hit(0)], 4000) == hook.build_context([_hit(0)], 4000, "")
 
 
 def test_the_hooks_pointer_line_is_the_presentation_modules() -> None:
     from episodic import present
 
-    assert hook.WEAK_HEADER == present.WEAK_HEADER
+    assert hook_packing.WEAK_HEADER == present.WEAK_HEADER
     for problem in ("short", "a problem " * 20, "  spaced\n\nout   problem  "):
         hit = {"session_id": "0123456789abcdef", "date": "2026-01-12", "card": {"problem": problem}}
-        assert hook.pointer_line(hit) == present.pointer_line("0123456789abcdef", "2026-01-12", problem)
-    assert hook.pointer_line({"card": {}}).startswith("- undated ?")
+        assert hook_packing.pointer_line(hit) == present.pointer_line(
+            "0123456789abcdef", "2026-01-12", problem
+        )
+    assert hook_packing.pointer_line({"card": {}}).startswith("- undated ?")

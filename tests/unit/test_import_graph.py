@@ -20,6 +20,9 @@ LOCAL_ONLY = (
     "episodic.distill.heuristic",
     "episodic.distill.claude_code",
     "episodic.hook",
+    "episodic.hook_payload",
+    "episodic.hook_server",
+    "episodic.hook_packing",
     "episodic.failure_hook",
     "episodic.cli",
     "episodic.cli.setup_clients",
@@ -140,6 +143,9 @@ FACES = (
     "episodic.cli",
     "episodic.ui",
     "episodic.hook",
+    "episodic.hook_payload",  # the prompt hook's parts: what it reads, asks and packs
+    "episodic.hook_server",
+    "episodic.hook_packing",
     "episodic.failure_hook",  # the PostToolUseFailure hook (stdlib only, like the prompt hook)
     "episodic.mcp.http_server",
     "episodic.mcp.stdio",

@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 from episodic.aws.search_mode import HYBRID, SEARCH_MODE_HEADER, SEARCH_REASON_HEADER, VECTOR_ONLY
 from episodic.cli.doctor import FAIL, OK, PROBE_QUERY, Check
 from episodic.errors import EpisodicError
-from episodic.hook import PROTOCOL_VERSION
+from episodic.hook_server import PROTOCOL_VERSION
 from episodic.mcp.protocol import LOCAL_HOSTS
 from episodic.settings import Settings
 

@@ -1,7 +1,7 @@
 """The injection view: what the prompt hook would actually give the agent, for positives and negatives.
 
 Every figure comes from the hook's own path: the `search_traces` MCP tool called with the hook's arguments
-(`hook.search_arguments`), the hook's selection of its results (`hook.select_hits`) and its text
+(`hook_server.search_arguments`), the hook's selection of its results (`hook_server.select_hits`) and its text
 (`hook.build_context`). Positives count the target injected as a full card, and as a card or a pointer;
 negatives (problems no session covers, `dev-negatives.jsonl`) count anything injected and its characters.
 The curves move one confidence bar at a time over the recorded hits (same labelling code) to show the
@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from episodic import hook
+from episodic import hook, hook_server
 from episodic.auth import Principal
 from episodic.confidence import ConfidenceRule
 from episodic.errors import InvalidArgumentError
@@ -163,7 +163,7 @@ def injected_for(
     prompt_id: str, fold: str, target: str | None, results: list[Any], max_chars: int
 ) -> Injected:
     """The hook's selection and text over search_traces' structured results."""
-    hits = hook.select_hits(results, approved_only=False)
+    hits = hook_server.select_hits(results, approved_only=False)
     cards = tuple(str(h.get("session_id")) for h in hits if hook.is_strong(h))
     pointers = tuple(str(h.get("session_id")) for h in hits if not hook.is_strong(h))
     chars = len(hook.build_context(hits, max_chars)) if hits else 0
@@ -213,7 +213,7 @@ def injection_view(
     filters = SearchFilters(include_unverified=False)
     for prompt_id, fold, target, text in _prompts(positives, negatives):
         query = text[: hook.MAX_QUERY_CHARS]
-        arguments = hook.search_arguments(query, approved_only=False)
+        arguments = hook_server.search_arguments(query, approved_only=False)
         results = (tool.handler(principal, arguments).structured or {}).get("results", [])
         rows.append(injected_for(prompt_id, fold, target, results, max_chars))
         default = tool.handler(principal, {"query": query})
