@@ -5,10 +5,12 @@ are not "waiting for a retry", and the holdout experiment is visible."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
-from client_env import DemoIndexed, episodic, index_demo, isolate
+from client_env import DEMO, DemoIndexed, episodic, index_demo, isolate
+from fake_claude_kit import install_fake
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
 
@@ -115,3 +117,30 @@ def test_ui_on_an_address_that_is_not_loopback_is_one_line(home: Path) -> None:
         "Error: the viewer binds loopback only, not '0.0.0.0': omit --host (a random 127.x.y.z address of its "
         "own) or give 127.0.0.1"
     )
+
+
+# ---------------------------------------------------------------- 11. stale failures
+
+
+def test_failures_of_a_distiller_no_longer_configured_are_not_waiting_for_a_retry(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert episodic("index", str(DEMO)).returncode == 0  # heuristic cards
+    install_fake(tmp_path / "bin")
+    with monkeypatch.context() as logged_out:
+        logged_out.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        logged_out.setenv("FAKE_CLAUDE_SCENARIO", "not-logged-in")
+        failed = episodic("index", str(DEMO), "--distiller", "claude-code", "--json")
+    assert len(json.loads(failed.stdout)["failed"]) == 6, failed.stdout + failed.stderr
+    # back on the heuristic (the config file's): every session kept its heuristic card, nothing will retry
+    stats = episodic("stats")
+    assert "failures waiting for a retry: 0" in stats.stdout, stats.stdout
+    assert "earlier failures not retried by the heuristic distiller: 6" in stats.stdout
+    settled = json.loads(episodic("stats", "--json").stdout)
+    assert settled["failures"] == [] and {f["card_by"] for f in settled["settled_failures"]} == {
+        "heuristic:v5"
+    }
+    again = json.loads(episodic("index", str(DEMO), "--json").stdout)
+    assert again["unchanged"] == 6
+    after = json.loads(episodic("stats", "--json").stdout)
+    assert after["failures"] == [] and after["settled_failures"] == []  # the index forgot them
