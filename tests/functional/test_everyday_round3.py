@@ -144,3 +144,21 @@ def test_failures_of_a_distiller_no_longer_configured_are_not_waiting_for_a_retr
     assert again["unchanged"] == 6
     after = json.loads(episodic("stats", "--json").stdout)
     assert after["failures"] == [] and after["settled_failures"] == []  # the index forgot them
+
+
+# ---------------------------------------------------------------- 9. the holdout experiment is visible
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_doctor_and_the_readme_say_the_holdout_experiment_is_on_and_how_to_turn_it_off(home: Path) -> None:
+    rows = {row["name"]: row for row in json.loads(episodic("doctor", "--json").stdout)}
+    detail = rows["experiment"]["detail"]
+    assert detail.startswith("on (the default): 1 session in 10 gets no memory"), detail
+    assert "`experiment_enabled = false`" in detail
+    hook_section = README.read_text().split("**The prompt hook**", 1)[1].split("\n## ", 1)[0]
+    assert "holdout experiment is on by default" in hook_section
+    assert "experiment_enabled = false" in hook_section
+    (home / "config.toml").write_text(CONFIG + "experiment_enabled = false\n")
+    rows = {row["name"]: row for row in json.loads(episodic("doctor", "--json").stdout)}
+    assert rows["experiment"]["detail"] == "off: every eligible prompt gets memory"
