@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -162,3 +164,59 @@ def test_doctor_and_the_readme_say_the_holdout_experiment_is_on_and_how_to_turn_
     (home / "config.toml").write_text(CONFIG + "experiment_enabled = false\n")
     rows = {row["name"]: row for row in json.loads(episodic("doctor", "--json").stdout)}
     assert rows["experiment"]["detail"] == "off: every eligible prompt gets memory"
+
+
+# ---------------------------------------------------------------- 14. small things
+
+REPO = README.parent
+
+
+def test_one_session_is_one_session(home: Path, tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    one.mkdir()
+    first = sorted((DEMO / "home-dev-cli-tool").glob("*.jsonl"))[0]
+    (one / first.name).write_bytes(first.read_bytes())
+    done = episodic("index", str(one))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("found 1 session: indexed 1"), done.stdout
+
+
+def _code_blocks(text: str) -> list[str]:
+    return [block.split("\n", 1)[1].strip() for block in text.split("```")[1::2]]
+
+
+def test_the_readme_opens_with_the_users_command_and_explains_its_words_before_using_them() -> None:
+    text = README.read_text()
+    blocks = _code_blocks(text)
+    assert blocks[0] == "./scripts/install && .venv/bin/episodic quickstart"  # the user's first screen
+    tests_section = text.split("\n## Run the tests\n", 1)[1].split("\n## ", 1)[0]
+    assert (
+        _code_blocks(tests_section)[0] == "./scripts/install --dev && .venv/bin/python -m pytest"
+    )  # .ci/run's
+    for word in ("tenant", "distiller"):  # the first use is where the word is explained
+        assert text.lower().index(word) == text.index(f"*{word}*") + 1, word
+    assert text.index("scope rules") == text.index("[scope rules](docs/scope.md) (what is indexed") + 1
+    assert (REPO / "docs" / "index.md").read_text() == text.replace(
+        "](docs/", "]("
+    )  # the site's home is the README
+
+
+def test_the_readme_docs_build_prints_no_end_of_life_banner(tmp_path: Path) -> None:
+    command = next(b for b in _code_blocks(README.read_text()) if "mkdocs build" in b).split("#")[0].strip()
+    command = command.replace(".venv/bin/", f"{Path(sys.executable).parent}/")  # this checkout's venv
+    done = subprocess.run(
+        f"{command} --site-dir {tmp_path / 'site'}",
+        shell=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "NO_MKDOCS_2_WARNING"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "end of life" not in done.stderr and (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_viewer_docs_give_the_address_it_prints() -> None:
+    viewer = (REPO / "docs" / "viewer.md").read_text()
+    assert "opens http://127.x.y.z:<port>/" in viewer and "opens http://127.0.0.1" not in viewer

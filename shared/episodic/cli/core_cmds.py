@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from episodic.models import AGENTS, SearchFilters, SessionSource
+from episodic.present import counted
 from episodic.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def _settings(ctx_overrides: dict[str, Any]) -> Settings:
 
 def _print_report(report: Any) -> None:
     click.echo(
-        f"found {report.found} sessions: indexed {report.indexed} (replaced {report.replaced}), "
+        f"found {counted(report.found, 'session')}: indexed {report.indexed} (replaced {report.replaced}), "
         f"unchanged {report.unchanged}, kept better card {report.kept_better}, "
         f"skipped {sum(report.skipped.values())}, failed {len(report.failed)}"
     )

@@ -31,6 +31,7 @@ from episodic.cli.setup_clients import (
 )
 from episodic.errors import EpisodicError
 from episodic.models import CardRecord, DistillerInfo
+from episodic.present import counted
 from episodic.settings import Settings
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -356,7 +357,7 @@ def check_experiment(settings: Settings) -> Check:
         "experiment",
         OK,
         f"on (the default): {withheld} no memory, to measure whether memory helps; logged "
-        f"{len(sessions)} sessions ({held} without memory): `episodic experiment report`; off: "
+        f"{counted(len(sessions), 'session')} ({held} without memory): `episodic experiment report`; off: "
         "`experiment_enabled = false` in config.toml",
     )
 
