@@ -329,6 +329,8 @@ def _pending(
 ) -> Iterator[tuple[Trajectory, str]]:
     """Parse sessions lazily (in the caller's thread); yield (trajectory, survey) for those needing a card."""
     claimed: set[str] = set()  # session ids already taken this run (two files, one sessionId)
+    # failures of earlier runs: one whose session now holds the card the configured distiller keeps is settled
+    owed = {f.session_key for f in memory.ledger.failures(tenant_id)} if memory.ledger else set()
     for source in newest_first(found):
         report.source_bytes += source.total_bytes
         wanted: tuple[Trajectory, str] | None = None
@@ -346,6 +348,8 @@ def _pending(
                     wanted = (loaded, survey_for(memory, loaded))
                 else:
                     report.count(kept, source.main_path)
+                    if memory.ledger is not None and source.session_key in owed:  # not waiting for a retry
+                        memory.ledger.clear_failure(tenant_id, source.session_key)
         except Exception as exc:  # the parser promises not to raise; this keeps one file from stopping a run
             reason = f"{PARSE_ERROR}: {type(exc).__name__}: {str(exc)[:300]}"
             report.failed.append((source.main_path, reason))

@@ -36,6 +36,11 @@ WEAK_HEADER = "Possibly related past sessions (get_episode ID gives the card):"
 _SENTENCE_END = (". ", "? ", "! ", "\n")
 
 
+def counted(count: int, noun: str) -> str:
+    """ "1 session", "2 sessions": a count with its noun, plural unless one (nouns that take an -s)."""
+    return f"{count} {noun}" + ("" if count == 1 else "s")
+
+
 def first_sentence(text: str, limit: int = POINTER_CHARS) -> str:
     """The first sentence of `text` on one line, at most `limit` characters, cut at a word with an ellipsis."""
     text = text.strip()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from episodic.models import NotEpisode, SessionSource, Trajectory
 from episodic.ports import TranscriptSource
+from episodic.present import counted
 from episodic.scope import SKIP_MARKER, ScopeRules
 from episodic.settings import Settings
 
@@ -121,7 +122,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             continue
         marked = f", {project['marked_skip']} marked {SKIP_MARKER}" if project["marked_skip"] else ""
         lines.append(
-            f"  {project['cwd'] or '(no working directory)'} ({project['sessions']} sessions{marked}): "
+            f"  {project['cwd'] or '(no working directory)'} ({counted(project['sessions'], 'session')}{marked}): "
             f"index {'yes' if index['included'] else 'no'} ({index['reason']}); "
             f"inject {'yes' if inject['included'] else 'no'} ({inject['reason']})"
         )

@@ -5,10 +5,14 @@ are not "waiting for a retry", and the holdout experiment is visible."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from client_env import DemoIndexed, episodic, index_demo, isolate
+from client_env import DEMO, DemoIndexed, episodic, index_demo, isolate
+from fake_claude_kit import install_fake
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
 
@@ -115,3 +119,104 @@ def test_ui_on_an_address_that_is_not_loopback_is_one_line(home: Path) -> None:
         "Error: the viewer binds loopback only, not '0.0.0.0': omit --host (a random 127.x.y.z address of its "
         "own) or give 127.0.0.1"
     )
+
+
+# ---------------------------------------------------------------- 11. stale failures
+
+
+def test_failures_of_a_distiller_no_longer_configured_are_not_waiting_for_a_retry(
+    home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert episodic("index", str(DEMO)).returncode == 0  # heuristic cards
+    install_fake(tmp_path / "bin")
+    with monkeypatch.context() as logged_out:
+        logged_out.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        logged_out.setenv("FAKE_CLAUDE_SCENARIO", "not-logged-in")
+        failed = episodic("index", str(DEMO), "--distiller", "claude-code", "--json")
+    assert len(json.loads(failed.stdout)["failed"]) == 6, failed.stdout + failed.stderr
+    # back on the heuristic (the config file's): every session kept its heuristic card, nothing will retry
+    stats = episodic("stats")
+    assert "failures waiting for a retry: 0" in stats.stdout, stats.stdout
+    assert "earlier failures not retried by the heuristic distiller: 6" in stats.stdout
+    settled = json.loads(episodic("stats", "--json").stdout)
+    assert settled["failures"] == [] and {f["card_by"] for f in settled["settled_failures"]} == {
+        "heuristic:v5"
+    }
+    again = json.loads(episodic("index", str(DEMO), "--json").stdout)
+    assert again["unchanged"] == 6
+    after = json.loads(episodic("stats", "--json").stdout)
+    assert after["failures"] == [] and after["settled_failures"] == []  # the index forgot them
+
+
+# ---------------------------------------------------------------- 9. the holdout experiment is visible
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_doctor_and_the_readme_say_the_holdout_experiment_is_on_and_how_to_turn_it_off(home: Path) -> None:
+    rows = {row["name"]: row for row in json.loads(episodic("doctor", "--json").stdout)}
+    detail = rows["experiment"]["detail"]
+    assert detail.startswith("on (the default): 1 session in 10 gets no memory"), detail
+    assert "`experiment_enabled = false`" in detail
+    hook_section = README.read_text().split("**The prompt hook**", 1)[1].split("\n## ", 1)[0]
+    assert "holdout experiment is on by default" in hook_section
+    assert "experiment_enabled = false" in hook_section
+    (home / "config.toml").write_text(CONFIG + "experiment_enabled = false\n")
+    rows = {row["name"]: row for row in json.loads(episodic("doctor", "--json").stdout)}
+    assert rows["experiment"]["detail"] == "off: every eligible prompt gets memory"
+
+
+# ---------------------------------------------------------------- 14. small things
+
+REPO = README.parent
+
+
+def test_one_session_is_one_session(home: Path, tmp_path: Path) -> None:
+    one = tmp_path / "one"
+    one.mkdir()
+    first = sorted((DEMO / "home-dev-cli-tool").glob("*.jsonl"))[0]
+    (one / first.name).write_bytes(first.read_bytes())
+    done = episodic("index", str(one))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("found 1 session: indexed 1"), done.stdout
+
+
+def _code_blocks(text: str) -> list[str]:
+    return [block.split("\n", 1)[1].strip() for block in text.split("```")[1::2]]
+
+
+def test_the_readme_opens_with_the_users_command_and_explains_its_words_before_using_them() -> None:
+    text = README.read_text()
+    blocks = _code_blocks(text)
+    assert blocks[0] == "./scripts/install && .venv/bin/episodic quickstart"  # the user's first screen
+    tests_section = text.split("\n## Run the tests\n", 1)[1].split("\n## ", 1)[0]
+    assert (
+        _code_blocks(tests_section)[0] == "./scripts/install --dev && .venv/bin/python -m pytest"
+    )  # .ci/run's
+    for word in ("tenant", "distiller"):  # the first use is where the word is explained
+        assert text.lower().index(word) == text.index(f"*{word}*") + 1, word
+    assert text.index("scope rules") == text.index("[scope rules](docs/scope.md) (what is indexed") + 1
+    assert (REPO / "docs" / "index.md").read_text() == text.replace(
+        "](docs/", "]("
+    )  # the site's home is the README
+
+
+def test_the_readme_docs_build_prints_no_end_of_life_banner(tmp_path: Path) -> None:
+    command = next(b for b in _code_blocks(README.read_text()) if "mkdocs build" in b).split("#")[0].strip()
+    command = command.replace(".venv/bin/", f"{Path(sys.executable).parent}/")  # this checkout's venv
+    done = subprocess.run(
+        f"{command} --site-dir {tmp_path / 'site'}",
+        shell=True,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={k: v for k, v in os.environ.items() if k != "NO_MKDOCS_2_WARNING"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "end of life" not in done.stderr and (tmp_path / "site" / "index.html").is_file()
+
+
+def test_the_viewer_docs_give_the_address_it_prints() -> None:
+    viewer = (REPO / "docs" / "viewer.md").read_text()
+    assert "opens http://127.x.y.z:<port>/" in viewer and "opens http://127.0.0.1" not in viewer

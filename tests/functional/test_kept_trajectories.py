@@ -134,7 +134,7 @@ def test_the_kept_file_is_the_scrubbed_trajectory_and_a_grown_session_replaces_i
     user.session(SID, "2026-11-01", "login redirects back to the form")
     user.run("index")
     assert json.loads(user.run("inspect", "--json").stdout)["kept"]["sessions"] == 1
-    assert "kept trajectories: 1 sessions" in user.run("inspect").stdout
+    assert "kept trajectories: 1 session," in user.run("inspect").stdout
     (first,) = user.kept()
     raw = _unpacked(first)
     assert not any(token in raw for token in PLANTED)

@@ -128,7 +128,7 @@ def test_index_skips_excluded_projects_and_says_which_rule(
     assert projects["/srv/code/shop"]["index"]["included"] is True
     text = CliRunner().invoke(build_cli(), ["index", str(root)]).output
     assert "scope rules: index_exclude secret-*" in text
-    assert "/srv/code/secret-x (1 sessions): index no (index_exclude 'secret-*')" in text
+    assert "/srv/code/secret-x (1 session): index no (index_exclude 'secret-*')" in text
 
 
 def test_inspect_and_doctor_show_the_rules(
@@ -144,7 +144,7 @@ def test_inspect_and_doctor_show_the_rules(
     }
     assert data["episodes"] == 2  # injection rules do not change what is remembered
     text = CliRunner().invoke(build_cli(), ["inspect", str(root)]).output
-    assert "/srv/code/shop (1 sessions): index yes" in text and "inject no" in text
+    assert "/srv/code/shop (1 session): index yes" in text and "inject no" in text
     check = doctor.check_scope(load_settings(), "/srv/code/shop/api")
     assert check.status == "ok" and "inject_exclude /srv/code/shop" in check.detail
     assert (

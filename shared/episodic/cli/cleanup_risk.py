@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from episodic.agent_cleanup import CleanupRisk, cleanup_risk
 from episodic.errors import EpisodicError
 from episodic.ports import TranscriptSource
+from episodic.present import counted
 from episodic.settings import Settings
 
 KEEP_FIX = "`episodic index` now; to keep transcripts longer: `episodic setup claude-code --keep-transcripts-days 365 --write`"
@@ -74,11 +75,9 @@ def kept_usage(settings: Settings, tenant_id: str) -> dict[str, object]:
 def kept_line(usage: dict[str, object]) -> str:
     if not usage["enabled"]:
         return "kept trajectories: off (keep_trajectories = false)"
-    used, cap = usage["bytes"], usage["cap_bytes"]
-    assert isinstance(used, int) and isinstance(cap, int)
-    return (
-        f"kept trajectories: {usage['sessions']} sessions, {used / 1e6:.1f} MB of the {cap / 1e6:.0f} MB cap"
-    )
+    used, cap, sessions = usage["bytes"], usage["cap_bytes"], usage["sessions"]
+    assert isinstance(used, int) and isinstance(cap, int) and isinstance(sessions, int)
+    return f"kept trajectories: {counted(sessions, 'session')}, {used / 1e6:.1f} MB of the {cap / 1e6:.0f} MB cap"
 
 
 def kept_summary(

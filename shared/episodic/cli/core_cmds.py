@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from episodic.models import AGENTS, SearchFilters, SessionSource
+from episodic.present import counted
 from episodic.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def _settings(ctx_overrides: dict[str, Any]) -> Settings:
 
 def _print_report(report: Any) -> None:
     click.echo(
-        f"found {report.found} sessions: indexed {report.indexed} (replaced {report.replaced}), "
+        f"found {counted(report.found, 'session')}: indexed {report.indexed} (replaced {report.replaced}), "
         f"unchanged {report.unchanged}, kept better card {report.kept_better}, "
         f"skipped {sum(report.skipped.values())}, failed {len(report.failed)}"
     )
@@ -319,12 +320,16 @@ def register(group: click.Group) -> None:
             by["outcome"][record.card.outcome.value] += 1
             by["distiller"][record.distiller.id] += 1
         manifest = store.manifest()
-        failures = ledger.failures() if ledger else []
+        from episodic.settled_failures import split_failures
+
+        # a failure of another distiller whose session kept its card is not waiting for a retry
+        failures, settled = split_failures(store, ledger.failures() if ledger else [], settings.distiller)
         data: dict[str, Any] = {
             "cards": sum(by["tenant"].values()),
             **{f"by_{k}": dict(v) for k, v in by.items()},
             "manifest": manifest.model_dump() if manifest else None,
             "failures": [f.__dict__ for f in failures],
+            "settled_failures": [{**f.__dict__, "card_by": card_by} for f, card_by in settled],
         }
         if as_json:
             _echo_json(data)
@@ -339,6 +344,13 @@ def register(group: click.Group) -> None:
         click.echo(f"  failures waiting for a retry: {len(failures)}")
         for failure in failures:
             click.echo(f"    {failure.path}: {failure.reason} (attempts {failure.attempts})")
+        if settled:
+            click.echo(
+                f"  earlier failures not retried by the {settings.distiller} distiller: {len(settled)} "
+                "(each session kept its card; the next `episodic index` forgets them)"
+            )
+            for failure, card_by in settled:
+                click.echo(f"    {failure.path}: {failure.reason} (card by {card_by})")
 
     @group.group("demo")
     def demo_group() -> None:

@@ -31,6 +31,7 @@ from episodic.cli.setup_clients import (
 )
 from episodic.errors import EpisodicError
 from episodic.models import CardRecord, DistillerInfo
+from episodic.present import counted
 from episodic.settings import Settings
 
 OK, WARN, FAIL = "ok", "warn", "fail"
@@ -375,11 +376,15 @@ def check_experiment(settings: Settings) -> Check:
     for entry in read_log(settings.home):
         sessions.setdefault(str(entry["session_id"]), str(entry["arm"]))
     held = sum(1 for arm in sessions.values() if arm == "without")
+    share = settings.experiment_holdout
+    one_in = round(1 / share) if share > 0 else 0
+    withheld = f"1 session in {one_in} gets" if one_in * share == 1 else f"{share:.0%} of sessions get"
     return Check(
         "experiment",
         OK,
-        f"holdout {settings.experiment_holdout:.0%} of sessions; logged {len(sessions)} sessions "
-        f"({held} without memory): `episodic experiment report`",
+        f"on (the default): {withheld} no memory, to measure whether memory helps; logged "
+        f"{counted(len(sessions), 'session')} ({held} without memory): `episodic experiment report`; off: "
+        "`experiment_enabled = false` in config.toml",
     )
 
 

@@ -56,7 +56,7 @@ def register(group: click.Group) -> None:
         eval_report: Path | None,
         dream: Path | None,
     ) -> None:
-        """Browse, search and review the memory in a local web page (127.0.0.1 only, per-run secret)."""
+        """Browse, search and review the memory in a local web page (a loopback address of its own, per-run secret)."""
         from episodic.ui.app import serve_ui
         from episodic.ui.security import PRINTED_KEY_SECONDS
 

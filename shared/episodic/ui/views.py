@@ -15,6 +15,7 @@ from urllib.parse import quote, unquote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
+from episodic.confidence import by_tier
 from episodic.errors import EpisodicError, InvalidCardError
 from episodic.mcp.tools import PACKED_CARD_CHARS
 from episodic.models import AGENTS, Card, CardRecord, Outcome, ReviewState, SearchHit
@@ -159,7 +160,8 @@ class Viewer:
                 found = self.source.search(self.tenant_id, browse.query, browse)
             except EpisodicError as exc:
                 found, error = [], str(exc)
-            hits = [{"record": h.record, "similarity": h.similarity, **agent_view(h)} for h in found]
+            # best first as the agent meets them: by tier (strong, weak, faint, below), ranked within one
+            hits = [{"record": h.record, "similarity": h.similarity, **agent_view(h)} for h in by_tier(found)]
         if self.source.can_list:
             records = self.source.records(self.tenant_id)
             facets = {
