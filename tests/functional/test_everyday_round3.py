@@ -190,9 +190,9 @@ def test_the_readme_opens_with_the_users_command_and_explains_its_words_before_u
     blocks = _code_blocks(text)
     assert blocks[0] == "./scripts/install && .venv/bin/episodic quickstart"  # the user's first screen
     tests_section = text.split("\n## Run the tests\n", 1)[1].split("\n## ", 1)[0]
-    assert (
-        _code_blocks(tests_section)[0] == "./scripts/install --dev && .venv/bin/python -m pytest"
-    )  # .ci/run's
+    test_command = "./scripts/install --dev && .venv/bin/python -m pytest"  # .ci/run's
+    assert blocks[1] == _code_blocks(tests_section)[0] == test_command  # second, labelled for developers
+    assert text.index("To use it") < text.index(blocks[0]) < text.index("To work on it")
     for word in ("tenant", "distiller"):  # the first use is where the word is explained
         assert text.lower().index(word) == text.index(f"*{word}*") + 1, word
     assert text.index("scope rules") == text.index("[scope rules](docs/scope.md) (what is indexed") + 1
