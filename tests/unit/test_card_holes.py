@@ -27,6 +27,17 @@ BROKEN = [
     "The change at now calls the helper to resolve the author.",
     "Added the Stripe publishable key to for your gitleaks testing.",
     "The CLIVersion field already exists in both and.",
+    # issue 50: a path removed from heuristic:v5 cards of the shared transcripts (and issue 50's own examples)
+    "Practical risk is low because. The fix was in manual_commit_migration.",
+    "The output_filter setting (e.g., gitleaks-filter) is configured in, but secrets appear in plaintext.",
+    "The tool writes transcripts to but ComputeTranscriptPath looks for them at",
+    "The comment says stdout/stderr are sent to, but setting cmd.Stdout changes nothing.",
+    "The shell completion installer appends a command line to or, and detects existing installs.",
+    "Committed as, pushed, and replied to all 3 new comments.",
+    "The unparam linter is flagging three unused parameters in. Asked: Mise run lint throws issues.",
+    "Currently logging.Init creates a separate log file per session at.",
+    "Claude code was pretty sure having hooks in   would override the user's hooks.",
+    "This branch introduces a wrapper script approach that. Since env files are common, it checks first.",
 ]
 SOUND = [
     "Tests pass locally but fail in CI because of the lint step.",
@@ -42,6 +53,13 @@ SOUND = [
     "None worked because the pre-commit hook blocks even with --no-verify",
     "Run mise run lint before pushing, then mise run test.",
     "The cache keeps entries from now on, and from time to time it is swept.",
+    # issue 50: phrasal verbs and idioms need no object after "in" / "at" / "to"
+    "The user logged in, but the session cookie was never set.",
+    "The branch has checkpoint metadata commits mixed in.",
+    "Let me look at the code it's pointing at.",
+    "It copies the file to and from the cache, so both stay in sync.",
+    "The default-enabled behavior means most users will stay opted in.",
+    "Let me look at where the logging is initialized.",
 ]
 
 
@@ -139,3 +157,42 @@ def test_plain_words_keeps_versions_and_flags(sentence: str, kept: str) -> None:
     from episodic.distill.heuristic_problem import plain_words
 
     assert kept in plain_words(sentence)
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "Given your setup, pre-built binaries makes more sense because. Both files have been updated.",
+            "Given your setup, pre-built binaries makes more sense. Both files have been updated.",
+        ),
+        ("The fix works for both strategies because.", "The fix works for both strategies."),
+    ],
+)
+def test_a_because_left_before_a_dropped_list_is_said_without_the_word(text: str, kept: str) -> None:
+    assert hole_breaks(text) == ("connective missing its clause",)
+    assert without_holes(text) == kept
+
+
+@pytest.mark.parametrize(
+    ("text", "rule"),
+    [
+        (
+            "To resume the other session instead, exit Claude and run: claude -r 0276a600-2f22-4d2b-844c-3feb9c5aa108",
+            "resume command",
+        ),
+        ("To resume the other session instead: claude -r test-session-1", "resume command"),
+        ("To resume the other session instead, exit Claude and run: claude -r", "resume command"),
+        ("[Request interrupted by user for tool use]", "interrupted marker"),
+        # a decision about that very message, in the project that prints it, is the work's own
+        (
+            "To resume the other session instead -> To resume the other session instead, close here and run",
+            None,
+        ),
+        ("Use claude -r in the docs example, because it is shorter than --resume.", None),
+    ],
+)
+def test_agent_cli_boilerplate_is_told_from_a_decision(text: str, rule: str | None) -> None:
+    from episodic.distill.boilerplate import boilerplate_of
+
+    assert boilerplate_of(text) == rule

@@ -74,7 +74,8 @@ def test_an_offline_extract_without_an_insight_is_said_plainly() -> None:
 
 
 @pytest.mark.parametrize(
-    "distiller", ["heuristic:v5", "heuristic:v4", "heuristic", "claude-code:sonnet", "self", ""]
+    "distiller",
+    ["heuristic:v6", "heuristic:v5", "heuristic:v4", "heuristic", "claude-code:sonnet", "self", ""],
 )
 def test_the_hooks_copy_tells_an_extract_as_the_presentation_module_does(distiller: str) -> None:
     assert hook_packing.is_extract({"distiller": distiller}) is present.is_extract(distiller)

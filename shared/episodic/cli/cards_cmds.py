@@ -90,6 +90,9 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps(report, indent=2, ensure_ascii=False))
             return
         click.echo(summary_line(report["source"], report))
+        if report["hole_kinds"]:
+            shapes = ", ".join(f"{kind} {n}" for kind, n in report["hole_kinds"].items())
+            click.echo(f"  holes by shape: {shapes}")
         for bad in report["invalid"]:
             click.echo(f"  not read {bad['file']}: {bad['reason']}")
         for kind, found in report["examples"].items():

@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Iterable, Iterator
 
+from episodic.distill.boilerplate import boilerplate_of
 from episodic.distill.checks import (
     CHATTER_FIELDS,
     card_violations,
@@ -133,7 +134,8 @@ class HeuristicDistiller(Distiller):
     """A card from the trajectory by rules alone (see the module docstring)."""
 
     # v5: no cut field, versions and flags kept, the problem as understood, injected context not the request
-    info = DistillerInfo(kind="heuristic", model="v5")
+    # v6: no hole where a path was removed (a path names its file), no agent-CLI boilerplate as an item
+    info = DistillerInfo(kind="heuristic", model="v6")
     uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
@@ -292,7 +294,12 @@ def drop_violations(card: Card) -> Card:
         items = getattr(card, name)
         chatter = name in CHATTER_FIELDS
         kept = [
-            i for i in items if i and not text_violations(name, i) and not (chatter and chatter_breaks(i))
+            i
+            for i in items
+            if i
+            and not text_violations(name, i)
+            and not (chatter and chatter_breaks(i))
+            and not boilerplate_of(i)  # the agent CLI's own text ("… run: claude -r <id>"), not the work's
         ]
         if kept != items:
             update[name] = kept

@@ -47,11 +47,19 @@ _EMPTY_PUNCT_RE = re.compile(r"(?=[\s(\[,;:])(?:\(\s*\)|\[\s*\]|\s+([,.;:!?])|([
 _EMOJI_RE = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2705\u274c\u2714\u2716\ufe0f]")
 
 
+_FILE_NAME_RE = re.compile(r"[\w@+-][\w.@+-]*\.[A-Za-z0-9]{1,10}")
+
+
 def _inline(match: re.Match[str]) -> str:
-    """Keep a short code span when it is a plain name (`npm run check`, `biome.json`), else drop it."""
+    """Keep a short code span when it is a plain name (`npm run check`, `biome.json`); a path names its file
+    (`.entire/settings.json` -> settings.json, as a bare path does); anything else goes."""
     content = match.group(1).strip()
     if len(content) <= 40 and "/" not in content and "\\" not in content and not text_violations("", content):
         return content
+    if ("/" in content or "\\" in content) and not any(c.isspace() for c in content):
+        name = re.split(r"[/\\]", content.rstrip("/\\"))[-1]
+        if _FILE_NAME_RE.fullmatch(name) and not text_violations("", name):
+            return name
     return " "
 
 

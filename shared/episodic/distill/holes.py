@@ -14,6 +14,19 @@ from functools import lru_cache
 
 # a word that needs a word after it, directly before punctuation, or before a verb
 _NEEDS_OBJECT = r"(?:with|of|for|from|into|via|the|an|called|named|between|than|like|after)"
+# words after which "in" / "at" end a phrasal verb or an idiom and need no object ("logged in", "look at")
+_PARTICLE_VERBS = (
+    r"(?:opted|opt|logged|log|signed|sign|checked|check|built|baked|mixed|plugged|plug|filled|fill|zoomed|zoom"
+    r"|kicked|kick|locked|lock|factored|chimed|pitched|handed|hand|turned|turn|given|give|gave|dove|dive|dig"
+    r"|dug|caved|tucked|dropped|drop|popped|pop|stepped|step|stayed|stay|moved|move|came|come|comes|coming"
+    r"|went|go|goes|going|got|get|gets|let|put|brought|bring|kept|keep|stuck|fit|fits|sat|sit|hung|hang"
+    r"|broke|break|sink|sank|sunk|cut|cuts|join|joined|joins|sneak|snuck|creep|crept|thrown|threw|roped"
+    r"|keyed|typed|phased|settled|folded|wired|bake|mix|piled|pulled|pull|rolled|roll|leaned|jumped|look"
+    r"|looks|looked|aim|aimed|arrive|arrived|arrives|stop|stopped|stops|point|pointed|points|glance|glanced"
+    r"|hint|hinted|guess|guessed|laugh|laughed|work|works|worked|is|are|was|were|be|been|being|and|or|but"
+    r"|pointing|looking|aiming|arriving|logging|signing|checking|opting|getting|digging|diving|plugging"
+    r"|filling|mixing|zooming|stopping|working|glancing|staying|moving|the|a)"
+)
 HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("empty brackets", re.compile(r"[(\[{]\s*[)\]}]")),
     (
@@ -43,6 +56,34 @@ HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("line number missing", re.compile(r"(?i)\b(?:at|on) line\s*(?:[,.;:)]|$)")),
     ("dangling article at the end", re.compile(r"(?i)\b(?:the|an|with|of|for|from|into)\s*$")),
+    # where a path or a name was removed (issue 50): "makes more sense because. Both files …"
+    (
+        "connective missing its clause",
+        re.compile(r"(?i)\b(?:because|since|whereas|although)\s*[.,;!?](?!\w)"),
+    ),
+    # "writes transcripts to but X looks for them at", "are sent to, but", "a command line to or, and"
+    (
+        "preposition missing its word before a conjunction",
+        re.compile(
+            r"(?i)\b(?:to|at|from|into|via|as)\s*,?\s+(?:but|or|so)\b"
+            r"|\b(?:to|at|into|via)\s+and\b(?!\s+(?:from|back|forth|including)\b)"
+        ),
+    ),
+    ("preposition missing its word before a comma", re.compile(r"(?i)\b(?:to|at|as|into|via)\s*,(?=\s)")),
+    # "is configured in, but", "unused parameters in. Asked": not after a phrasal verb ("logged in, but")
+    (
+        "in or at missing its word",
+        re.compile(
+            rf"(?i)\b(?!{_PARTICLE_VERBS}\b)[a-z]+\s+(?:in|at)\s*"
+            r"(?:,\s+(?:but|and|or|so|the)\b|\s+(?:but|so)\b|[.;](?=\s+[A-Z])|[.;]?\s*$)"
+        ),
+    ),
+    ("gap of spaces after a preposition", re.compile(r"(?i)\b(?:in|at|to|from|of|on|into|with)\s{3,}\S")),
+    ("relative word missing its clause", re.compile(r"(?i)\b(?:approach|way|so)\s+that\s*[.;](?!\w)")),
+)
+# "because." where the reasons were a list the card could not keep: the sentence stands without the word
+MENDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"(?i)[\s,]+(?:because|since)\s*(?=[.;!?](?!\w)|$)"), ""),
 )
 _CLAUSE_SPLIT = re.compile(r"(?<=[,;])\s+|\s+[—–]\s+|\s+-\s+")
 _ASIDE = re.compile(r"\s*\([^()]*\)")
@@ -79,6 +120,8 @@ def without_holes(text: str) -> str:
     a statement goes whole; "" when nothing is left."""
     if not hole_breaks(text):
         return text
+    for pattern, replacement in MENDS:
+        text = pattern.sub(replacement, text)
     kept = [s for s in (_sentence_without_holes(part) for part in _SENTENCE_END.split(text)) if s]
     return " ".join(kept)
 

@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from episodic.distill.boilerplate import boilerplate_of
 from episodic.distill.holes import hole_breaks
 from episodic.models import Card
 from episodic.parse.injected import reads_injected, split_injected
@@ -129,6 +130,8 @@ class ReadabilityReport:
     problems_with_prompt: int = 0
     echoes: int = 0
     injected: int = 0
+    boilerplate: int = 0
+    hole_kinds: dict[str, int] = field(default_factory=dict)  # fields per hole rule (`distill.holes`)
     examples: dict[str, list[Finding]] = field(default_factory=dict)
 
     def _note(self, kind: str, finding: Finding) -> None:
@@ -145,9 +148,14 @@ class ReadabilityReport:
                 self.complete += 1
             else:
                 self._note("incomplete", Finding(session_id, name, text))
-            if hole_breaks(text):
+            if kinds := hole_breaks(text):
                 self.holes += 1
                 self._note("hole", Finding(session_id, name, text))
+                for kind in kinds:
+                    self.hole_kinds[kind] = self.hole_kinds.get(kind, 0) + 1
+            if boilerplate_of(text):
+                self.boilerplate += 1
+                self._note("boilerplate", Finding(session_id, name, text))
             if is_cut(text):
                 self.cuts += 1
                 self._note("cut", Finding(session_id, name, text))
@@ -171,7 +179,9 @@ class ReadabilityReport:
             "hole_share": share(self.holes, self.fields),
             "cut_share": share(self.cuts, self.fields),
             "holes": self.holes,
+            "hole_kinds": dict(sorted(self.hole_kinds.items())),
             "cuts": self.cuts,
+            "boilerplate": self.boilerplate,
             "problems_with_prompt": self.problems_with_prompt,
             "echo_share": share(self.echoes, self.problems_with_prompt),
             "echoes": self.echoes,
@@ -214,5 +224,6 @@ def summary_line(label: str, report: dict[str, Any]) -> str:
         f"{label}: {report['cards']} cards, {report['fields']} fields: complete statements {pct(report['complete_share'])},"
         f" with a hole {pct(report['hole_share'])} ({report['holes']}), cut {pct(report['cut_share'])} ({report['cuts']});"
         f" problems echoing the first prompt {pct(report['echo_share'])} ({report['echoes']} of"
-        f" {report['problems_with_prompt']}), from an injected block {report['injected']}"
+        f" {report['problems_with_prompt']}), from an injected block {report['injected']},"
+        f" agent-CLI boilerplate {report.get('boilerplate', 0)}"
     )
