@@ -44,6 +44,8 @@ class TokenRule:
     back: int = 0
     check: Callable[[str], bool] | None = None
     glued: bool = False  # its shape is unmistakable even glued to a word (`…abc8-----BEGIN … PRIVATE KEY`)
+    # characters after the literal that make a text's last run a token's head (`AKIAE3`: issue 52, one suffices)
+    dangling_min: int = 6
 
     def __call__(self, text: str, start: int) -> Span | None:
         at = start - self.back
@@ -68,7 +70,7 @@ class TokenRule:
         if at < 0 or not (self.glued or starts_word(text, at)):
             return None
         head_end = _TOKEN_RUN.match(text, at).end()  # type: ignore[union-attr]
-        if head_end - start < literal_len + 6 or text[head_end:].strip():
+        if head_end - start < literal_len + self.dangling_min or text[head_end:].strip():
             return None
         rest = text[start + literal_len : head_end]
         if _LOWER_WORDS.fullmatch(rest) and not rest.isupper():
@@ -157,7 +159,9 @@ _ALNUM_END = r"(?![A-Za-z0-9])"
 TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
     (
         ("AKIA", "ASIA", "ABIA", "ACCA"),
-        TokenRule("aws-access-key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _ALNUM_END)),
+        TokenRule(
+            "aws-access-key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _ALNUM_END), dangling_min=1
+        ),
     ),
     (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
@@ -373,8 +377,17 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         return None, done
     if not looks_secret(judged, kind):
         return None, done
+    rest = _AWS_SECRET_REST.match(text, value_end) if len(value) < 40 else None
+    if rest is not None and secret_kind_for_name(name, value + rest.group("tail")) == "aws-secret-key":
+        # `aws_secret_access_key=<20>⏎<20>`: the next line holds the rest of the secret (issue 52)
+        return (value_start, rest.end(), "aws-secret-key", RANK_KEYWORD), max(done, rest.end())
     # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
     return (value_start, value_end, kind, RANK_KEYWORD), max(done, value_end if len(value) > 256 else done)
+
+
+_AWS_SECRET_REST = re.compile(
+    r"[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*(?P<tail>[A-Za-z0-9/+]{1,36})(?![A-Za-z0-9/+=])"
+)
 
 
 def _is_code(value: str, *, quoted: bool) -> bool:
