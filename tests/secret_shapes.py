@@ -57,6 +57,7 @@ PPK = (
     + "\nPrivate-MAC: "
     + body(HEX, 64)
 )
+PROSE_PW, PROSE_BARE_PW = _pw(12), "Tr0ub4dor&" + _pw(4)
 QUOTED_PAREN_PW, URL_SLASH_PW, K8S_PASS, PGPASS_CMD_PW = "ab(" + _pw(10), "ab/" + _pw(10), _pw(14), _pw(12)
 
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
@@ -147,6 +148,12 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("bare Discord bot token", f"client.run({DISCORD!r})", (DISCORD[3:24], DISCORD[-30:])),
     ("bare Telegram bot token", f"curl https://api.telegram.org/bot{TELEGRAM}/getMe", (TELEGRAM[13:],)),
     ("Firebase FCM server key", f"Authorization: key={FCM}", (FCM[11:],)),
+    ("password in prose, with is", f"the admin password is {PROSE_PW} per the runbook", (PROSE_PW,)),
+    (
+        "password in prose, no =",
+        f"I'll try password {PROSE_BARE_PW}. Then the other one",
+        (PROSE_BARE_PW[10:],),
+    ),
     (".pgpass line then # comment", f"db:6432:app:u:{PGPASS_CMD_PW} # staging", (PGPASS_CMD_PW,)),
 ]
 
@@ -180,6 +187,11 @@ KEPT = [
     "--- PASS: TestLogin (0.00s)",
     "PASS: tests/unit/test_scrub.py",
     "bypass: true",
+    "The password reset flow hashes with argon2id; password fields stay masked.",
+    "password hashing with bcrypt2 and sha256",
+    "Password v1.2.3 policy",
+    "the password is stored in /etc/app/secrets.env",
+    "password $DB_PASSWORD",
 ]
 
 # what may stand between two secrets (issue 40): newline, escaped newline, space, quote, `=`, table borders
