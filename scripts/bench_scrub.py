@@ -127,10 +127,11 @@ def interleaved(args: argparse.Namespace) -> None:
             figures = json.loads(done.stdout.strip().splitlines()[-1])
             print(
                 f"round {round_number + 1} {label:12} "
-                + "  ".join(f"{k}: {v:.1f}" for k, v in figures.items())
+                + "  ".join(f"{k}: {_shown(v)}" for k, v in figures.items())
             )
             for name, value in figures.items():
-                best[label][name] = max(best[label].get(name, 0.0), value)
+                if isinstance(value, float):
+                    best[label][name] = max(best[label].get(name, 0.0), value)
     print("best of each (MB/s):")
     for label, figures in best.items():
         print(f"  {label:12} " + "  ".join(f"{k}: {v:.1f}" for k, v in figures.items()))
