@@ -2,6 +2,11 @@
 synthetic data, and per string value (the way the parser calls it), plus redactions per kind.
 
     python scripts/bench_scrub.py [--transcripts ../shared/transcripts] [--repeat 3] [--synthetic-mb 32] [--fallback]
+    python scripts/bench_scrub.py --repeat 3 --against main=/path/to/main/shared [--against old=…]   # interleaved
+
+`--against LABEL=DIR` (a package folder holding another `episodic`, e.g. `git archive <commit> shared | tar -x`)
+runs this tree's scrubber and each other one in turn, one process per pass round, round after round, so that a
+machine whose load changes meanwhile weighs on all of them alike; each figure is the best of its rounds.
 
 Times are CPU seconds of this process (`time.process_time`), so other work on the machine does not
 count against us. Each run scrubs fresh `str` objects (decoded again from bytes, not timed): CPython
@@ -12,8 +17,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import string
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator
@@ -86,7 +94,47 @@ def measure(
         counts = run(texts)
         best = min(best, time.process_time() - start)
     print(f"{label:48} {size / 1e6:8.1f} MB  {best:6.2f} s  {size / 1e6 / best:7.1f} MB/s")
+    RESULTS[label.split(" (")[0]] = size / 1e6 / best
     return counts
+
+
+RESULTS: dict[str, float | str] = {}  # pass -> MB/s (and the engine), for --json
+
+
+def _shown(value: float | str) -> str:
+    return f"{value:.1f}" if isinstance(value, float) else value
+
+
+def interleaved(args: argparse.Namespace) -> None:
+    """This tree and each `--against` tree, one child process per (round, tree), the trees' turns interleaved."""
+    trees = [("this tree", str(REPO_ROOT / "shared")), *(tuple(a.split("=", 1)) for a in args.against)]
+    best: dict[str, dict[str, float]] = {label: {} for label, _ in trees}
+    for round_number in range(args.repeat):
+        for label, path in trees:
+            extra = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and "shared" not in p]
+            env = {**os.environ, "PYTHONPATH": os.pathsep.join([path, *extra])}
+            child = [
+                sys.executable,
+                __file__,
+                "--repeat",
+                "1",
+                "--json",
+                "--transcripts",
+                str(args.transcripts),
+            ]
+            child += ["--synthetic-mb", str(args.synthetic_mb)] + (["--fallback"] if args.fallback else [])
+            done = subprocess.run(child, env=env, capture_output=True, text=True, check=True)
+            figures = json.loads(done.stdout.strip().splitlines()[-1])
+            print(
+                f"round {round_number + 1} {label:12} "
+                + "  ".join(f"{k}: {_shown(v)}" for k, v in figures.items())
+            )
+            for name, value in figures.items():
+                if isinstance(value, float):
+                    best[label][name] = max(best[label].get(name, 0.0), value)
+    print("best of each (MB/s):")
+    for label, figures in best.items():
+        print(f"  {label:12} " + "  ".join(f"{k}: {v:.1f}" for k, v in figures.items()))
 
 
 def main() -> None:
@@ -97,10 +145,17 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--fallback", action="store_true", help="force the pure-Python trigger search")
     parser.add_argument("--synthetic-mb", type=int, default=32, help="size of the synthetic text, in 8 parts")
+    parser.add_argument("--against", action="append", default=[], metavar="LABEL=DIR", help="interleave with")
+    parser.add_argument("--json", action="store_true", help="print the MB/s per pass as one JSON line last")
     args = parser.parse_args()
+    if args.against:
+        interleaved(args)
+        return
 
     scrubber = Scrubber(accelerated=not args.fallback)
-    print(f"trigger search: {'ahocorasick_rs' if scrubber.accelerated else 'pure Python (str.find)'}")
+    engine = getattr(scrubber, "engine", "ahocorasick" if scrubber.accelerated else "python")
+    RESULTS["engine"] = engine
+    print(f"trigger search: {engine}")
 
     def scrub_all(texts: list[str]) -> Counter[str]:
         counts: Counter[str] = Counter()
@@ -127,6 +182,8 @@ def main() -> None:
     synthetic = [synthetic_text(args.synthetic_mb * 125_000, seed) for seed in range(8)]
     counts = measure("synthetic text-heavy (prose, code, escaped JSON)", synthetic, scrub_all, args.repeat)
     print(f"  redactions per kind: {dict(sorted(counts.items()))}")
+    if args.json:
+        print(json.dumps(RESULTS))
 
 
 if __name__ == "__main__":

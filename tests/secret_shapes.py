@@ -45,6 +45,19 @@ K8S_PW = _pw(16)
 # issue 52: values whose first character once made them a path or a variable, `(` inside quotes, `/` in a URL password
 LEADING = {c: c + _pw(15) for c in "$%*(/.~"}
 SAS_SIG = "/" + body(ALNUM + "+/", 42) + "="
+AWS_SECRET_2 = body(ALNUM + "/+", 40)
+DISCORD = "MTA" + body(ALNUM, 23) + "." + body(B64URL, 6) + "." + body(B64URL, 38)
+TELEGRAM = "7301234567:AA" + body(B64URL, 33)
+FCM = "AAAA" + body(B64URL, 7) + ":APA91b" + body(B64URL, 134)
+PPK_PRIVATE = [body(ALNUM + "+/", 64), body(ALNUM + "+/", 30) + "=="]
+PPK = (
+    "PuTTY-User-Key-File-3: ssh-rsa\nEncryption: none\nComment: deploy\nPublic-Lines: 1\n"
+    "AAAAB3NzaC1yc2EAAAADAQABAAABAQ\nPrivate-Lines: 2\n"
+    + "\n".join(PPK_PRIVATE)
+    + "\nPrivate-MAC: "
+    + body(HEX, 64)
+)
+PROSE_PW, PROSE_BARE_PW = _pw(12), "Tr0ub4dor&" + _pw(4)
 QUOTED_PAREN_PW, URL_SLASH_PW, K8S_PASS, PGPASS_CMD_PW = "ab(" + _pw(10), "ab/" + _pw(10), _pw(14), _pw(12)
 
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
@@ -121,6 +134,26 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
         (_b64(K8S_PASS),),
     ),
     (".pgpass line then ; cmd", f"db:5432:app:u:{PGPASS_CMD_PW}; chmod 600 ~/.pgpass", (PGPASS_CMD_PW,)),
+    (
+        "AWS secret split 20/20 after a named key",
+        f"aws_secret_access_key={AWS_SECRET_2[:20]}\n{AWS_SECRET_2[20:]}\nregion = eu-west-1",
+        (AWS_SECRET_2[:20], AWS_SECRET_2[20:]),
+    ),
+    (
+        "AWS secret split 20/20 on the lines after a key id",
+        f"{AWS_ID}\n{AWS_SECRET_2[:20]}\n{AWS_SECRET_2[20:]}",
+        (AWS_ID[4:], AWS_SECRET_2[:20], AWS_SECRET_2[20:]),
+    ),
+    ("PuTTY .ppk private lines", PPK, tuple(PPK_PRIVATE)),
+    ("bare Discord bot token", f"client.run({DISCORD!r})", (DISCORD[3:24], DISCORD[-30:])),
+    ("bare Telegram bot token", f"curl https://api.telegram.org/bot{TELEGRAM}/getMe", (TELEGRAM[13:],)),
+    ("Firebase FCM server key", f"Authorization: key={FCM}", (FCM[11:],)),
+    ("password in prose, with is", f"the admin password is {PROSE_PW} per the runbook", (PROSE_PW,)),
+    (
+        "password in prose, no =",
+        f"I'll try password {PROSE_BARE_PW}. Then the other one",
+        (PROSE_BARE_PW[10:],),
+    ),
     (".pgpass line then # comment", f"db:6432:app:u:{PGPASS_CMD_PW} # staging", (PGPASS_CMD_PW,)),
 ]
 
@@ -154,6 +187,11 @@ KEPT = [
     "--- PASS: TestLogin (0.00s)",
     "PASS: tests/unit/test_scrub.py",
     "bypass: true",
+    "The password reset flow hashes with argon2id; password fields stay masked.",
+    "password hashing with bcrypt2 and sha256",
+    "Password v1.2.3 policy",
+    "the password is stored in /etc/app/secrets.env",
+    "password $DB_PASSWORD",
 ]
 
 # what may stand between two secrets (issue 40): newline, escaped newline, space, quote, `=`, table borders

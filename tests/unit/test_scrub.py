@@ -329,9 +329,11 @@ def test_default_scrubber_is_shared_and_kinds_are_known() -> None:
     assert default_scrubber() is default_scrubber()
     placeholders = {kind for kind, _, _ in PLANTED}
     assert placeholders <= set(KINDS)
-    # catalogues: test_scrub_catalogue, test_scrub_noseyparker; this project's token: test_scrub_shapes
+    # catalogues: test_scrub_catalogue, test_scrub_noseyparker; this project's token and issue 52's formats:
+    # test_scrub_shapes
     generated = set(catalogue_kinds()) | set(noseyparker_kinds())
-    assert set(KINDS) - placeholders - generated == {"custom", "episodic-token"}
+    shapes = {"episodic-token", "telegram-bot-token", "discord-bot-token", "firebase-fcm-key"}
+    assert set(KINDS) - placeholders - generated == {"custom", *(shapes - generated)}
 
 
 def test_fallback_finder_gives_the_same_result(scrubber: Scrubber) -> None:

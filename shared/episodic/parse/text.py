@@ -50,6 +50,8 @@ def cut_middle(text: str, limit: int) -> str:
 
 _ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\Z")
 _LEADING_TOKEN = re.compile(r"[A-Za-z0-9/+=_.~-]{4,}")
+# an AWS key id's rest is upper case and digits, and any of it is part of the id (issue 52: `…AKIA…X` | `YZ`)
+_LEADING_KEY_ID = re.compile(r"[A-Z0-9]{1,16}(?![A-Za-z0-9])")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
 
 
@@ -92,7 +94,7 @@ class ScrubCounter:
         return clean
 
     def _redact_rest(self, clean: str, kind: str) -> str:
-        match = _LEADING_TOKEN.match(clean)
+        match = (_LEADING_KEY_ID if kind == "aws-access-key" else _LEADING_TOKEN).match(clean)
         if match is None or _PLAIN_WORD.fullmatch(match.group()) or clean.startswith("[REDACTED:"):
             return clean
         self.counts[kind] = self.counts.get(kind, 0) + 1

@@ -38,6 +38,7 @@ from episodic.scrub.companions import (
     base64_run,
     base64_text_runs,
     decode_around,
+    discord_tokens,
     url_query_secret,
 )
 from episodic.scrub.engine import Group, TriggerSearch
@@ -46,8 +47,11 @@ from episodic.scrub.positions import (
     COMMAND_LITERALS,
     PGPASS_LITERALS,
     command_password,
+    fcm_server_key,
     netrc_password,
     pgpass_password,
+    ppk_private_lines,
+    telegram_bot_token,
     url_key_user,
 )
 from episodic.scrub.rules import (
@@ -76,7 +80,7 @@ KINDS: tuple[str, ...] = (
     "aws-access-key", "aws-secret-key", "github-token", "gitlab-token", "slack-token", "stripe-key",
     "openai-key", "anthropic-key", "google-api-key", "npm-token", "pypi-token", "huggingface-token",
     "sendgrid-key", "jwt", "private-key", "password", "bearer-token", "basic-auth", "secret", "custom",
-    "episodic-token",
+    "episodic-token", "telegram-bot-token", "discord-bot-token", "firebase-fcm-key",
 )  # fmt: skip
 KINDS += tuple(kind for kind in catalogue_kinds() if kind not in KINDS)
 KINDS += tuple(kind for kind in noseyparker_kinds() if kind not in KINDS)
@@ -149,6 +153,9 @@ def _build_position_triggers() -> tuple[list[str], list[Handler | None]]:
         *((lit, command_password) for lit in COMMAND_LITERALS),
         ("machine", netrc_password),
         *((lit, pgpass_password) for lit in PGPASS_LITERALS),
+        (":AA", telegram_bot_token),
+        (":APA91b", fcm_server_key),
+        ("Private-Lines:", ppk_private_lines),
     ):
         literals.append(literal)
         handlers.append(handler)
@@ -328,6 +335,7 @@ class Scrubber:
             if marks.find(BASE64_RUN_MIN) >= 0:
                 if len(text) >= BARE_SECRET_MIN_CHARS:
                     spans.extend(bare_aws_secrets(text, raw, marks=marks))
+                    spans.extend(discord_tokens(text, raw, marks))
                 if self._base64_depth < MAX_BASE64_DEPTH:
                     spans.extend(self._base64_text_secrets(text, raw, len(raw) == len(text), marks))
         if not hits:

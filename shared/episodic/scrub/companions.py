@@ -23,7 +23,7 @@ from episodic.scrub.values import is_placeholder, shannon_entropy
 AWS_PAIR_REACH = 200  # characters either side of the access key id (`aws configure`, a CSV row, JSON)
 _AWS_SECRET_RUN = re.compile(r"(?<![A-Za-z0-9/+=])[A-Za-z0-9/+]{40}(?![A-Za-z0-9/+=])")
 _AWS_SECRET_SPLIT = re.compile(
-    r"(?<![A-Za-z0-9/+=])(?P<head>[A-Za-z0-9/+]{4,36})[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*"
+    r"(?:(?<![A-Za-z0-9/+=\\])|(?<=\\[nrt]))(?P<head>[A-Za-z0-9/+]{4,36})[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*"
     r"(?P<tail>[A-Za-z0-9/+]{4,36})(?![A-Za-z0-9/+])"
 )
 
@@ -51,10 +51,13 @@ def aws_secret_near(text: str, key_start: int, key_end: int) -> list[Span]:
             continue  # cut by the window: part of a longer run
         if _aws_secret_shape(match.group()) and not is_placeholder(match.group()):
             spans.append((match.start(), match.end(), "aws-secret-key", RANK_TOKEN))
-    for match in _AWS_SECRET_SPLIT.finditer(text, begin, stop):  # cut in two by a line break (issue 40)
-        value = match.group("head") + match.group("tail")
-        if len(value) == 40 and _aws_secret_shape(value) and not is_placeholder(value):
-            spans.append((match.start(), match.end(), "aws-secret-key", RANK_TOKEN))
+    # cut in two by a line break (issue 40); searched on each side of the key id, which is never a secret's head
+    # (issue 52: `AKIA…⏎<20>⏎<20>` joined the id to the first half and left the second)
+    for low, high in ((begin, key_start), (key_end, stop)):
+        for match in _AWS_SECRET_SPLIT.finditer(text, low, high):
+            value = match.group("head") + match.group("tail")
+            if len(value) == 40 and _aws_secret_shape(value) and not is_placeholder(value):
+                spans.append((match.start(), match.end(), "aws-secret-key", RANK_TOKEN))
     return spans
 
 
@@ -100,6 +103,37 @@ def bare_aws_secrets(
                 spans.append((start, start + 40, "aws-secret-key", RANK_TOKEN))
         at = marks.find(_RUN_40, end)
     return spans
+
+
+# a Discord bot token: base64 of the bot's numeric id (17-19 digits: 24-26 characters starting M, N or O), a
+# timestamp and an HMAC (issue 52); found from the base64 runs `_spans` marks anyway, no trigger literal needed
+_DISCORD = re.compile(rb"[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])")
+
+
+def discord_tokens(text: str, data: bytes, marks: bytes) -> list[Span]:
+    """Discord bot tokens in `data` (a text's UTF-8), `marks` its base64 marks (see BASE64_MARKS)."""
+    spans: list[Span] = []
+    at = marks.find(_RUN_MIN)
+    while at >= 0:
+        end = marks.find(b" ", at)
+        end = len(marks) if end < 0 else end
+        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at
+        if (
+            data[end : end + 1] == b"."
+            and 24 <= end - start <= 26
+            and (start == 0 or data[start - 1] not in b"-_")
+        ):
+            match = _DISCORD.match(data, start)
+            if match is not None and _has_cases_and_digit(match.group()):
+                if len(data) != len(text):
+                    start = len(data[:start].decode("utf-8", "surrogatepass"))
+                spans.append((start, start + match.end() - match.start(), "discord-bot-token", RANK_TOKEN))
+        at = marks.find(_RUN_MIN, end)
+    return spans
+
+
+def _has_cases_and_digit(token: bytes) -> bool:
+    return not (token.isupper() or token.islower()) and any(48 <= c <= 57 for c in token)
 
 
 def redact_aws_secrets(text: str, entropy: float) -> tuple[str, int]:

@@ -171,3 +171,51 @@ def url_key_user(text: str, start: int) -> Span | None:
     if not any(c.isdigit() for c in value) or shannon_entropy(value) < 3.0 or is_placeholder(value):
         return None
     return match.start("secret"), match.end("secret"), "secret", RANK_CONTEXT
+
+
+_TELEGRAM = re.compile(r"[0-9]{5,16}:(?P<secret>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-9_-])")
+
+
+def telegram_bot_token(text: str, start: int) -> Span | None:
+    """A Telegram bot token, `<bot id>:AA<33>` (issue 52); `start` is at `:AA`. The bot id stays."""
+    at = start
+    while at > max(0, start - 16) and text[at - 1].isdigit():
+        at -= 1
+    if start - at < 5 or not (starts_word(text, at) or text.endswith("/bot", 0, at)):  # `…/bot<token>/getMe`
+        return None
+    match = _TELEGRAM.match(text, at)
+    if match is None:
+        return None
+    return match.start("secret"), match.end("secret"), "telegram-bot-token", RANK_CONTEXT
+
+
+_BREAK = r"(?:\\{1,3}[nr]|\r?\n)"
+_PPK_HEADER = re.compile(r"Private-Lines:[ \t]*(?P<lines>[0-9]{1,3})[ \t]*")
+_PPK_LINE = re.compile(_BREAK + r"[A-Za-z0-9+/=]{1,128}")
+
+
+def ppk_private_lines(text: str, start: int) -> Span | None:
+    """The private lines of a PuTTY `.ppk` key file (issue 52): the N lines after `Private-Lines: N`; `start` is
+    at the header."""
+    header = _PPK_HEADER.match(text, start)
+    if header is None:
+        return None
+    end = header.end()
+    for _ in range(min(int(header.group("lines")), 64)):
+        line = _PPK_LINE.match(text, end)
+        if line is None:
+            break
+        end = line.end()
+    return (header.end(), end, "private-key", RANK_CONTEXT) if end > header.end() else None
+
+
+_FCM_KEY = re.compile(r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,300}(?![A-Za-z0-9_-])")
+
+
+def fcm_server_key(text: str, start: int) -> Span | None:
+    """A Firebase Cloud Messaging server key, `AAAA<7>:APA91b<134>` (issue 52); `start` is at `:APA91b`."""
+    at = start - 11
+    if at < 0 or not starts_word(text, at):
+        return None
+    match = _FCM_KEY.match(text, at)
+    return None if match is None else (at, match.end(), "firebase-fcm-key", RANK_CONTEXT)

@@ -11,11 +11,18 @@ Patterns follow gitleaks' and detect-secrets' rules, adapted to text that is oft
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from episodic.scrub.values import is_placeholder, looks_credential, looks_secret, secret_kind_for_name
+from episodic.scrub.values import (
+    is_placeholder,
+    looks_credential,
+    looks_secret,
+    secret_kind_for_name,
+    shannon_entropy,
+)
 
 Span = tuple[int, int, str, int]  # start, end, kind, rank
 Handler = Callable[[str, int], Span | None]
@@ -44,6 +51,8 @@ class TokenRule:
     back: int = 0
     check: Callable[[str], bool] | None = None
     glued: bool = False  # its shape is unmistakable even glued to a word (`…abc8-----BEGIN … PRIVATE KEY`)
+    # characters after the literal that make a text's last run a token's head (`AKIAE3`: issue 52, one suffices)
+    dangling_min: int = 6
 
     def __call__(self, text: str, start: int) -> Span | None:
         at = start - self.back
@@ -68,7 +77,7 @@ class TokenRule:
         if at < 0 or not (self.glued or starts_word(text, at)):
             return None
         head_end = _TOKEN_RUN.match(text, at).end()  # type: ignore[union-attr]
-        if head_end - start < literal_len + 6 or text[head_end:].strip():
+        if head_end - start < literal_len + self.dangling_min or text[head_end:].strip():
             return None
         rest = text[start + literal_len : head_end]
         if _LOWER_WORDS.fullmatch(rest) and not rest.isupper():
@@ -157,7 +166,9 @@ _ALNUM_END = r"(?![A-Za-z0-9])"
 TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
     (
         ("AKIA", "ASIA", "ABIA", "ACCA"),
-        TokenRule("aws-access-key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _ALNUM_END)),
+        TokenRule(
+            "aws-access-key", re.compile(r"(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}" + _ALNUM_END), dangling_min=1
+        ),
     ),
     (
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"),
@@ -321,6 +332,43 @@ _ASSIGNMENT = re.compile(
 _FLAG_VALUE = re.compile(r"(?P<rest>[A-Za-z0-9_.-]{0,64})[ \t]+" + _VALUE)
 
 
+# Issue 52, a password named in prose with no `=` or `:` ("use password Xk9#mQ2v to log in", "the root password
+# `Xk9#mQ2v`"): the word itself (no other words glued to it), then a run that no sentence holds: 8 to 64 characters
+# with a letter and a digit, no path, file name or reference, and 3 bits/char (measured: docs/security.md)
+_PROSE_WORD = re.compile(
+    r"(?P<rest>[a-z]{0,6})[ \t]+[`\"']?(?P<secret>[^\s`\"',;()<>\[\]{}]{8,64}?)[.,:;!?]?(?=[`\"']?(?:\s|$|\\[nrt]))"
+)
+_PROSE_FILE = re.compile(r".*\.[A-Za-z]{1,5}|.*[/\\].*|[A-Za-z_]+[0-9]*")
+
+
+def _prose_password(text: str, start: int, end: int) -> Span | None:
+    """`password VALUE` in a sentence (see _PROSE_WORD); `start` is at the trigger, `end` after it."""
+    word_start = start
+    while word_start > 0 and text[word_start - 1].isalpha():
+        word_start -= 1
+    if word_start > 0 and text[word_start - 1] in _IDENT_CHARS:
+        return None  # `DB_PASSWORD VALUE`, `my-password x`: a name, left to the assignment rules
+    match = _PROSE_WORD.match(text, end)
+    if match is None or text[word_start : match.end("rest")].lower() not in _PROSE_NAMES:
+        return None
+    value = match.group("secret")
+    if (
+        _PROSE_FILE.fullmatch(value)
+        or not any(c.isdigit() for c in value)
+        or not any(c.isalpha() for c in value)
+    ):
+        return None
+    # 3 bits/char, or nearly all the bits a value this short can have (8 characters hold at most 3)
+    if is_placeholder(value) or shannon_entropy(value) < min(3.0, 0.85 * math.log2(len(value))):
+        return None
+    if not looks_secret(value, "password"):
+        return None
+    return match.start("secret"), match.end("secret"), "password", RANK_KEYWORD
+
+
+_PROSE_NAMES = frozenset({"password", "passphrase", "passcode"})
+
+
 def _name_start(text: str, start: int) -> int:
     """Where the identifier holding the trigger begins (at most 64 characters back)."""
     at = start
@@ -343,6 +391,9 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     match = _ASSIGNMENT.match(text, end)
     flag = False
     if match is None:
+        prose = _prose_password(text, start, end)
+        if prose is not None:
+            return prose, prose[1]
         if "-" not in text[max(0, start - 64) : start + 1]:
             return None, end  # no `--flag value` possible: skip the second regex (prose is full of "token ")
         match = _FLAG_VALUE.match(text, end)
@@ -373,8 +424,17 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         return None, done
     if not looks_secret(judged, kind):
         return None, done
+    rest = _AWS_SECRET_REST.match(text, value_end) if len(value) < 40 else None
+    if rest is not None and secret_kind_for_name(name, value + rest.group("tail")) == "aws-secret-key":
+        # `aws_secret_access_key=<20>⏎<20>`: the next line holds the rest of the secret (issue 52)
+        return (value_start, rest.end(), "aws-secret-key", RANK_KEYWORD), max(done, rest.end())
     # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
     return (value_start, value_end, kind, RANK_KEYWORD), max(done, value_end if len(value) > 256 else done)
+
+
+_AWS_SECRET_REST = re.compile(
+    r"[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*(?P<tail>[A-Za-z0-9/+]{1,36})(?![A-Za-z0-9/+=])"
+)
 
 
 def _is_code(value: str, *, quoted: bool) -> bool:
