@@ -161,15 +161,27 @@ def main() -> None:
     parser.add_argument("--n", type=int, default=30)
     parser.add_argument("--embedder", choices=["hashing", "minilm"], default="minilm")
     parser.add_argument("--json", action="store_true", help="print the numbers as JSON")
+    parser.add_argument(
+        "--reranker",
+        choices=["none", "local"],
+        default="none",
+        help="local: the judge reads each search's candidates (the cards are then LLM-written, which it judges)",
+    )
     args = parser.parse_args()
+    judged = args.reranker == "local"
+    kind = "claude-code" if judged else "heuristic"
+
+    def prompt(i: int) -> str:  # with the judge, each prompt differs so its cache of read pairs never answers
+        text = PROMPTS[i % len(PROMPTS)]
+        return f"{text} (attempt {i})" if judged else text
 
     tmp = Path(tempfile.mkdtemp(prefix="episodic-bench-"))
     try:
         home = tmp / "home"
-        settings = load_settings(home=home, embedder=args.embedder)
+        settings = load_settings(home=home, embedder=args.embedder, reranker=args.reranker)
         memory = build_memory(settings)
         for session_id, card in _cards():
-            store_card(memory, TENANT, card, session_id=session_id, distiller=DistillerInfo(kind="heuristic"))
+            store_card(memory, TENANT, card, session_id=session_id, distiller=DistillerInfo(kind=kind))
         seeded = _seed_scratch(memory)
         token = LocalTokenStore(settings.tokens_path).add(TENANT)
         env = {
@@ -182,12 +194,12 @@ def main() -> None:
         with BackgroundServer(build_endpoint(settings, memory)) as server:
             env["EPISODIC_URL"] = server.url
             hook = [sys.executable, "-m", "episodic.hook"]
-            for prompt in PROMPTS[:3]:  # warm the server (embedder, SQLite pages)
-                _time(hook, json.dumps({"prompt": prompt}), env)
+            for warm in PROMPTS[:3]:  # warm the server (embedder, SQLite pages)
+                _time(hook, json.dumps({"prompt": warm}), env)
             e2e, injected, with_scratch = [], 0, 0
             for i in range(args.n):
                 elapsed, out = _time(
-                    hook, json.dumps({"prompt": PROMPTS[i % len(PROMPTS)]}), env, "end_to_end"
+                    hook, json.dumps({"prompt": prompt(i)}), env, "end_to_end"
                 )
                 e2e.append(elapsed)
                 injected += bool(out)
@@ -196,7 +208,7 @@ def main() -> None:
             e2e_off = [
                 _time(
                     hook,
-                    json.dumps({"prompt": PROMPTS[i % len(PROMPTS)]}),
+                    json.dumps({"prompt": prompt(i + args.n)}),
                     no_scratch_env,
                     "end_to_end_no_scratch",
                 )[0]

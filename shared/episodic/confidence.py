@@ -15,6 +15,12 @@ Two measures must agree (README "Injection", chosen on the dev set's fold A, rep
   asks (search_traces, `episodic search`), labelled faint; the hook stays silent on it;
 - below: dropped: no match at all is the real answer.
 
+With the local judge (episodic.judge) a judged hit also carries `judge`, the judge's probability that the
+card is the prompt's problem. With `judge_strong` set, the judge decides the full card: strong when the judge
+is at least that sure and the cosine clears the weak tier's bar (the judge reorders and vouches; it does not
+lift a far card); a judged hit below it is at most weak. An unjudged hit (another card kind, no judge, a judge
+past its deadline) keeps the rule above.
+
 A z-score over a handful of cards cannot reach the bar (the largest z of n values is (n-1)/sqrt(n)) and
 measures nothing there: below MIN_POOL cards only the cosine bars apply.
 """
@@ -38,6 +44,9 @@ class ConfidenceRule:
     weak_score: float
     min_similarity: float  # the embedder's floor (a hit below it never reaches this rule)
     faint_score: float = 2.0
+    judge_strong: float | None = (
+        None  # the judge's probability for a full card (None: the fused score decides)
+    )
 
     @property
     def strong_similarity(self) -> float:
@@ -53,7 +62,14 @@ class ConfidenceRule:
 
     def tier(self, hit: SearchHit) -> Confidence | None:
         small = 0 < hit.pool_size < MIN_POOL
-        if hit.similarity >= self.strong_similarity and (small or hit.score >= self.strong_score):
+        judged = hit.judge is not None and self.judge_strong is not None
+        if judged and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
+            return Confidence.STRONG
+        if (
+            not judged
+            and hit.similarity >= self.strong_similarity
+            and (small or hit.score >= self.strong_score)
+        ):
             return Confidence.STRONG
         if hit.similarity >= self.weak_similarity and (small or hit.score >= self.weak_score):
             return Confidence.WEAK

@@ -90,7 +90,11 @@ def second_stage(
 def confidence_rule(memory: Memory) -> ConfidenceRule:
     settings = memory.settings
     return ConfidenceRule(
-        settings.strong_score, settings.weak_score, memory.min_similarity, faint_score=settings.faint_score
+        settings.strong_score,
+        settings.weak_score,
+        memory.min_similarity,
+        faint_score=settings.faint_score,
+        judge_strong=settings.judge_strong,
     )
 
 

@@ -92,6 +92,8 @@ class Settings(BaseSettings):
     judge_llm_weight: float | None = Field(default=0.5, ge=0.0, le=10.0)
     judge_offline_weight: float | None = Field(default=None, ge=0.0, le=10.0)
     judge_offline_reads: Literal["opening", "card"] = "opening"
+    # the judge's probability for a full card (episodic.confidence); None: the fused score's bars decide
+    judge_strong: float | None = Field(default=None, ge=0.0, le=1.0)
     rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
     # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
     rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -202,7 +204,7 @@ class Settings(BaseSettings):
     keep_trajectories: bool = True
     keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
 
-    @field_validator("judge_llm_weight", "judge_offline_weight", mode="before")
+    @field_validator("judge_llm_weight", "judge_offline_weight", "judge_strong", mode="before")
     @classmethod
     def _weight_off(cls, value: Any) -> Any:
         """`none` / `off` / "" (an environment variable or the config file): that card kind is not judged."""

@@ -181,3 +181,21 @@ def test_a_failing_second_stage_leaves_the_first_stages_answer(tmp_path: Path) -
     first = search_traces(memory, ALPHA, QUERY, k=3)
     memory.reranker = Broken()
     assert search_traces(memory, ALPHA, QUERY, k=3) == first
+
+
+def test_with_a_judge_bar_the_judge_decides_the_full_card() -> None:
+    from episodic.confidence import ConfidenceRule
+    from episodic.models import Confidence
+
+    rule = ConfidenceRule(3.5, 3.25, 0.25, judge_strong=0.8)
+    record = llm_record("s-1", "a problem", "an insight")
+
+    def tier(score: float, similarity: float, judge: float | None) -> Confidence | None:
+        return rule.tier(
+            SearchHit(record=record, score=score, similarity=similarity, pool_size=40, judge=judge)
+        )
+
+    assert tier(3.3, 0.45, 0.9) == Confidence.STRONG  # sure, and close enough for a pointer: a card
+    assert tier(6.0, 0.70, 0.5) == Confidence.WEAK  # high cosine and score, the judge unsure: a pointer
+    assert tier(3.3, 0.38, 0.99) != Confidence.STRONG  # the judge cannot lift a far card
+    assert tier(3.6, 0.56, None) == Confidence.STRONG  # not judged: the fused score's rule

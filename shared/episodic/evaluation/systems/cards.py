@@ -68,7 +68,8 @@ def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
     """The production read path on a scratch SQLite index of every card (the settings' renderings).
 
     It ranks every session: k is the corpus size and the similarity floor is off (-1), so the
-    production threshold is applied afterwards, as a reported figure, not as a filter on the ranks.
+    production threshold is applied afterwards, as a reported figure, not as a filter on the ranks. The
+    second stage (settings.reranker) reorders the first stage's best candidates as in production.
     """
 
     def build() -> Any:
