@@ -17,6 +17,7 @@ from episodic.models import (
     LOCAL_TENANT,
     RENDERINGS,
     UNEMBEDDED_WHEN_UNUSED,
+    check_tenant,
 )
 
 
@@ -185,6 +186,14 @@ class Settings(BaseSettings):
     # can be re-distilled and its transcript shown after the agent deleted the file (episodic.store.kept)
     keep_trajectories: bool = True
     keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant_name(cls, value: str) -> str:
+        try:  # the one tenant rule: a configured `tenant` names a folder and a store key like --tenant
+            return check_tenant(value)
+        except Exception as exc:
+            raise ValueError(str(exc)) from exc
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod
