@@ -17,6 +17,7 @@ from episodic.models import (
     LOCAL_TENANT,
     RENDERINGS,
     UNEMBEDDED_WHEN_UNUSED,
+    check_tenant,
 )
 
 
@@ -209,6 +210,14 @@ class Settings(BaseSettings):
     def _weight_off(cls, value: Any) -> Any:
         """`none` / `off` / "" (an environment variable or the config file): that card kind is not judged."""
         return None if isinstance(value, str) and value.strip().lower() in ("", "none", "off") else value
+
+    @field_validator("tenant")
+    @classmethod
+    def _tenant_name(cls, value: str) -> str:
+        try:  # the one tenant rule: a configured `tenant` names a folder and a store key like --tenant
+            return check_tenant(value)
+        except Exception as exc:
+            raise ValueError(str(exc)) from exc
 
     @field_validator("renderings", "scrub_patterns", "allowed_origins", "allowed_hosts", mode="before")
     @classmethod

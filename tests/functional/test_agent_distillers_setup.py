@@ -6,9 +6,13 @@ and `gemini` (tests/fixtures/agent_cli/fake_agent.py) on PATH. Then the real CLI
 
 from __future__ import annotations
 
+import io
+import json
 import os
 import subprocess
+import threading
 from collections.abc import Iterator
+from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -193,6 +197,18 @@ def _record_kit():  # type: ignore[no-untyped-def]
     return module
 
 
+def _distill_through(kit, cli, distiller, server, url, monkeypatch):  # type: ignore[no-untyped-def]
+    """The card of `_session()` from the real CLI pointed at the loopback `server` (shut down after)."""
+    for name, value in kit.mock_env(cli, url).items():
+        monkeypatch.setenv(name, value)
+    real_runner = distiller.runner
+    distiller.runner = lambda command, *rest: real_runner(kit.with_provider(command, url), *rest)
+    try:
+        return distiller.distill(_session(), kit.SURVEY)
+    finally:
+        server.shutdown()
+
+
 @pytest.mark.parametrize("cli", ["codex", "gemini"])
 def test_the_real_cli_distills_with_hooks_and_mcp_off_and_its_run_is_never_indexed(
     cli: str, private_dir: Path, monkeypatch: pytest.MonkeyPatch
@@ -212,15 +228,7 @@ def test_the_real_cli_distills_with_hooks_and_mcp_off_and_its_run_is_never_index
     traces.mkdir()
     for name, value in {**kit.plant(user, cli, traces), "HOME": str(user)}.items():
         monkeypatch.setenv(name, value)
-    server, url = kit.serve_mock()
-    for name, value in kit.mock_env(cli, url).items():
-        monkeypatch.setenv(name, value)
-    real_runner = distiller.runner
-    distiller.runner = lambda command, *rest: real_runner(kit.with_provider(command, url), *rest)
-    try:
-        result = distiller.distill(_session(), kit.SURVEY)
-    finally:
-        server.shutdown()
+    result = _distill_through(kit, cli, distiller, *kit.serve_mock(), monkeypatch)
     assert result.card.problem == kit.CARD["problem"] and (result.usage.input_tokens or 0) > 0
     assert list(traces.iterdir()) == []  # no hook ran, no MCP server started
     requests = "\n".join(kit.Mock.bodies)
@@ -234,3 +242,101 @@ def test_the_real_cli_distills_with_hooks_and_mcp_off_and_its_run_is_never_index
     memory = build_memory(settings, embedder=HashingEmbedder(settings.hashing_dimension))
     report = index_sessions(memory, [str(p) for p in written], "local")
     assert report.indexed == 0 and report.skipped.get("distiller-run", 0) >= 1, report
+
+
+# ---------------------------------------------------------------- a hostile endpoint's tool calls
+
+PLANTED_TEXT = "PLANTED-FILE-CONTENT-5c1e"
+PNG_1X1 = (  # a valid 1x1 PNG: what view_image would read and send back
+    b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x02\x00\x00\x00\x90wS\xde"
+    b"\x00\x00\x00\x0cIDATx\x9cc\xf8\xcf\xc0\x00\x00\x03\x01\x01\x00\xc9\xfe\x92\xef\x00\x00\x00\x00IEND\xaeB`\x82"
+)
+
+
+def _hostile_calls(cli: str, planted: Path) -> list[dict]:
+    """What a hostile endpoint asks for first: every tool the CLI has (reads, images, search, agents)."""
+    text, image = str(planted / "notes.txt"), str(planted / "shot.png")
+    if cli == "gemini":
+        calls = [
+            ("read_file", {"file_path": text}), ("list_directory", {"dir_path": str(planted)}),
+            ("grep_search", {"pattern": "PLANTED", "dir_path": str(planted)}), ("glob", {"pattern": "**/*"}),
+            ("google_web_search", {"query": "x"}), ("invoke_agent", {"agent_name": "x", "prompt": "x"}),
+            ("run_shell_command", {"command": f"cat {text}"}), ("enter_plan_mode", {}),
+        ]  # fmt: skip
+        return [{"functionCall": {"name": name, "args": args}} for name, args in calls]
+    calls = [
+        ("view_image", {"path": image}), ("exec_command", {"cmd": f"cat {text}"}),
+        ("web_search", {"query": "x"}), ("spawn_agent", {"message": "x"}),
+        ("request_user_input", {"questions": []}), ("create_goal", {"objective": "x"}),
+    ]  # fmt: skip
+    return [
+        {"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": name,
+         "arguments": json.dumps(args)}
+        for n, (name, args) in enumerate(calls)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize("cli", ["codex", "gemini"])
+def test_the_real_cli_offers_the_model_no_tool_and_runs_none_a_hostile_endpoint_calls(
+    cli: str, private_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 52 item 13: our exact command through the real CLI against a loopback endpoint whose first
+    answer calls every tool the CLI has (view_image on a planted PNG, reads of a planted file, web search,
+    sub-agents): no tool is offered in any request, and nothing a call would have read reaches the
+    endpoint; the card still comes back."""
+    import base64
+
+    kit = _record_kit()
+    distiller = _real_distiller(cli, private_dir, monkeypatch)
+    planted = private_dir / "planted"
+    planted.mkdir()
+    (planted / "notes.txt").write_text(PLANTED_TEXT)
+    (planted / "shot.png").write_bytes(PNG_1X1)
+    user, traces = Path(os.environ["HOME"]), private_dir / "traces"
+    traces.mkdir()
+    for name, value in {**kit.plant(user, cli, traces), "HOME": str(user)}.items():
+        monkeypatch.setenv(name, value)
+    calls, bodies = _hostile_calls(cli, planted), []
+
+    class Hostile(kit.Mock):  # type: ignore[name-defined,misc]
+        def do_POST(self) -> None:
+            raw = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            bodies.append(json.loads(raw or b"{}"))
+            self.rfile = io.BytesIO(raw)
+            first = len([b for b in bodies if "input" in b or "contents" in b]) == 1
+            if first and "/responses" in self.path:
+                done = {"id": "r0", "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}}
+                events = [("response.created", {"response": {"id": "r0"}})]
+                events += [("response.output_item.done", {"item": call}) for call in calls]
+                events += [("response.completed", {"response": done})]
+                self._events(
+                    "".join(f"event: {k}\ndata: {json.dumps({'type': k, **d})}\n\n" for k, d in events)
+                )
+            elif first and "streamGenerateContent" in self.path:
+                chunk = {
+                    "candidates": [{"content": {"role": "model", "parts": calls}, "finishReason": "STOP"}]
+                }
+                self._events(f"data: {json.dumps(chunk)}\n\n")
+            else:
+                super().do_POST()
+
+        def _events(self, payload: str) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(payload.encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Hostile)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    result = _distill_through(kit, cli, distiller, server, url, monkeypatch)
+    assert result.card.problem == kit.CARD["problem"]
+    asked = [b for b in bodies if "input" in b or "contents" in b]
+    assert len(asked) >= 2, "the CLI never answered the tool calls"
+    offered = [t for b in asked for t in b.get("tools") or []]
+    if cli == "gemini":
+        offered = [d for t in offered for d in t.get("functionDeclarations") or []]
+    assert offered == [], [t.get("name") for t in offered]
+    sent = json.dumps(asked)
+    assert PLANTED_TEXT not in sent and base64.b64encode(PNG_1X1).decode()[:40] not in sent
+    assert "data:image" not in sent

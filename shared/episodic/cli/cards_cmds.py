@@ -6,6 +6,7 @@ import json
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.settings import load_settings
 
 
@@ -16,7 +17,7 @@ def register(group: click.Group) -> None:
 
     @cards_group.command("export")
     @click.argument("folder", type=click.Path(file_okay=False))
-    @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
+    @click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
     def export_cmd(folder: str, tenant: str | None) -> None:
         """Write the index's cards to FOLDER, one <session_id>.json each (the eval --cards format)."""
         from episodic.assembly import build_memory
@@ -29,7 +30,7 @@ def register(group: click.Group) -> None:
     @cards_group.command("import")
     @click.argument("folder", type=click.Path(exists=True, file_okay=False))
     @click.argument("paths", nargs=-1, type=click.Path())
-    @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
+    @click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     def import_cmd(folder: str, paths: tuple[str, ...], tenant: str | None, as_json: bool) -> None:
         """Validate and index the cards in FOLDER; outcomes are checked against the transcripts under PATHS
@@ -64,7 +65,7 @@ def register(group: click.Group) -> None:
     @click.option(
         "--distil", is_flag=True, help="Check the offline (heuristic) cards of the sessions under PATHS."
     )
-    @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
+    @click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     def check_cmd(
         paths: tuple[str, ...], folder: str | None, distil: bool, tenant: str | None, as_json: bool

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.models import AGENTS, SearchFilters, SessionSource
 from episodic.present import counted
 from episodic.settings import Settings, load_settings
@@ -169,7 +170,10 @@ def register(group: click.Group) -> None:
     @group.command("index")
     @click.argument("paths", nargs=-1, type=click.Path())
     @click.option(
-        "--tenant", default=None, help="Write the cards for this tenant (default: settings.tenant)."
+        "--tenant",
+        type=TENANT,
+        default=None,
+        help="Write the cards for this tenant (default: settings.tenant).",
     )
     @click.option(
         "--distiller",
@@ -213,7 +217,7 @@ def register(group: click.Group) -> None:
     @click.option(
         "--agent", type=click.Choice(list(AGENTS)), default=None, help="Only this agent's episodes."
     )
-    @click.option("--tenant", default=None)
+    @click.option("--tenant", type=TENANT, default=None)
     @click.option("--json", "as_json", is_flag=True)
     def search_cmd(
         query: str,
@@ -239,7 +243,7 @@ def register(group: click.Group) -> None:
 
     @group.command("show")
     @click.argument("session_id")
-    @click.option("--tenant", default=None)
+    @click.option("--tenant", type=TENANT, default=None)
     @click.option("--json", "as_json", is_flag=True)
     def show_cmd(session_id: str, tenant: str | None, as_json: bool) -> None:
         """Show one episode's full card and metadata."""
@@ -262,7 +266,10 @@ def register(group: click.Group) -> None:
         help="Print the survey of one FILE (or session id or prefix).",
     )
     @click.option(
-        "--tenant", default=None, help="Whose indexed and kept sessions (default: settings.tenant)."
+        "--tenant",
+        type=TENANT,
+        default=None,
+        help="Whose indexed and kept sessions (default: settings.tenant).",
     )
     @click.option("--json", "as_json", is_flag=True)
     def inspect_cmd(paths: tuple[str, ...], render_survey: bool, tenant: str | None, as_json: bool) -> None:
@@ -358,7 +365,10 @@ def register(group: click.Group) -> None:
 
     @demo_group.command("remove")
     @click.option(
-        "--tenant", default=None, help="Also remove demo cards from this tenant (default: configured)."
+        "--tenant",
+        type=TENANT,
+        default=None,
+        help="Also remove demo cards from this tenant (default: configured).",
     )
     def demo_remove_cmd(tenant: str | None) -> None:
         """Delete every demo card (tenant 'demo', and demo sessions an earlier version put in yours)."""

@@ -31,3 +31,27 @@ class EpisodicGroup(click.Group):
             return super().invoke(ctx)
         except EpisodicError as exc:  # typed core errors → one clear line, exit 1
             raise click.ClickException(str(exc)) from exc
+
+
+class _OneLineBadParameter(click.BadParameter):
+    """A bad option value said in one line (exit 2), before the command reads anything."""
+
+    def show(self, file: Any = None) -> None:
+        click.echo(f"Error: {self.format_message()}", file=file, err=file is None)
+
+
+class TenantName(click.ParamType):
+    """`--tenant NAME`, checked by the one tenant rule (`models.check_tenant`) wherever the CLI takes it."""
+
+    name = "tenant"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        from episodic.models import check_tenant
+
+        try:
+            return check_tenant(str(value))
+        except EpisodicError as exc:
+            raise _OneLineBadParameter(str(exc), ctx, param) from exc
+
+
+TENANT = TenantName()

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.errors import EpisodicError
 
 _DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
@@ -78,7 +79,9 @@ def _client(settings: Any, profile: str | None) -> Any:
 @click.option(
     "--bucket", default=None, help="Transcripts bucket (default: settings, else <home>/aws-outputs.json)."
 )
-@click.option("--tenant", default=None, help="Tenant prefix for the objects (default: settings.tenant).")
+@click.option(
+    "--tenant", type=TENANT, default=None, help="Tenant prefix for the objects (default: settings.tenant)."
+)
 @click.option(
     "--since", type=click.DateTime(_DATE_FORMATS), default=None, help="Only sessions active since DATE."
 )
@@ -134,7 +137,7 @@ def harvest_cmd(
 )
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation of the estimated cost.")
 @click.option("--bucket", default=None)
-@click.option("--tenant", default=None)
+@click.option("--tenant", type=TENANT, default=None)
 @click.option("--profile", default=None)
 @click.option(
     "--timeout",
@@ -243,7 +246,7 @@ def _scheduler(systemd: bool, settings: Any) -> Any:
 @click.option("--at", "at_time", default="03:00", show_default=True, help="Local time HH:MM.")
 @click.option("--systemd", is_flag=True, help="Use a systemd user timer instead of crontab.")
 @click.option("--bucket", default=None)
-@click.option("--tenant", default=None)
+@click.option("--tenant", type=TENANT, default=None)
 @click.option("--profile", default=None)
 def cron_install(
     at_time: str, systemd: bool, bucket: str | None, tenant: str | None, profile: str | None

@@ -7,6 +7,7 @@ import sys
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.errors import EpisodicError
 
 
@@ -104,7 +105,10 @@ REVOCATION_DELAY = (
 
 @token_group.command("add")
 @click.option(
-    "--tenant", default=None, help="The tenant whose cards this token may read (default: `tenant`)."
+    "--tenant",
+    type=TENANT,
+    default=None,
+    help="The tenant whose cards this token may read (default: `tenant`).",
 )
 @click.option("--scope", type=click.Choice(["read", "write"]), default="read", show_default=True)
 @_aws_options

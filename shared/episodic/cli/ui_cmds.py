@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.settings import load_settings
 
 
@@ -20,7 +21,7 @@ def register(group: click.Group) -> None:
     )
     @click.option("--port", type=int, default=0, help="Port (default: any free port).")
     @click.option("--no-open", is_flag=True, help="Print the URL; do not open a browser.")
-    @click.option("--tenant", default=None, help="Whose cards (default: settings.tenant).")
+    @click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
     @click.option(
         "--endpoint",
         default=None,

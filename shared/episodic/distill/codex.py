@@ -4,8 +4,10 @@ Every flag is in `codex exec --help` of @openai/codex 0.171.0 (kept verbatim in
 tests/fixtures/agent_cli/codex_exec_help.txt). The survey goes on stdin (`-` as the prompt); the run is
 `--ephemeral` (no rollout file; the stdin starts with DISTILLER_MARKER, so the parser would skip one
 anyway), `--ignore-user-config` (no MCP servers, profiles or hooks from `$CODEX_HOME/config.toml`; the login
-in `$CODEX_HOME` still applies), `--ignore-rules`, hooks, plugins, apps and the shell tools disabled by
-feature flag (`codex features list`), a read-only sandbox, in an empty folder. `--json` prints one event a
+in `$CODEX_HOME` still applies), `--ignore-rules`, hooks, plugins, apps, the shell tools and every other tool
+disabled by feature flag (`codex features list`) or `-c` (web search, request_user_input): the model is
+offered no tool, and a call a hostile endpoint sends anyway is "unsupported"; a read-only sandbox, in an
+empty folder. `--json` prints one event a
 line (developers.openai.com/codex/noninteractive): the card is the last `item.completed` agent_message,
 the tokens are in `turn.completed`, a failure is `turn.failed` or `error`.
 """
@@ -27,8 +29,13 @@ from episodic.models import DistillUsage
 
 LOGIN_TIMEOUT_SECONDS = 20.0
 # Off while distilling, each a feature of `codex features list` (0.171): our hooks, the user's plugins and
-# apps (connectors) and every way to run a command.
-DISABLED_FEATURES = ("hooks", "plugins", "apps", "shell_tool", "unified_exec")
+# apps (connectors), every way to run a command, and every other tool a model could call (view_image runs
+# even when not offered: a hostile endpoint's call read an image off the disk; goals; sub-agents).
+DISABLED_FEATURES = (
+    "hooks", "plugins", "apps", "shell_tool", "unified_exec", "view_image", "goals", "multi_agent",
+)  # fmt: skip
+# The tools no feature switches off (config keys of 0.171, `-c`): web search and request_user_input.
+DISABLED_TOOL_CONFIG = ('web_search="disabled"', "tools.experimental_request_user_input.enabled=false")
 # What OpenAI's strict structured outputs accept; the rest (lengths, defaults) our own check enforces.
 _STRICT_KEYS = frozenset(
     {"type", "properties", "required", "additionalProperties", "enum", "items", "description", "anyOf"}
@@ -95,6 +102,8 @@ class CodexCli(AgentCli):
         ]
         for feature in DISABLED_FEATURES:
             command += ["--disable", feature]
+        for setting in DISABLED_TOOL_CONFIG:
+            command += ["-c", setting]
         command += [
             "--sandbox",
             "read-only",

@@ -34,6 +34,7 @@ AUTH_EXIT = 41  # FATAL_AUTHENTICATION_ERROR (observed: no auth method configure
 DISTILL_SETTINGS: dict[str, Any] = {
     "hooksConfig": {"enabled": False},
     "context": {"includeDirectoryTree": False},
+    "tools": {"core": []},  # an allow-list of no built-in tool: none is registered (0.61's maybeRegister)
 }
 
 

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.settings import load_settings
 
 
@@ -26,7 +27,7 @@ def register(group: click.Group) -> None:
     @click.option(
         "--transcripts", multiple=True, type=click.Path(exists=True), help="Where the transcripts are."
     )
-    @click.option("--tenant", default=None, help="Whose sessions (default: settings.tenant).")
+    @click.option("--tenant", type=TENANT, default=None, help="Whose sessions (default: settings.tenant).")
     @click.option("--json", "as_json", is_flag=True, help="Machine-readable phase counts.")
     def dream_cmd(
         week: str | None,

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.history.params import filters_from
 
 if TYPE_CHECKING:
@@ -39,7 +40,7 @@ def _range_options(func: Any) -> Any:
             ),
             click.option("--until", default=None, help="Sessions started on or before this date."),
             click.option("--project", default=None, help="Only sessions of this project."),
-            click.option("--tenant", default=None),
+            click.option("--tenant", type=TENANT, default=None),
             click.option("--json", "as_json", is_flag=True, help="Print JSON."),
         ]
     ):
@@ -208,7 +209,7 @@ def register(group: click.Group) -> None:
 
     @history.command("show")
     @click.argument("session_id")
-    @click.option("--tenant", default=None)
+    @click.option("--tenant", type=TENANT, default=None)
     def show_cmd(session_id: str, tenant: str | None) -> None:
         """One session's history record as JSON (SESSION_ID: an id, a unique prefix, or the session's name)."""
         from episodic.history.service import get_history
@@ -219,7 +220,7 @@ def register(group: click.Group) -> None:
     @group.command("link")
     @click.argument("session_id")
     @click.argument("item")
-    @click.option("--tenant", default=None)
+    @click.option("--tenant", type=TENANT, default=None)
     @click.option("--json", "as_json", is_flag=True, help="With `show`: print JSON.")
     def link(session_id: str, item: str, tenant: str | None, as_json: bool) -> None:
         """Link SESSION_ID to a work item ITEM (#123, a GitHub URL, ENT-297, a Beads id).
@@ -250,7 +251,7 @@ def register(group: click.Group) -> None:
 
     @group.command("resume")
     @click.argument("session_id", metavar="SESSION")
-    @click.option("--tenant", default=None)
+    @click.option("--tenant", type=TENANT, default=None)
     @click.option("--print", "print_only", is_flag=True, help="Print the command instead of running it.")
     def resume_cmd(session_id: str, tenant: str | None, print_only: bool) -> None:
         """Reopen SESSION in its agent, in its folder (`cd <cwd> && claude --resume <id>`).

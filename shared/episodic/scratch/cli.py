@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from episodic.cli.errors import TENANT
 from episodic.errors import ConfigError
 from episodic.settings import load_settings
 
@@ -68,7 +69,7 @@ def register(group: click.Group) -> None:
     @scratch_group.command("recall")
     @click.argument("query")
     @click.option("--k", type=int, default=None, help="How many outcomes (3-5, default 3).")
-    @click.option("--tenant", default=None)
+    @click.option("--tenant", type=TENANT, default=None)
     @click.option("--json", "as_json", is_flag=True)
     def recall_cmd(query: str, k: int | None, tenant: str | None, as_json: bool) -> None:
         """Prior similar tool outcomes for QUERY, packed as the prompt hook injects them."""
@@ -108,7 +109,7 @@ def register(group: click.Group) -> None:
 
     @scratch_group.command("forget")
     @click.argument("session_id")
-    @click.option("--tenant", default=None)
+    @click.option("--tenant", type=TENANT, default=None)
     def forget_cmd(session_id: str, tenant: str | None) -> None:
         """Delete one session: its card and its outcome records."""
         from episodic.scratch.service import forget_session
