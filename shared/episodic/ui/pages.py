@@ -16,6 +16,11 @@ MAX_RECORD_BYTES = 512 * 1024
 MAX_RECORDS = 200
 
 
+# a report section longer than this (table rows plus list items) opens folded: the per-query ranks and
+# the list of all pairs would otherwise make the page tens of thousands of pixels tall
+FOLDED_OVER = 20
+
+
 @dataclass
 class Table:
     header: list[str]
@@ -23,9 +28,39 @@ class Table:
 
 
 @dataclass
+class Bullets:
+    items: list[str]
+
+
+Block = str | Table | Bullets
+
+
+@dataclass
+class Section:
+    title: str
+    level: int
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """Its rows and list items: how long it reads."""
+        return sum(
+            len(b.rows) if isinstance(b, Table) else len(b.items) if isinstance(b, Bullets) else 0
+            for b in self.blocks
+        )
+
+    @property
+    def folded(self) -> bool:
+        return self.size > FOLDED_OVER
+
+
+@dataclass
 class EvalReport:
     folder: str = ""
-    blocks: list[str | Table] = field(default_factory=list)  # paragraphs and tables, in order
+    intro: list[Block] = field(default_factory=list)  # what precedes the first section (command, corpus)
+    sections: list[Section] = field(
+        default_factory=list
+    )  # the first one is the results, shown with the chart
     has_chart: bool = False
     missing: str = ""
 
@@ -39,10 +74,9 @@ def _cells(line: str) -> list[str]:
     return [_plain(cell) for cell in line.strip().strip("|").split("|")]
 
 
-def markdown_blocks(text: str) -> list[str | Table]:
-    """The report's markdown as paragraphs and tables (the only two shapes `evaluation.report` writes)."""
-    blocks: list[str | Table] = []
-    lines = text.splitlines()
+def markdown_blocks(lines: list[str]) -> list[Block]:
+    """Markdown lines as paragraphs, tables and lists (the only shapes `evaluation.report` writes)."""
+    blocks: list[Block] = []
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -54,10 +88,33 @@ def markdown_blocks(text: str) -> list[str | Table]:
                 i += 1
             blocks.append(table)
             continue
-        if line.strip():
-            blocks.append(_plain(line.lstrip("#")))
+        if line.lstrip().startswith("- "):
+            last = blocks[-1] if blocks else None
+            if not isinstance(last, Bullets):
+                last = Bullets([])
+                blocks.append(last)
+            last.items.append(_plain(line.lstrip()[2:]))
+        elif line.strip():
+            blocks.append(_plain(line))
         i += 1
     return blocks
+
+
+def markdown_sections(text: str) -> tuple[list[Block], list[Section]]:
+    """The report cut at its `##`/`###` headings: what comes before the first, and each section (the
+    `#` title is the page's own heading)."""
+    intro: list[str] = []
+    cuts: list[tuple[str, int, list[str]]] = []
+    for line in text.splitlines():
+        heading = re.match(r"(#{1,6})\s+(.*)", line)
+        if heading and len(heading[1]) == 1:
+            continue
+        if heading:
+            cuts.append((_plain(heading[2]), len(heading[1]), []))
+        else:
+            (cuts[-1][2] if cuts else intro).append(line)
+    sections = [Section(title, level, markdown_blocks(body)) for title, level, body in cuts]
+    return markdown_blocks(intro), sections
 
 
 def eval_report(folder: Path | None) -> EvalReport:
@@ -69,7 +126,8 @@ def eval_report(folder: Path | None) -> EvalReport:
             "with `--eval-report DIR`.",
         )
     text = (folder / REPORT_NAME).read_text(encoding="utf-8", errors="replace")
-    return EvalReport(str(folder), markdown_blocks(text), (folder / CHART_NAME).is_file())
+    intro, sections = markdown_sections(text)
+    return EvalReport(str(folder), intro, sections, (folder / CHART_NAME).is_file())
 
 
 def eval_chart(folder: Path) -> bytes | None:
