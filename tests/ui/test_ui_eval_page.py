@@ -5,7 +5,6 @@ readable height; opened, the per-query table keeps its words whole (one letter a
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 from typing import Any
 
 from ui.browser import REPO_ROOT, screenshot
@@ -20,11 +19,8 @@ def height(page: Any) -> int:
     return int(page.evaluate("document.documentElement.scrollHeight"))
 
 
-def test_the_dev_set_eval_page_is_summary_first_and_a_readable_height(
-    chromium: Any, world: World, tmp_path: Path
-) -> None:
-    report = tmp_path / "eval-report"  # the folder the world's viewer was given
-    shutil.copytree(DEV_SET_REPORT, report)
+def test_the_dev_set_eval_page_is_summary_first_and_a_readable_height(chromium: Any, world: World) -> None:
+    shutil.copytree(DEV_SET_REPORT, world.eval_dir)
     page = chromium.new_context(viewport={"width": 1366, "height": 900}).new_page()
     page.goto(world.ui.url)
     page.goto(f"{world.ui.base}/eval")

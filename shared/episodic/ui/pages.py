@@ -11,6 +11,7 @@ from pathlib import Path
 from episodic.dream.archive import FolderArchive
 from episodic.dream.record import ParsedRecord
 from episodic.evaluation.report import CHART_NAME, REPORT_NAME
+from episodic.ui.render import home_relative
 
 MAX_RECORD_BYTES = 512 * 1024
 MAX_RECORDS = 200
@@ -117,17 +118,18 @@ def markdown_sections(text: str) -> tuple[list[Block], list[Section]]:
     return markdown_blocks(intro), sections
 
 
-def eval_report(folder: Path | None) -> EvalReport:
+def eval_report(folder: Path | None, home: str | None = None) -> EvalReport:
+    shown = home_relative(folder, home) if folder else ""
     if folder is None or not (folder / REPORT_NAME).is_file():
-        where = f" in {folder}" if folder else ""
+        where = f" in {shown}" if folder else ""
         return EvalReport(
-            folder=str(folder or ""),
+            folder=shown,
             missing=f"No eval report{where}. Run `episodic eval ... --report DIR` and start the viewer "
             "with `--eval-report DIR`.",
         )
     text = (folder / REPORT_NAME).read_text(encoding="utf-8", errors="replace")
     intro, sections = markdown_sections(text)
-    return EvalReport(str(folder), intro, sections, (folder / CHART_NAME).is_file())
+    return EvalReport(shown, intro, sections, (folder / CHART_NAME).is_file())
 
 
 def eval_chart(folder: Path) -> bytes | None:
@@ -143,17 +145,18 @@ class DreamPage:
     unreadable: list[str] = field(default_factory=list)
 
 
-def dream_records(folder: Path | None, tenant_id: str) -> DreamPage:
+def dream_records(folder: Path | None, tenant_id: str, home: str | None = None) -> DreamPage:
     """Every dream record in the folder, newest file first; an empty state when there is none."""
+    shown = home_relative(folder, home) if folder else ""
     if folder is None or not folder.is_dir():
-        where = f" at {folder}" if folder else ""
+        where = f" at {shown}" if folder else ""
         return DreamPage(
-            folder=str(folder or ""),
+            folder=shown,
             missing=f"No dream records{where}: consolidation has not run yet, or writes them elsewhere "
             "(start the viewer with `--dream DIR`).",
         )
     shelf = FolderArchive(folder).shelf(tenant_id, MAX_RECORDS, MAX_RECORD_BYTES)
-    page = DreamPage(str(folder), shelf.records, unreadable=shelf.unreadable)
+    page = DreamPage(shown, shelf.records, unreadable=shelf.unreadable)
     if not page.records and not page.unreadable:
-        page.missing = f"The dream folder {folder} holds no records yet."
+        page.missing = f"The dream folder {shown} holds no records yet."
     return page
