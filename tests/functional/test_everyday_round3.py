@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from client_env import DEMO, DemoIndexed, episodic, index_demo, isolate
+from episodic.distill.heuristic import HeuristicDistiller
 from fake_claude_kit import install_fake
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
@@ -140,7 +141,7 @@ def test_failures_of_a_distiller_no_longer_configured_are_not_waiting_for_a_retr
     assert "earlier failures not retried by the heuristic distiller: 6" in stats.stdout
     settled = json.loads(episodic("stats", "--json").stdout)
     assert settled["failures"] == [] and {f["card_by"] for f in settled["settled_failures"]} == {
-        "heuristic:v5"
+        HeuristicDistiller.info.id
     }
     again = json.loads(episodic("index", str(DEMO), "--json").stdout)
     assert again["unchanged"] == 6

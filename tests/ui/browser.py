@@ -3,6 +3,9 @@ driven by Playwright from its own path, no browser download), one browser per mo
 
 from __future__ import annotations
 
+import os
+import re
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,21 @@ def chromium() -> Iterator[Any]:
             browser.close()
 
 
+TEMP_PATH = re.compile(r"[^\s\"'<>]*pytest-of-[^\s\"'<>]*")
+
+
+def temp_paths(page: Any) -> list[str]:
+    """The test's own folders a page shows (a pytest temp path, or the fake home spelled out): none may
+    appear in a screenshot the docs publish; the home is shown as `~`."""
+    html = page.content()
+    home = os.environ.get("HOME", "")
+    return TEMP_PATH.findall(html) + (
+        [home] if home.startswith(tempfile.gettempdir()) and home in html else []
+    )
+
+
 def screenshot(page: Any, name: str) -> Path:
+    assert temp_paths(page) == [], (name, temp_paths(page))
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
     page.screenshot(path=str(path), full_page=True)

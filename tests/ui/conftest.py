@@ -37,11 +37,16 @@ class World:
     mcp_url: str
     token: str
     ui: BackgroundUi
+    eval_dir: Path  # the folders the viewer reads its eval report and dream records from
+    dream_dir: Path
 
 
 @pytest.fixture()
 def world(episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[World]:
-    claude = tmp_path / "claude"
+    # laid out as on a user's machine (~/.episodic, ~/.claude), as the docs' screenshots show it
+    user_home = Path(os.environ["HOME"])
+    monkeypatch.setenv("EPISODIC_HOME", str(user_home / ".episodic"))
+    claude = user_home / ".claude"
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(claude))
     projects = claude / "projects"
     for session_id, prompt, closing, day in SESSIONS:
@@ -51,14 +56,15 @@ def world(episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) 
     report = index_sessions(memory, None, settings.tenant)
     assert report.indexed == len(SESSIONS), report.as_dict()
     token = LocalTokenStore(settings.tokens_path).add(settings.tenant, scope="write")
-    eval_dir = tmp_path / "eval-report"
+    eval_dir = settings.home / "eval-report"  # where `episodic ui` looks by default
+    dream_dir = settings.home / "dreams" / settings.tenant
     with (
         BackgroundServer(build_endpoint(settings, memory)) as mcp,
         BackgroundUi(
-            Viewer(LocalSource(memory), settings.tenant, eval_dir=eval_dir, dream_dir=tmp_path / "dream")
+            Viewer(LocalSource(memory), settings.tenant, eval_dir=eval_dir, dream_dir=dream_dir)
         ) as ui,
     ):
-        yield World(settings, memory, projects, mcp.url, token, ui)
+        yield World(settings, memory, projects, mcp.url, token, ui, eval_dir, dream_dir)
 
 
 RUN_WITH_CTRL_C = (

@@ -174,10 +174,10 @@ Wall time: build 1.0 s.
 """
 
 
-def test_eval_and_dream_pages_show_their_folders(chromium: Any, world: World, tmp_path: Any) -> None:
+def test_eval_and_dream_pages_show_their_folders(chromium: Any, world: World) -> None:
     from PIL import Image, ImageDraw  # a bar chart as a PNG, without matplotlib's second of imports
 
-    report = tmp_path / "eval-report"  # the folders the world's viewer was given
+    report = world.eval_dir
     report.mkdir()
     (report / "report.md").write_text(REPORT, encoding="utf-8")
     chart = Image.new("RGB", (400, 200), "white")
@@ -186,8 +186,8 @@ def test_eval_and_dream_pages_show_their_folders(chromium: Any, world: World, tm
             (60 + 160 * i, 190 - int(170 * recall), 160 + 160 * i, 190), "steelblue"
         )
     chart.save(report / "chart.png")
-    dream = tmp_path / "dream"
-    dream.mkdir()
+    dream = world.dream_dir
+    dream.mkdir(parents=True)
     (dream / "2026-W11.json").write_text(
         json.dumps({"title": "Week 11: cookie and rounding bugs", "week": "2026-W11"})
     )

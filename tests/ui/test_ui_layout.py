@@ -17,7 +17,7 @@ from episodic.dream.record import Citation, DreamRecord, Item, render_record
 from episodic.ingest import index_sessions
 from episodic.models import Confidence
 
-from ui.browser import REPO_ROOT, SCREENSHOTS
+from ui.browser import REPO_ROOT, SCREENSHOTS, temp_paths
 from ui.conftest import World
 from ui.sessions import SESSIONS, write_session
 
@@ -111,6 +111,7 @@ def shot(page: Any, name: str) -> Path:
     """A viewport screenshot, reduced to a 256-colour palette PNG (small enough to commit)."""
     from PIL import Image
 
+    assert temp_paths(page) == [], (name, temp_paths(page))  # the docs publish these
     folder = SHOTS
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}.png"
@@ -143,11 +144,11 @@ def multi_line_headings(page: Any) -> list[str]:
 
 
 @pytest.fixture()
-def pages(world: World, tmp_path: Path) -> dict[str, str]:
+def pages(world: World) -> dict[str, str]:
     write_session(world.projects, LONG_ID, LONG_PROMPT, LONG_CLOSING, "2026-03-16")
     assert index_sessions(world.memory, None, world.settings.tenant).indexed == 1
-    dream = tmp_path / "dream"  # the folder the world's viewer reads
-    dream.mkdir(exist_ok=True)
+    dream = world.dream_dir
+    dream.mkdir(parents=True, exist_ok=True)
     (dream / WEEK_FILE).write_text(dream_record(), encoding="utf-8")
     base = world.ui.base
     return {

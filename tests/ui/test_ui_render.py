@@ -6,7 +6,14 @@ from __future__ import annotations
 import pytest
 from episodic.dream.record import read_record_file
 from episodic.models import Confidence
-from episodic.ui.render import CONFIDENCE_LABELS, card_heading, listing_order, record_html, record_title
+from episodic.ui.render import (
+    CONFIDENCE_LABELS,
+    card_heading,
+    home_relative,
+    listing_order,
+    record_html,
+    record_title,
+)
 
 # (a stored problem, its heading): real shapes of heuristic and LLM problems
 HEADINGS = [
@@ -94,4 +101,20 @@ def test_a_weeks_files_are_listed_record_first_under_what_they_are() -> None:
         "Week 2026-W11 · hand-off synthesis",
         "Week 2026-W10 · 4 sessions",
         "Week 2026-W10 · survey",
+    ]
+
+
+# (a path, the user's home, how the viewer shows it)
+SHOWN_FROM_HOME = [
+    ("/home/ana/.episodic/index.sqlite3", "/home/ana", "~/.episodic/index.sqlite3"),
+    ("/home/ana", "/home/ana/", "~"),
+    ("/home/anabel/.episodic/index.sqlite3", "/home/ana", "/home/anabel/.episodic/index.sqlite3"),
+    ("/srv/episodic/index.sqlite3", "/home/ana", "/srv/episodic/index.sqlite3"),
+    ("/home/ana/x", None, "/home/ana/x"),
+]
+
+
+def test_a_path_under_the_home_is_shown_from_tilde() -> None:
+    assert [home_relative(path, home) for path, home, _ in SHOWN_FROM_HOME] == [
+        s for *_, s in SHOWN_FROM_HOME
     ]

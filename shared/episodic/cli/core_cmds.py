@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -12,19 +11,23 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from episodic.cli.core_print import (
+    echo_json,
+    hit_json,
+    print_hits,
+    print_inspect,
+    print_report,
+    print_scope,
+    record_text,
+)
 from episodic.cli.errors import TENANT
 from episodic.models import AGENTS, SearchFilters, SessionSource
-from episodic.present import counted
 from episodic.settings import Settings, load_settings
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
 
 DEMO_QUERY = "npm run check passes locally but the GitHub Actions job fails with lint errors"
-
-
-def _echo_json(data: Any) -> None:
-    click.echo(json.dumps(data, indent=2, default=str, ensure_ascii=False))
 
 
 @contextmanager
@@ -50,31 +53,6 @@ def _progress(total: int, label: str, enabled: bool = True) -> Iterator[Callable
 
 def _settings(ctx_overrides: dict[str, Any]) -> Settings:
     return load_settings(**ctx_overrides)
-
-
-def _print_report(report: Any) -> None:
-    click.echo(
-        f"found {counted(report.found, 'session')}: indexed {report.indexed} (replaced {report.replaced}), "
-        f"unchanged {report.unchanged}, kept better card {report.kept_better}, "
-        f"skipped {sum(report.skipped.values())}, failed {len(report.failed)}"
-    )
-    if set(report.agents) - {"claude-code"}:
-        click.echo("  by agent: " + ", ".join(f"{a} {n}" for a, n in sorted(report.agents.items())))
-    for reason, count in sorted(report.skipped.items()):
-        click.echo(f"  skipped {count}: {reason}")
-    for reason, sessions in report.failures_by_reason():  # one line a reason, not one a session
-        if len(sessions) == 1:
-            click.echo(f"  failed {sessions[0]}: {reason}")
-        else:
-            click.echo(f"  failed {len(sessions)} sessions (e.g. {sessions[0]}): {reason}")
-    if report.stats.malformed_lines:
-        click.echo(f"  malformed lines skipped: {report.stats.malformed_lines}")
-    redacted = sum(report.stats.secrets_redacted.values())
-    if redacted:
-        click.echo(f"  secrets redacted: {redacted} ({', '.join(sorted(report.stats.secrets_redacted))})")
-    _print_scope(getattr(report, "scope", {}))
-    if getattr(report, "demo_removed", 0):
-        click.echo(f"  removed the {report.demo_removed} demo card(s): your own sessions are indexed now")
 
 
 def missing_paths_error(paths: Sequence[str]) -> None:
@@ -114,14 +92,6 @@ def _scope_summary(source: Any) -> dict[str, Any]:
     return source.summary() if isinstance(source, ScopedSource) else {}
 
 
-def _print_scope(summary: dict[str, Any]) -> None:
-    from episodic.scope_source import summary_lines
-
-    if summary:
-        for line in summary_lines(summary):
-            click.echo(line)
-
-
 def run_upgrade(
     settings: Settings, paths: Sequence[str] | None, tenant: str, limit: int | None, as_json: bool
 ) -> Any:
@@ -141,29 +111,6 @@ def run_upgrade(
         )
         with _progress(len(plan.sources), "upgrading", enabled=not as_json) as advance:
             return index_sessions(memory, paths, tenant, progress=advance, sources=plan.sources)
-
-
-# every tier `confidence.shown` keeps (strong, weak, faint): a person reads the same verdict an agent gets
-CONFIDENCE_LABELS = {
-    "strong": "close match",
-    "weak": "weak match, maybe related",
-    "faint": "faint match, probably unrelated",
-}
-
-
-def _print_hits(hits: list[Any]) -> None:
-    """Close matches as cards, then weak and faint ones, each marked; nothing below the faint bar
-    (episodic.confidence)."""
-    from episodic.confidence import shown
-    from episodic.present import pack_card
-
-    hits = shown(hits, include_weak=True)
-    if not any(hit.confidence == "strong" for hit in hits):
-        click.echo("No confident match." + (" Possibly related sessions, best first:" if hits else ""))
-    for i, hit in enumerate(hits, 1):
-        label = CONFIDENCE_LABELS[hit.confidence.value if hit.confidence else "faint"]
-        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
-        click.echo("")
 
 
 def register(group: click.Group) -> None:
@@ -203,9 +150,9 @@ def register(group: click.Group) -> None:
         else:
             report = run_index(settings, list(paths) or None, tenant, as_json)
         if as_json:
-            _echo_json(report.as_dict())
+            echo_json(report.as_dict())
         else:
-            _print_report(report)
+            print_report(report)
         if report.every_distil_failed():  # nothing was written: a script must see it
             raise SystemExit(1)
 
@@ -237,9 +184,9 @@ def register(group: click.Group) -> None:
         filters = SearchFilters(include_unverified=all_outcomes, project=project, agent=agent)
         hits = search_traces(memory, tenant or settings.tenant, query, k, filters)
         if as_json:
-            _echo_json({"results": [_hit_json(h) for h in hits]})
+            echo_json({"results": [hit_json(h) for h in hits]})
         else:
-            _print_hits(hits)
+            print_hits(hits)
 
     @group.command("show")
     @click.argument("session_id")
@@ -253,9 +200,9 @@ def register(group: click.Group) -> None:
         settings = _settings({})
         record = get_episode(build_memory(settings), tenant or settings.tenant, session_id)
         if as_json:
-            _echo_json(record.model_dump(mode="json"))
+            echo_json(record.model_dump(mode="json"))
             return
-        click.echo(_episode_text(record))
+        click.echo(record_text(record))
 
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
@@ -306,10 +253,10 @@ def register(group: click.Group) -> None:
         cleanup, cleanup_lines = kept_summary(settings, tenant, source, list(paths) or None)
         data = {**report.as_dict(), "scope": scope, **cleanup}
         if as_json:
-            _echo_json(data)
+            echo_json(data)
             return
-        _print_inspect(data)
-        _print_scope(scope)
+        print_inspect(data)
+        print_scope(scope)
         click.echo("\n".join(cleanup_lines))
 
     @group.command("stats")
@@ -339,7 +286,7 @@ def register(group: click.Group) -> None:
             "settled_failures": [{**f.__dict__, "card_by": card_by} for f, card_by in settled],
         }
         if as_json:
-            _echo_json(data)
+            echo_json(data)
             return
         click.echo(f"cards: {data['cards']}")
         for key in ("by_tenant", "by_outcome", "by_distiller"):
@@ -406,77 +353,11 @@ def register(group: click.Group) -> None:
             )
             paths = [str(DEMO_DIR)]
         report = run_index(settings, paths, tenant, as_json=False, memory=memory)
-        _print_report(report)
+        print_report(report)
         question = query or DEMO_QUERY
         click.echo(f'\nsearch: "{question}" (all outcomes)\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
-        _print_hits(hits)
+        print_hits(hits)
         from episodic.cli.setup_steps import offer_claude_code_distiller
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
-
-
-def _episode_text(record: Any) -> str:
-    """A card as a person reads it: the text get_episode gives an agent, then where it came from."""
-    from episodic.present import episode_text
-
-    origin = [
-        ("Agent", record.agent),
-        ("Branch", record.git_branch),
-        ("Ended", record.ended_at.isoformat() if record.ended_at else ""),
-        ("Transcript", record.source_path),
-        ("Review", record.review_state.value),
-        ("Indexed", record.indexed_at.isoformat() if record.indexed_at else ""),
-    ]
-    return "\n".join([episode_text(record), *(f"{name}: {value}" for name, value in origin if value)])
-
-
-def _hit_json(hit: Any) -> dict[str, Any]:
-    return {
-        "session_id": hit.record.session_id,
-        "score": round(hit.score, 4),
-        "similarity": round(hit.similarity, 4),
-        "confidence": hit.confidence.value if hit.confidence else None,
-        "rendering": hit.rendering,
-        "card": hit.record.card.model_dump(mode="json"),
-        "project": hit.record.project,
-        "agent": hit.record.agent,
-        "started_at": hit.record.started_at.isoformat() if hit.record.started_at else None,
-        "distiller": hit.record.distiller.id,
-    }
-
-
-def _print_inspect(data: dict[str, Any]) -> None:
-    est = data["estimate"]
-    click.echo(f"sessions: {data['sessions']} ({data['bytes'] / 1e6:.1f} MB), episodes: {data['episodes']}")
-    if data["not_episodes"]:
-        click.echo(
-            "  not episodes: " + ", ".join(f"{k} {v}" for k, v in sorted(data["not_episodes"].items()))
-        )
-    click.echo(f"  date span: {data['first']} .. {data['last']}")
-    click.echo(
-        f"  survey tokens (budget {data['survey_token_budget']}): median {data['survey_tokens_median']}, "
-        f"p95 {data['survey_tokens_p95']}, total {data['survey_tokens_total']}"
-    )
-    click.echo(
-        f"  thinking blocks: {data['thinking_with_text']} with text, {data['thinking_stripped']} stored stripped"
-    )
-    click.echo(
-        f"  malformed lines: {data['malformed_lines']}; secrets redacted: {sum(data['secrets_redacted'].values())}"
-    )
-    if est["distill_usd"] is not None:
-        click.echo(
-            f"  Bedrock backfill with {data['bedrock_model']} (${est['price_in_per_mtok']}/MTok in, "
-            f"${est['price_out_per_mtok']}/MTok out): ~{est['input_tokens'] / 1e6:.2f} MTok in, "
-            f"~{est['output_tokens'] / 1e6:.2f} MTok out ≈ ${est['distill_usd']:.2f} "
-            f"+ Titan embeddings ≈ ${est['embed_usd']:.4f}"
-        )
-    else:
-        click.echo(f"  no price known for {data['bedrock_model']}")
-    cc = data["agent_cli"]
-    click.echo(
-        f"  Claude Code, Codex CLI or Gemini CLI distiller: {int(cc['sessions_to_distill'])} sessions at "
-        f"concurrency {int(cc['concurrency'])} ≈ {cc['estimated_seconds'] / 60:.0f} min "
-        f"(planning figure {cc['seconds_per_session']:.0f} s a session), ~{cc['input_tokens'] / 1e6:.2f} MTok "
-        f"in, ~{cc['output_tokens'] / 1e6:.2f} MTok out on your own plan or API key"
-    )

@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from episodic.models import CardRecord, SearchFilters, SearchHit
+from episodic.ui.render import home_relative
 
 if TYPE_CHECKING:
     from episodic.memory import Memory
@@ -72,6 +73,7 @@ class ViewerSource(ABC):
 
     label: str
     can_list: bool = True  # False: a remote endpoint browses by search only
+    home: str | None = None  # this user's home folder, whose paths the pages show as `~/…`
 
     @abstractmethod
     def search(self, tenant_id: str, query: str, browse: Browse) -> list[SearchHit]: ...
@@ -122,7 +124,8 @@ class LocalSource(ViewerSource):
 
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
-        self.label = f"local index {memory.settings.db_path}"
+        self.home = memory.settings.user_home
+        self.label = f"local index {home_relative(memory.settings.db_path, self.home)}"
 
     def search(self, tenant_id: str, query: str, browse: Browse) -> list[SearchHit]:
         from episodic.search import search_traces

@@ -11,9 +11,15 @@ from pathlib import Path
 from episodic.dream.archive import FolderArchive
 from episodic.dream.record import ParsedRecord
 from episodic.evaluation.report import CHART_NAME, REPORT_NAME
+from episodic.ui.render import home_relative
 
 MAX_RECORD_BYTES = 512 * 1024
 MAX_RECORDS = 200
+
+
+# a report section longer than this (table rows plus list items) opens folded: the per-query ranks and
+# the list of all pairs would otherwise make the page tens of thousands of pixels tall
+FOLDED_OVER = 20
 
 
 @dataclass
@@ -23,9 +29,39 @@ class Table:
 
 
 @dataclass
+class Bullets:
+    items: list[str]
+
+
+Block = str | Table | Bullets
+
+
+@dataclass
+class Section:
+    title: str
+    level: int
+    blocks: list[Block] = field(default_factory=list)
+
+    @property
+    def size(self) -> int:
+        """Its rows and list items: how long it reads."""
+        return sum(
+            len(b.rows) if isinstance(b, Table) else len(b.items) if isinstance(b, Bullets) else 0
+            for b in self.blocks
+        )
+
+    @property
+    def folded(self) -> bool:
+        return self.size > FOLDED_OVER
+
+
+@dataclass
 class EvalReport:
     folder: str = ""
-    blocks: list[str | Table] = field(default_factory=list)  # paragraphs and tables, in order
+    intro: list[Block] = field(default_factory=list)  # what precedes the first section (command, corpus)
+    sections: list[Section] = field(
+        default_factory=list
+    )  # the first one is the results, shown with the chart
     has_chart: bool = False
     missing: str = ""
 
@@ -39,10 +75,9 @@ def _cells(line: str) -> list[str]:
     return [_plain(cell) for cell in line.strip().strip("|").split("|")]
 
 
-def markdown_blocks(text: str) -> list[str | Table]:
-    """The report's markdown as paragraphs and tables (the only two shapes `evaluation.report` writes)."""
-    blocks: list[str | Table] = []
-    lines = text.splitlines()
+def markdown_blocks(lines: list[str]) -> list[Block]:
+    """Markdown lines as paragraphs, tables and lists (the only shapes `evaluation.report` writes)."""
+    blocks: list[Block] = []
     i = 0
     while i < len(lines):
         line = lines[i]
@@ -54,22 +89,47 @@ def markdown_blocks(text: str) -> list[str | Table]:
                 i += 1
             blocks.append(table)
             continue
-        if line.strip():
-            blocks.append(_plain(line.lstrip("#")))
+        if line.lstrip().startswith("- "):
+            last = blocks[-1] if blocks else None
+            if not isinstance(last, Bullets):
+                last = Bullets([])
+                blocks.append(last)
+            last.items.append(_plain(line.lstrip()[2:]))
+        elif line.strip():
+            blocks.append(_plain(line))
         i += 1
     return blocks
 
 
-def eval_report(folder: Path | None) -> EvalReport:
+def markdown_sections(text: str) -> tuple[list[Block], list[Section]]:
+    """The report cut at its `##`/`###` headings: what comes before the first, and each section (the
+    `#` title is the page's own heading)."""
+    intro: list[str] = []
+    cuts: list[tuple[str, int, list[str]]] = []
+    for line in text.splitlines():
+        heading = re.match(r"(#{1,6})\s+(.*)", line)
+        if heading and len(heading[1]) == 1:
+            continue
+        if heading:
+            cuts.append((_plain(heading[2]), len(heading[1]), []))
+        else:
+            (cuts[-1][2] if cuts else intro).append(line)
+    sections = [Section(title, level, markdown_blocks(body)) for title, level, body in cuts]
+    return markdown_blocks(intro), sections
+
+
+def eval_report(folder: Path | None, home: str | None = None) -> EvalReport:
+    shown = home_relative(folder, home) if folder else ""
     if folder is None or not (folder / REPORT_NAME).is_file():
-        where = f" in {folder}" if folder else ""
+        where = f" in {shown}" if folder else ""
         return EvalReport(
-            folder=str(folder or ""),
+            folder=shown,
             missing=f"No eval report{where}. Run `episodic eval ... --report DIR` and start the viewer "
             "with `--eval-report DIR`.",
         )
     text = (folder / REPORT_NAME).read_text(encoding="utf-8", errors="replace")
-    return EvalReport(str(folder), markdown_blocks(text), (folder / CHART_NAME).is_file())
+    intro, sections = markdown_sections(text)
+    return EvalReport(shown, intro, sections, (folder / CHART_NAME).is_file())
 
 
 def eval_chart(folder: Path) -> bytes | None:
@@ -85,17 +145,18 @@ class DreamPage:
     unreadable: list[str] = field(default_factory=list)
 
 
-def dream_records(folder: Path | None, tenant_id: str) -> DreamPage:
+def dream_records(folder: Path | None, tenant_id: str, home: str | None = None) -> DreamPage:
     """Every dream record in the folder, newest file first; an empty state when there is none."""
+    shown = home_relative(folder, home) if folder else ""
     if folder is None or not folder.is_dir():
-        where = f" at {folder}" if folder else ""
+        where = f" at {shown}" if folder else ""
         return DreamPage(
-            folder=str(folder or ""),
+            folder=shown,
             missing=f"No dream records{where}: consolidation has not run yet, or writes them elsewhere "
             "(start the viewer with `--dream DIR`).",
         )
     shelf = FolderArchive(folder).shelf(tenant_id, MAX_RECORDS, MAX_RECORD_BYTES)
-    page = DreamPage(str(folder), shelf.records, unreadable=shelf.unreadable)
+    page = DreamPage(shown, shelf.records, unreadable=shelf.unreadable)
     if not page.records and not page.unreadable:
-        page.missing = f"The dream folder {folder} holds no records yet."
+        page.missing = f"The dream folder {shown} holds no records yet."
     return page

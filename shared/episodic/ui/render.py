@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from urllib.parse import quote
 
 from markdown_it import MarkdownIt
@@ -20,6 +21,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 _LINE_MARKS = re.compile(r"^(?:#{1,6}\s+|[-*>]\s+|\d+[.)]\s+|\*\*|__)+")
 _LIST_ITEM = re.compile(r"^(?:[-*>]\s+|\d+[.)]\s+)")
 _FRONT = re.compile(r"^---\n.*?\n---\n", re.S)
+
+
+def home_relative(path: str | Path, home: str | None) -> str:
+    """A path under the user's home as `~/…` (shorter, and the page does not show the user's name);
+    any other path as it is."""
+    text = str(path)
+    if not home or not text.startswith("/"):
+        return text
+    base = str(Path(home)).rstrip("/")
+    return "~" + text[len(base) :] if text == base or text.startswith(base + "/") else text
 
 
 def _first_paragraph(text: str) -> str:

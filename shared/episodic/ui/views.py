@@ -23,7 +23,14 @@ from episodic.present import pack_card, pointer_line
 from episodic.review import needs_review, queue_order
 from episodic.ui import pages
 from episodic.ui.data import MAX_LISTED, Browse, ViewerSource, sort_newest
-from episodic.ui.render import card_heading, confidence_label, listing_order, record_html, record_title
+from episodic.ui.render import (
+    card_heading,
+    confidence_label,
+    home_relative,
+    listing_order,
+    record_html,
+    record_title,
+)
 
 STATIC = Path(__file__).parent / "static"
 LIST_FIELDS = ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags")
@@ -122,12 +129,12 @@ class Viewer:
         if path == "/queue":
             return self.queue()
         if path == "/eval":
-            return self.page("eval.html", report=pages.eval_report(self.eval_dir))
+            return self.page("eval.html", report=pages.eval_report(self.eval_dir, self.source.home))
         if path == "/eval/chart.png" and self.eval_dir is not None:
             chart = pages.eval_chart(self.eval_dir)
             return Response(200, chart, "image/png") if chart else self.refused(404, "no chart")
         if path == "/dream":
-            dream = pages.dream_records(self.dream_dir, self.tenant_id)
+            dream = pages.dream_records(self.dream_dir, self.tenant_id, self.source.home)
             return self.page(
                 "dream.html", dream=dream, records=listing_order(dream.records), title=record_title
             )
@@ -190,7 +197,7 @@ class Viewer:
         )
 
     def dream_record(self, name: str) -> Response:
-        found = pages.dream_records(self.dream_dir, self.tenant_id)
+        found = pages.dream_records(self.dream_dir, self.tenant_id, self.source.home)
         record = next((r for r in found.records if r.name == name), None)
         if record is None:
             return self.refused(404, f"no dream record named {name!r}")
@@ -233,14 +240,17 @@ class Viewer:
             session_links=session_links,
             done=done,
             error=error,
-            metadata=json.dumps(
-                record.model_dump(mode="json", exclude={"card", "review", "opening"}),
-                indent=1,
-                ensure_ascii=False,
-            ),
+            metadata=json.dumps(self.metadata(record), indent=1, ensure_ascii=False),
             original=record.review.original if record.review else None,
             card_fields=list(Card.model_fields),
         )
+
+    def metadata(self, record: CardRecord) -> dict[str, Any]:
+        """The record beside its card, with its transcript's path under the user's home as `~/…`."""
+        shown = record.model_dump(mode="json", exclude={"card", "review", "opening"})
+        if shown.get("source_path"):
+            shown["source_path"] = home_relative(shown["source_path"], self.source.home)
+        return shown
 
     def review(self, session_id: str, form: dict[str, str]) -> Response:
         action = form.get("action", "")
