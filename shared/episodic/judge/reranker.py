@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from episodic.judge.model import CrossEncoder, ModelProblem
+from episodic.judge.model import CrossEncoder, JudgeCancelled, ModelProblem
 from episodic.models import CardRecord, SearchHit
 from episodic.ports import Reranker
 
@@ -116,6 +116,8 @@ class LocalReranker(Reranker):
             return list(hits)
         try:
             logits = self.logits(query, [self.text(pool[i].record) for i in judged])
+        except JudgeCancelled:  # its search already answered with the first stage's order
+            return list(hits)
         except ModelProblem as exc:
             self.disabled = str(exc)
             log.error(
