@@ -96,8 +96,9 @@ class Settings(BaseSettings):
     judge_llm_weight: float | None = Field(default=0.2, ge=0.0, le=10.0)
     judge_offline_weight: float | None = Field(default=None, ge=0.0, le=10.0)
     judge_offline_reads: Literal["opening", "card"] = "opening"
-    # the judge's probability for a full card (episodic.confidence); None: the fused score's bars decide
-    judge_strong: float | None = Field(default=None, ge=0.0, le=1.0)
+    # the judge's probability for a full card (episodic.confidence; None: the fused score's bars decide). 0.5,
+    # its own decision point, is the bar each dev fold chooses with at most one of its negatives given a card
+    judge_strong: float | None = Field(default=0.5, ge=0.0, le=1.0)
     rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
     # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
     rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
