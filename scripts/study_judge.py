@@ -248,11 +248,50 @@ def report(data: dict[str, Any]) -> None:
                 print(f"  {label} w {w} reads {t}: " + "  ".join(f"{x[0]:.3f}/{x[1]:.3f}" for x in figures))
 
 
+def chart(data: dict[str, Any], path: Path) -> None:
+    """The hook's frontier on LLM cards, both folds: targets given a full card against negatives given one,
+    as the fused score's bar moves (first stage, and the judged order) and as the judge's own bar moves."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows, floor = data["sets"]["cards"], data["floor"]
+    weight, depth = 0.2, 3
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    for label, points in (
+        (
+            "first stage, fused-score bar",
+            [hook(rows, 0.0, "opening", depth, floor, None, strong=b) for b in np.arange(2.0, 7.01, 0.25)],
+        ),
+        (
+            "judged order, fused-score bar",
+            [hook(rows, weight, "opening", depth, floor, None, strong=b) for b in np.arange(2.0, 7.01, 0.25)],
+        ),
+        (
+            "judge decides (its logit's bar)",
+            [
+                hook(rows, weight, "opening", depth, floor, b, judge_decides=True)
+                for b in np.arange(-4.0, 9.01, 0.5)
+            ],
+        ),
+    ):
+        ax.plot([n for _, n, _ in points], [p for p, _, _ in points], marker="o", markersize=3, label=label)
+    ax.axvline(0.05, color="grey", linestyle=":", linewidth=1)
+    ax.set_xlabel("in-domain negatives given a full card")
+    ax.set_ylabel("dev queries given their target as a full card")
+    ax.set_title("The hook's full card on LLM cards (dev set, both folds)")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("transcripts", type=Path)
     parser.add_argument("eval_dir", type=Path)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/judge-study.pkl"))
+    parser.add_argument("--chart", type=Path, help="write the hook's frontier on LLM cards here (PNG)")
     args = parser.parse_args()
     if args.cache.is_file():
         data = pickle.loads(args.cache.read_bytes())
@@ -260,6 +299,8 @@ def main() -> None:
         data = collect(args.transcripts, args.eval_dir)
         args.cache.write_bytes(pickle.dumps(data))
     report(data)
+    if args.chart:
+        chart(data, args.chart)
 
 
 if __name__ == "__main__":

@@ -87,14 +87,19 @@ class Settings(BaseSettings):
     # it must fit the hook's budget with the first stage and the reply (issue 52 item 14)
     rerank_seconds: float = Field(default=0.6, ge=0.0, le=30.0)
     judge_model_dir: Path | None = None  # None: where `episodic.judge.install` puts it (the venv)
-    judge_depth: int = Field(default=8, ge=1, le=100)  # candidates the local judge reads per search
+    # candidates the local judge reads per search: 3 gained as much recall@1 as 8 on the dev set at 3/8 of the
+    # time, and cannot move recall@3 (docs/retrieval.md, "The local judge")
+    judge_depth: int = Field(default=3, ge=1, le=100)
     judge_max_tokens: int = Field(default=160, ge=16, le=512)  # word pieces of query + card per pair
     # the logit's weight beside the fused score per card kind (None: that kind is not judged)
-    judge_llm_weight: float | None = Field(default=0.5, ge=0.0, le=10.0)
+    # (LLM cards: 0.1 chosen on fold A, 0.5 on B, 0.2 their geometric mean; offline cards: the judge lowered
+    # recall@1 on both folds, so they are not judged)
+    judge_llm_weight: float | None = Field(default=0.2, ge=0.0, le=10.0)
     judge_offline_weight: float | None = Field(default=None, ge=0.0, le=10.0)
     judge_offline_reads: Literal["opening", "card"] = "opening"
-    # the judge's probability for a full card (episodic.confidence); None: the fused score's bars decide
-    judge_strong: float | None = Field(default=None, ge=0.0, le=1.0)
+    # the judge's probability for a full card (episodic.confidence; None: the fused score's bars decide). 0.5,
+    # its own decision point, is the bar each dev fold chooses with at most one of its negatives given a card
+    judge_strong: float | None = Field(default=0.5, ge=0.0, le=1.0)
     rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
     # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
     rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)

@@ -199,3 +199,26 @@ def test_with_a_judge_bar_the_judge_decides_the_full_card() -> None:
     assert tier(6.0, 0.70, 0.5) == Confidence.WEAK  # high cosine and score, the judge unsure: a pointer
     assert tier(3.3, 0.38, 0.99) != Confidence.STRONG  # the judge cannot lift a far card
     assert tier(3.6, 0.56, None) == Confidence.STRONG  # not judged: the fused score's rule
+
+
+@needs_model
+def test_a_judge_stopped_at_its_deadline_stays_on_for_the_next_search(tmp_path: Path) -> None:
+    memory = memory_with_cards(tmp_path, rerank_seconds=0.0)
+    first = search_traces(memory, ALPHA, QUERY, k=3)
+    encoder = CrossEncoder(INSTALLED)
+    reranker = LocalReranker(encoder, weights=JudgeWeights(llm=5.0))
+    memory.reranker = reranker
+    encoder.load()
+    session = encoder._session
+
+    class Stopped:  # the run a deadline terminated, as onnxruntime reports it
+        def run(self, outputs: object, feed: object, run: Any) -> object:
+            run.terminate = True
+            raise RuntimeError("Exiting due to terminate flag being set to true.")
+
+    encoder._session = Stopped()
+    assert search_traces(memory, ALPHA, QUERY, k=3) == first
+    assert reranker.disabled is None
+    encoder._session = session
+    judged = search_traces(memory, ALPHA, "CloudFront kept serving the old index.html after I deployed", k=3)
+    assert judged[0].record.session_id == "s-cdn" and judged[0].judge is not None

@@ -48,6 +48,10 @@ class ModelProblem(EpisodicError):
     """The judge's files are missing or not the pinned ones: search keeps the first stage's order."""
 
 
+class JudgeCancelled(EpisodicError):
+    """A run stopped by `cancel` (its search's deadline passed): that search only, the judge stays on."""
+
+
 def default_model_dir() -> Path:
     """Where `episodic.judge.install` puts the model: beside the interpreter's environment."""
     return Path(sys.prefix) / "share" / "episodic" / FOLDER_NAME
@@ -116,7 +120,7 @@ class CrossEncoder:
 
     def scores(self, query: str, passages: Sequence[str], max_tokens: int) -> np.ndarray:
         """One logit per passage, read with the query as one pair of at most `max_tokens` word pieces
-        (the longer of the two is cut first); a cancelled run raises ModelProblem."""
+        (the longer of the two is cut first); a cancelled run raises JudgeCancelled."""
         import numpy as np
 
         self.load()
@@ -143,7 +147,9 @@ class CrossEncoder:
                 ["logits"], {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}, run
             )
         except Exception as exc:  # onnxruntime's own errors, a terminated run among them
-            raise ModelProblem(f"the judge's run stopped: {exc}") from exc
+            if run.terminate:
+                raise JudgeCancelled("the judge's run was stopped at its search's deadline") from exc
+            raise ModelProblem(f"the judge's run failed: {exc}") from exc
         finally:
             self._runs.remove(run)
         result: np.ndarray = logits[:, 0].astype(np.float32)

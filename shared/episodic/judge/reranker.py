@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from episodic.judge.model import CrossEncoder, ModelProblem
+from episodic.judge.model import CrossEncoder, JudgeCancelled, ModelProblem
 from episodic.models import CardRecord, SearchHit
 from episodic.ports import Reranker
 
@@ -51,7 +51,7 @@ class JudgeWeights:
     """How much the judge's logit counts per card kind (None: that kind is not judged) and what an offline
     card is read by (`opening` or `card`); chosen on one fold of the dev set, read on the other."""
 
-    llm: float | None = 0.5
+    llm: float | None = 0.2
     offline: float | None = None
     offline_reads: str = "opening"
 
@@ -68,7 +68,7 @@ class LocalReranker(Reranker):
         self,
         encoder: CrossEncoder,
         *,
-        depth: int = 8,
+        depth: int = 3,
         max_tokens: int = 160,
         weights: JudgeWeights | None = None,
         calibration: tuple[float, float] = (1.0, 0.0),
@@ -116,6 +116,8 @@ class LocalReranker(Reranker):
             return list(hits)
         try:
             logits = self.logits(query, [self.text(pool[i].record) for i in judged])
+        except JudgeCancelled:  # its search already answered with the first stage's order
+            return list(hits)
         except ModelProblem as exc:
             self.disabled = str(exc)
             log.error(
