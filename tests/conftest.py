@@ -1,5 +1,5 @@
 """Shared fixtures. Sockets are blocked for the whole session (pytest-socket, see pyproject addopts):
-only loopback (all of 127/8: the viewer binds an address of its own) is allowed, so an unmocked AWS call fails instead of leaving the machine."""
+only loopback (all of 127/8) is allowed, so an unmocked AWS call fails instead of leaving the machine."""
 
 from __future__ import annotations
 
