@@ -1,5 +1,5 @@
 """Shared fixtures. Sockets are blocked for the whole session (pytest-socket, see pyproject addopts):
-only loopback (all of 127/8: the viewer binds an address of its own) is allowed, so an unmocked AWS call fails instead of leaving the machine."""
+only loopback (all of 127/8) is allowed, so an unmocked AWS call fails instead of leaving the machine."""
 
 from __future__ import annotations
 
@@ -23,9 +23,28 @@ os.environ["EPISODIC_RERANKER"] = "none"
 DURATIONS = Path(__file__).with_name("durations.json")
 
 
+def _resolve_localhost_names() -> None:
+    """`<name>.localhost` resolves to loopback in this test process, as every browser resolves it (RFC 6761;
+    the viewer's URL, episodic.ui.security); glibc resolves only `localhost` itself from /etc/hosts."""
+    import socket
+
+    system = socket.getaddrinfo
+    if getattr(system, "localhost_names", False):
+        return
+
+    def getaddrinfo(host, *args, **kwargs):  # type: ignore[no-untyped-def]
+        if isinstance(host, str) and host.lower().rstrip(".").endswith(".localhost"):
+            host = "127.0.0.1"
+        return system(host, *args, **kwargs)
+
+    getaddrinfo.localhost_names = True  # type: ignore[attr-defined]
+    socket.getaddrinfo = getaddrinfo
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Bytecode for the package, written once by the controller: where PYTHONDONTWRITEBYTECODE is set, each of
     the suite's few hundred `episodic` processes would otherwise compile every module changed since."""
+    _resolve_localhost_names()
     if not os.environ.get("PYTEST_XDIST_WORKER"):
         import compileall
 

@@ -171,7 +171,7 @@ def test_no_other_local_user_or_server_gets_into_the_viewer_and_chromium_still_o
     browser.write_text(f"#!/bin/sh\n{run}\n")
     browser.chmod(0o700)
     with episodic_ui(env={"BROWSER": str(browser)}) as (process, printed):
-        opening = re.search(r"(http://127\.[\d.]+:\d+)/\?key=(\S+)", printed)
+        opening = re.search(r"(http://[0-9a-f]{32}\.localhost:\d+)/\?key=(\S+)", printed)
         assert opening, printed
         base = opening.group(1)
         watcher = Watcher(base, opening.group(2))

@@ -117,8 +117,8 @@ def test_ui_on_an_address_that_is_not_loopback_is_one_line(home: Path) -> None:
     done = episodic("ui", "--host", "0.0.0.0", "--no-open")
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert done.stderr.strip().splitlines()[-1] == (
-        "Error: the viewer binds loopback only, not '0.0.0.0': omit --host (a random 127.x.y.z address of its "
-        "own) or give 127.0.0.1"
+        "Error: the viewer binds loopback only, not '0.0.0.0': omit --host (a per-run <random>.localhost name "
+        "of its own) or give 127.0.0.1"
     )
 
 
@@ -220,4 +220,4 @@ def test_the_readme_docs_build_prints_no_end_of_life_banner(tmp_path: Path) -> N
 
 def test_the_viewer_docs_give_the_address_it_prints() -> None:
     viewer = (REPO / "docs" / "viewer.md").read_text()
-    assert "opens http://127.x.y.z:<port>/" in viewer and "opens http://127.0.0.1" not in viewer
+    assert "opens http://<random>.localhost:<port>/" in viewer and "opens http://127.0.0.1" not in viewer

@@ -93,7 +93,9 @@ def viewer(user: User, *args: str) -> Iterator[urllib.request.OpenerDirector | s
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        found = re.search(r"http://127\.\d+\.\d+\.\d+:\d+/\?key=\S+", line)  # a loopback address per run
+        found = re.search(
+            r"http://[0-9a-f]{32}\.localhost:\d+/\?key=\S+", line
+        )  # a host name of its own per run
         assert found, line  # (its stderr is not read here: the viewer is still running)
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         browser.open(found.group(0), timeout=30).read()  # the key becomes a cookie

@@ -88,7 +88,7 @@ def episodic_ui(
     try:
         assert process.stdout is not None
         line = process.stdout.readline()
-        assert re.search(r"http://127\.[\d.]+:\d+/", line), line + (
+        assert re.search(r"http://[0-9a-f]{32}\.localhost:\d+/", line), line + (
             process.stderr.read() if process.stderr else ""
         )
         yield process, line

@@ -15,7 +15,7 @@ from ui.conftest import episodic_ui
 
 def test_episodic_ui_serves_on_loopback_behind_the_printed_secret(episodic_home: Path) -> None:
     with episodic_ui("--no-open") as (_, line):
-        found = re.search(r"(http://127\.[\d.]+:(\d+)/)\?key=(\S+)", line)
+        found = re.search(r"(http://[0-9a-f]{32}\.localhost:(\d+)/)\?key=(\S+)", line)
         assert found, line
         base, secret_url = found.group(1), found.group(0)
         with pytest.raises(urllib.error.HTTPError) as refused:

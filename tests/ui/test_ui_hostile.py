@@ -84,7 +84,9 @@ def test_the_browsers_command_line_holds_no_key_and_its_page_works_once(
 ) -> None:
     argv_file, page_file = tmp_path / "argv.txt", tmp_path / "page.txt"
     fetch = (  # what the browser does with the opening page: post its form once, keep the cookie
-        "import re, sys, urllib.parse as p, urllib.request as u, pathlib, os; "
+        "import re, sys, urllib.parse as p, urllib.request as u, pathlib, os, socket; "
+        "g = socket.getaddrinfo; "  # `<name>.localhost` is loopback, as a browser resolves it
+        "socket.getaddrinfo = lambda h, *a, **k: g('127.0.0.1' if h.endswith('.localhost') else h, *a, **k); "
         "f = pathlib.Path(p.urlsplit(sys.argv[1]).path); t = f.read_text(); "
         "mode = oct(os.stat(f).st_mode & 0o777), oct(os.stat(f.parent).st_mode & 0o777); "
         "a = re.search('action=.([^\\x22]+)', t).group(1); k = re.search('value=.([^\\x22]+)', t).group(1); "
@@ -110,7 +112,7 @@ def test_the_browsers_command_line_holds_no_key_and_its_page_works_once(
         again = f"key={key}".encode()
         status_again, headers, _ = request(action, "POST", {**FORM, "Content-Length": str(len(again))}, again)
         assert status_again == 403 and "set-cookie" not in headers  # the key worked once
-        shown = re.search(r"http://127\.[\d.]+:\d+/\?key=\S+", printed)
+        shown = re.search(r"http://[0-9a-f]{32}\.localhost:\d+/\?key=\S+", printed)
         assert shown, printed  # the terminal's own one-time URL still opens
         browser_two = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         with browser_two.open(shown.group(0), timeout=30) as page:
@@ -129,7 +131,7 @@ def test_ui_token_on_the_command_line_is_refused(episodic_home: Path) -> None:
 
 def remote_search(printed: str) -> str:
     """The search page of a remote viewer, through its printed one-time URL."""
-    opening = re.search(r"(http://127\.[\d.]+:\d+/)\?key=\S+", printed)
+    opening = re.search(r"(http://[0-9a-f]{32}\.localhost:\d+/)\?key=\S+", printed)
     assert opening, printed
     browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
     browser.open(opening.group(0), timeout=30).read()

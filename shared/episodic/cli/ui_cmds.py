@@ -17,7 +17,7 @@ def register(group: click.Group) -> None:
     @click.option(
         "--host",
         default=None,
-        help="Loopback address (default: a random 127.x.y.z per run, so no other local server gets its cookie).",
+        help="Serve at this loopback address (default: 127.0.0.1, reached by a per-run <random>.localhost name, so no other local server gets its cookie).",
     )
     @click.option("--port", type=int, default=0, help="Port (default: any free port).")
     @click.option("--no-open", is_flag=True, help="Print the URL; do not open a browser.")
@@ -57,7 +57,7 @@ def register(group: click.Group) -> None:
         eval_report: Path | None,
         dream: Path | None,
     ) -> None:
-        """Browse, search and review the memory in a local web page (a loopback address of its own, per-run secret)."""
+        """Browse, search and review the memory in a local web page (loopback only, per-run name and secret)."""
         from episodic.ui.app import serve_ui
         from episodic.ui.security import PRINTED_KEY_SECONDS
 

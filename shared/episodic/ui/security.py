@@ -1,9 +1,13 @@
-"""Who may drive the viewer: the browser holding this run's secret, on this machine's loopback.
+"""Who may drive the viewer: the browser holding this run's secret, at this run's own host name.
 
-- loopback only, on an address of its own: the server binds a random 127.x.y.z per run (Linux routes all
-  of 127/8 to loopback; elsewhere it falls back to 127.0.0.1) and answers only Host headers naming it (a
-  DNS rebinding page's Host is its own name). Cookies are scoped by host, not port, so a cookie of
-  127.0.0.1 reached every other server the user browses there; one of 127.x.y.z reaches no other;
+- a host name of its own, unguessable: the viewer is reached at `http://<32 hex digits>.localhost:<port>`
+  (browsers resolve every `*.localhost` name to loopback themselves, never through DNS) and answers only
+  Host headers naming exactly that name and port (a DNS rebinding page's Host is its own name). Cookies are
+  scoped by host, not port: a cookie of an address (127.0.0.1, or the random 127.x.y.z of earlier releases,
+  visible to every local user in /proc/net/tcp) reached any other server another local user binds on that
+  address; one of this name reaches only a server the browser reaches by this name, and no other local user
+  learns the name (it is never on a command line or in a socket table). The server listens on 127.0.0.1 and
+  holds the same port on ::1 (bound, never listening), so no other process can answer the name there;
 - a per-run secret (random, 256 bits) lives only in an HttpOnly, SameSite=Strict cookie; every request
   without it (another local user's browser, a script guessing the port) gets 403;
 - the browser is handed no secret on its command line (every local user reads /proc/*/cmdline): it
@@ -13,6 +17,7 @@
 - every POST also needs the CSRF token (random, independent of the cookie: a stolen cookie does not give
   it) in the form, and an Origin (or, without one, a Referer) of this server;
 - responses forbid framing and any network asset (Content-Security-Policy: 'self' only).
+- `episodic ui --host ADDRESS` serves at that address instead (no name of its own: weaker, as above).
 """
 
 from __future__ import annotations
@@ -34,7 +39,6 @@ from urllib.parse import urlsplit
 COOKIE = "episodic_ui"
 KEY_PARAM = "key"
 OPEN_PATH = "/open"
-LOOPBACK = frozenset({"127.0.0.1", "localhost", "::1"})
 BROWSER_KEY_SECONDS = 20.0  # the browser posts it within a second or two of starting
 PRINTED_KEY_SECONDS = 600.0  # the user copies the printed URL from their own terminal
 OPENING_PAGE = """<!doctype html>
@@ -81,7 +85,8 @@ class Guard:
     """This run's secret and the origins it answers to (set once the address and port are known)."""
 
     port: int = 0
-    host: str = "127.0.0.1"
+    host: str = "127.0.0.1"  # where it listens
+    name: str = field(default_factory=lambda: f"{secrets.token_hex(16)}.localhost")  # what browsers ask for
     secret: str = field(default_factory=lambda: secrets.token_urlsafe(32))  # the cookie's: never in a URL
     csrf_token: str = field(default_factory=lambda: secrets.token_urlsafe(32))  # not derived from it
     clock: Callable[[], float] = time.monotonic  # a builtin: not bound as a method
@@ -93,12 +98,11 @@ class Guard:
 
     @property
     def base(self) -> str:
-        host = f"[{self.host}]" if ":" in self.host else self.host
-        return f"http://{host}:{self.port}"
+        name = f"[{self.name}]" if ":" in self.name else self.name
+        return f"http://{name}:{self.port}"
 
     def origins(self) -> set[str]:
-        names = LOOPBACK if self.host == "127.0.0.1" else {self.host}
-        return {f"http://{'[::1]' if h == '::1' else h}:{self.port}" for h in names}
+        return {self.base}
 
     def _new_key(self, seconds: float, file: Path | None = None) -> str:
         key = secrets.token_urlsafe(32)
@@ -160,8 +164,13 @@ class Guard:
         return f"{COOKIE}={self.secret}; HttpOnly; SameSite=Strict; Path=/"
 
     def check_host(self, host_header: str | None) -> None:
-        host = (urlsplit(f"//{host_header or ''}").hostname or "").lower()
-        if host not in (LOOPBACK if self.host == "127.0.0.1" else {self.host}):
+        try:
+            parts = urlsplit(f"//{host_header or ''}")
+            port = parts.port
+        except ValueError:
+            port = None
+            parts = urlsplit("//")
+        if (parts.hostname or "").lower() != self.name.lower() or port != self.port:
             raise Refused(421, f"this viewer answers only at {self.base}, not for host {host_header!r}")
 
     def has_secret(self, headers: Headers) -> bool:

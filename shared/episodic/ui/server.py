@@ -3,8 +3,9 @@ then one `views.Viewer` method renders it (the same plumbing as `mcp.http_server
 
 from __future__ import annotations
 
+import errno
 import logging
-import secrets
+import socket
 import threading
 from urllib.parse import parse_qs, urlsplit
 
@@ -128,37 +129,57 @@ class _Handler(BoundedHandler):
 class UiServer(BoundedServer):
     """Clients bounded like `episodic serve`'s (`episodic.http_clients`)."""
 
+    ipv6_twin: socket.socket | None = None  # the same port held on ::1 (`_hold_ipv6_twin`)
 
-def random_loopback() -> str:
-    """A loopback address of this run's own, 127.x.y.z (never 127.0.0.1, where other servers live)."""
-    while True:
-        address = f"127.{secrets.randbelow(256)}.{secrets.randbelow(256)}.{1 + secrets.randbelow(254)}"
-        if address != "127.0.0.1":
-            return address
+    def server_close(self) -> None:
+        super().server_close()
+        if self.ipv6_twin is not None:
+            self.ipv6_twin.close()
+
+
+def _hold_ipv6_twin(port: int) -> socket.socket | None:
+    """The same port on ::1, bound and never listening: `<name>.localhost` also resolves to ::1, and no
+    other process may answer there (a browser trying ::1 first is refused, then uses 127.0.0.1).
+    None where this machine has no IPv6 loopback (then nobody can bind it either); OSError when taken."""
+    if not socket.has_ipv6:
+        return None
+    twin = socket.socket(socket.AF_INET6, socket.SOCK_STREAM)
+    try:
+        twin.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        twin.bind(("::1", port))
+    except OSError as exc:
+        twin.close()
+        if exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT):
+            return None
+        raise
+    return twin
 
 
 def make_ui_server(
     viewer: Viewer, host: str | None = None, port: int = 0, limits: ClientLimits | None = None
 ) -> tuple[UiServer, Guard]:
-    """Bind on loopback (host None: a random 127.x.y.z, or 127.0.0.1 where only that one is configured;
-    port 0: any free port); the guard knows the address, the port and this run's secrets."""
+    """Bind on loopback (host None: 127.0.0.1 with the same port held on ::1, reached by this run's own
+    `<random>.localhost` name; port 0: any free port); the guard knows the name, the port and the secrets."""
     if host is not None and host not in ("127.0.0.1", "::1", "localhost") and not _loopback_v4(host):
         raise InvalidArgumentError(  # a wrong option, not a refused request: one line, as every CLI error
-            f"the viewer binds loopback only, not {host!r}: omit --host (a random 127.x.y.z address of its own) "
-            "or give 127.0.0.1"
+            f"the viewer binds loopback only, not {host!r}: omit --host (a per-run <random>.localhost name of its "
+            "own) or give 127.0.0.1"
         )
     guard = Guard()
     handler = type("UiHandler", (_Handler,), {"viewer": viewer, "guard": guard})
     limits = limits or ClientLimits(vouch=lambda head: guard.has_secret({"Cookie": _cookie(head)}))
-    httpd: UiServer | None = None
-    for address in [random_loopback() for _ in range(3)] if host is None else [host]:
-        try:
-            httpd = UiServer((address, port), handler, limits=limits)
+    for attempt in range(5):
+        httpd = UiServer((host or "127.0.0.1", port), handler, limits=limits)
+        if host is not None:
+            guard.name = str(httpd.server_address[0])  # the address itself: no name of its own
             break
-        except OSError:  # not routable here (macOS, BSD configure 127.0.0.1 only), or taken
-            continue
-    if httpd is None:  # the portable fallback: cookies then reach other servers on 127.0.0.1 too
-        httpd = UiServer(("127.0.0.1", port), handler, limits=limits)
+        try:
+            httpd.ipv6_twin = _hold_ipv6_twin(int(httpd.server_address[1]))
+            break
+        except OSError:  # ::1 holds that port already: another port (a given one cannot be moved)
+            httpd.server_close()
+            if port or attempt == 4:
+                raise
     guard.host = str(httpd.server_address[0])
     guard.port = int(httpd.server_address[1])
     viewer.csrf_token = guard.csrf_token
