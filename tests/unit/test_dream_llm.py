@@ -33,7 +33,8 @@ def test_claude_code_gets_the_dreams_schema_and_system_prompt_with_the_distiller
     answer = {"label": "export", "decisions": []}
     model = _model(answer, seen)
     assert model.complete(EXTRACT_SYSTEM, "the thread", extract_schema()) == answer
-    (command,) = seen
+    *checks, command = seen  # the login check runs once before the first call (`claude auth status`)
+    assert all("-p" not in check for check in checks)
     flags = [a for a in command if a.startswith("-")]
     assert flags == [a for a in ClaudeCodeDistiller().command("claude") if a.startswith("-")]
     assert json.loads(command[command.index("--json-schema") + 1]) == extract_schema()
