@@ -29,16 +29,16 @@ from episodic.errors import ConfigError
 from episodic.scrub.catalogue import catalogue_kinds, catalogue_rules
 from episodic.scrub.companions import (
     BASE64_MARKS,
-    BASE64_RUN_MIN,
     BASE64_TEXT_MIN,
     QUERY_LITERALS,
+    RUN_PATTERNS,
     aws_secret_near,
-    bare_aws_secrets,
     base64_literals,
     base64_run,
-    base64_text_runs,
+    base64_runs,
+    candidate_runs,
     decode_around,
-    discord_tokens,
+    run_secrets,
     url_query_secret,
 )
 from episodic.scrub.engine import Group, TriggerSearch
@@ -196,7 +196,7 @@ class _Triggers:
                 contexts=TRIGGER_CONTEXT,
             ),
         ]
-        self.search = TriggerSearch(groups, COMPANION_MIN_CHARS, engine)
+        self.search = TriggerSearch(groups, COMPANION_MIN_CHARS, engine, RUN_PATTERNS)
 
 
 @functools.cache
@@ -323,21 +323,23 @@ class Scrubber:
 
     def _spans(self, text: str) -> list[Span]:
         t = self._t
-        try:
-            data: bytes | None = text.encode()
-        except UnicodeError:  # e.g. lone surrogates: the search's slow path over the text itself
-            data = None
-        hits = t.search.find(text, data)
+        # one byte a character (non-ASCII ones become `?`, lone surrogates too): offsets need no mapping, and
+        # every literal and pattern is ASCII
+        data = text.encode("ascii", "replace")
+        hits, starts = t.search.scan(text, data)
         spans: list[Span] = []
-        if len(text) >= BASE64_TEXT_MIN:
-            raw = data if data is not None else text.encode("utf-8", "surrogatepass")
-            marks = raw.translate(BASE64_MARKS)  # one pass for both rules, which need a run this long
-            if marks.find(BASE64_RUN_MIN) >= 0:
-                if len(text) >= BARE_SECRET_MIN_CHARS:
-                    spans.extend(bare_aws_secrets(text, raw, marks=marks))
-                    spans.extend(discord_tokens(text, raw, marks))
-                if self._base64_depth < MAX_BASE64_DEPTH:
-                    spans.extend(self._base64_text_secrets(text, raw, len(raw) == len(text), marks))
+        if len(text) >= BASE64_TEXT_MIN and (starts is None or starts):
+            if starts is None:  # no Hyperscan: every run of the length any rule needs, the slow way
+                runs = base64_runs(data, data.translate(BASE64_MARKS))
+            else:
+                runs = candidate_runs(data, starts)
+            if runs:
+                bare = len(text) >= BARE_SECRET_MIN_CHARS
+                decode = self._base64_depth < MAX_BASE64_DEPTH
+                found, texts = run_secrets(text, data, runs, bare=bare, decode=decode)
+                spans += found
+                if texts:
+                    spans += self._base64_text_secrets(texts)
         if not hits:
             return spans
         handlers = t.handlers
@@ -381,20 +383,16 @@ class Scrubber:
                 spans.append(span)
         return spans
 
-    def _base64_text_secrets(self, text: str, data: bytes, ascii_only: bool, marks: bytes) -> list[Span]:
+    def _base64_text_secrets(self, runs: list[tuple[int, int, str]]) -> list[Span]:
         """Whole base64 runs whose decoded text holds a secret the rules find (issue 40)."""
         spans: list[Span] = []
-        for start, end, decoded in base64_text_runs(data, marks):
+        for start, end, decoded in runs:
             self._base64_depth += 1
             try:
                 found = self._spans(decoded)
             finally:
                 self._base64_depth -= 1
             if found:
-                if not ascii_only:  # a base64 run is ASCII: as many characters as bytes
-                    length = end - start
-                    start = len(data[:start].decode("utf-8", "surrogatepass"))
-                    end = start + length
                 best = min(found, key=lambda span: span[3])
                 spans.append((start, end, best[2], best[3]))
         return spans

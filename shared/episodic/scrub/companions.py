@@ -61,75 +61,130 @@ def aws_secret_near(text: str, key_start: int, key_end: int) -> list[Span]:
     return spans
 
 
-# ---------------------------------------------------------------- a bare AWS secret, no key id in reach
+# ---------------------------------------------------------------- base64 runs: bare AWS secrets, Discord tokens
 
-# Measured over the shared transcripts' string values (issue 31): 3,903 runs of exactly 40 base64
-# characters, 8 of them with upper, lower and digits, none of those above 3.8 bits/char; random 40-char
-# base64 is at 4.35 or more in 99.9 % of draws. Git SHAs have no upper case; longer runs are other data.
+# Three rules read maximal runs of base64 characters (`A-Za-z0-9+/`) of BASE64_TEXT_MIN or more: a bare AWS secret,
+# a Discord bot token and base64 of text (below). The shared transcripts hold ~248,000 such runs (paths, ids) and
+# a few hundred pass any rule's first test, so the runs are found one of two ways with the same result: the trigger
+# search reports candidates (RUN_PATTERNS, in C: each a necessary condition of one rule's test, issue 52), or, with
+# no Hyperscan, one `translate` marks base64 characters and `find` steps from run to run (`base64_runs`).
 BARE_AWS_SECRET_ENTROPY = 4.3
 _B64_RUN = bytes(0x61 if chr(i) in _AWS_ALPHABET else 0x20 for i in range(256))
 _RUN_40 = b"a" * 40
 _GLUED_AFTER, _GLUED_BEFORE = (b"=", b"-", b"_"), (b"-", b"_")
+# a Discord bot token: base64 of the bot's numeric id (17-19 digits: 24-26 characters starting M, N or O), a
+# timestamp and an HMAC (issue 52)
+_DISCORD = re.compile(rb"[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])")
+_B64 = "A-Za-z0-9+/"
+_RUN_START = (
+    rf"(?:^|[^{_B64}])"  # a run starts the text or follows another character (Hyperscan has no lookbehind)
+)
+RUN_PATTERNS = (
+    rf"{_RUN_START}[{_B64}]{{40,41}}(?:[^{_B64}]|\z)",  # a bare AWS secret: 40, or `\n` and 40
+    rf"{_RUN_START}[ntr]?[MNO][A-Za-z0-9]{{23,25}}\.[A-Za-z0-9_-]{{6}}\.[A-Za-z0-9_-]{{27}}",  # a Discord token
+    rf"{_RUN_START}[ntr]?(?:[A-Za-f][{_B64}]{{3}}){{6}}",  # base64 of text: 6 groups that start like ASCII's
+)
+_RUN_REST = re.compile(rb"[A-Za-z0-9+/]{0,8194}")  # a longer run is too long for every rule
 
 
-def bare_aws_secrets(
-    text: str, data: bytes, entropy: float = BARE_AWS_SECRET_ENTROPY, *, marks: bytes | None = None
-) -> list[Span]:
-    """Runs of exactly 40 base64 characters shaped like an AWS secret key, wherever they stand.
+def base64_runs(data: bytes, marks: bytes) -> list[tuple[int, int]]:
+    """(start, end) of every maximal base64 run of BASE64_TEXT_MIN characters or more; `marks`: `data`'s
+    `translate(BASE64_MARKS)` (in C: a regex stepping through every character measured 2.9 s over the shared
+    transcripts, this 0.24 s)."""
+    runs: list[tuple[int, int]] = []
+    at = marks.find(_RUN_MIN)
+    while at >= 0:
+        end = marks.find(b" ", at)
+        end = len(marks) if end < 0 else end
+        runs.append((at, end))
+        at = marks.find(_RUN_MIN, end)
+    return runs
 
-    `data` is the text's UTF-8: one `translate` marks base64 characters and `find` steps from run to
-    run, in C (a regex stepping through every character measured 2.9 s over the shared transcripts,
-    this 0.24 s; a `find` of the exact 42-byte bounded run, whose last byte is common, 0.89 s)."""
-    marks = data.translate(_B64_RUN) if marks is None else marks
+
+def candidate_runs(data: bytes, starts: list[int]) -> list[tuple[int, int]]:
+    """(start, end) of the runs where RUN_PATTERNS matched, `starts` where those matches began (sorted)."""
+    runs: list[tuple[int, int]] = []
+    last = -1
+    for found in starts:
+        at = found if found == 0 and _B64_RUN[data[0]] == 0x61 else found + 1
+        if at == last:
+            continue
+        last = at
+        end = _RUN_REST.match(data, at).end()  # type: ignore[union-attr]
+        if end - at <= BASE64_TEXT_MAX + 1:
+            runs.append((at, end))
+    return runs
+
+
+def run_secrets(
+    text: str, data: bytes, runs: list[tuple[int, int]], *, bare: bool, decode: bool
+) -> tuple[list[Span], list[tuple[int, int, str]]]:
+    """Bare AWS secrets and Discord tokens (when `bare`) in the runs, and (when `decode`) the runs that are
+    base64 of printable text, with that text: byte offsets into `data`, the text's UTF-8 or ASCII form."""
+    spans: list[Span] = []
+    texts: list[tuple[int, int, str]] = []
+    for at, end in runs:
+        # a run glued after `\n` (a JSON escape) starts after it
+        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at
+        length = end - start
+        if bare and length == 40:
+            span = _aws_run(text, data, start, end, BARE_AWS_SECRET_ENTROPY)
+            if span is not None:
+                spans.append(span)
+        elif bare and 24 <= length <= 26 and data[end : end + 1] == b".":
+            span = _discord_run(text, data, start)
+            if span is not None:
+                spans.append(span)
+        if decode and BASE64_TEXT_MIN <= length <= BASE64_TEXT_MAX:
+            found = _text_run(data, start, end)
+            if found is not None:
+                texts.append(found)
+    return spans, texts
+
+
+def bare_aws_secrets(text: str, data: bytes, entropy: float = BARE_AWS_SECRET_ENTROPY) -> list[Span]:
+    """Runs of exactly 40 base64 characters shaped like an AWS secret key, wherever they stand (`data`: the text's
+    UTF-8)."""
+    marks = data.translate(_B64_RUN)
     at = marks.find(_RUN_40)
     spans: list[Span] = []
     while at >= 0:
         end = marks.find(b" ", at)
         end = len(marks) if end < 0 else end
-        escaped = at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr"  # the run starts after `\\n`
-        start = at + 1 if escaped else at
-        # `=` after it: a longer base64 value's end; `-`/`_` either side: part of a base64url token; a
-        # placeholder after it stood for what it was glued to (`…-----BEGIN`): scrubbing twice equals once
-        glued = (
-            data[end : end + 1] in _GLUED_AFTER
-            or data.startswith(b"[REDACTED:", end)
-            or (start >= 1 and data[start - 1 : start] in _GLUED_BEFORE)
-        )
-        if end - start == 40 and not glued:
-            value = data[start:end].decode("ascii")
-            if _aws_secret_shape(value, entropy):
-                if len(data) != len(text):  # map bytes to characters (rare: a non-ASCII text)
-                    start = len(data[:start].decode("utf-8", "surrogatepass"))
-                spans.append((start, start + 40, "aws-secret-key", RANK_TOKEN))
+        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at
+        if end - start == 40:
+            span = _aws_run(text, data, start, end, entropy)
+            if span is not None:
+                spans.append(span)
         at = marks.find(_RUN_40, end)
     return spans
 
 
-# a Discord bot token: base64 of the bot's numeric id (17-19 digits: 24-26 characters starting M, N or O), a
-# timestamp and an HMAC (issue 52); found from the base64 runs `_spans` marks anyway, no trigger literal needed
-_DISCORD = re.compile(rb"[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])")
+def _aws_run(text: str, data: bytes, start: int, end: int, entropy: float) -> Span | None:
+    # `=` after it: a longer base64 value's end; `-`/`_` either side: part of a base64url token; a
+    # placeholder after it stood for what it was glued to (`…-----BEGIN`): scrubbing twice equals once
+    if (
+        data[end : end + 1] in _GLUED_AFTER
+        or data.startswith(b"[REDACTED:", end)
+        or (start >= 1 and data[start - 1 : start] in _GLUED_BEFORE)
+    ):
+        return None
+    if not _aws_secret_shape(data[start:end].decode("ascii"), entropy):
+        return None
+    if len(data) != len(text):  # map bytes to characters (a non-ASCII text's UTF-8)
+        start = len(data[:start].decode("utf-8", "surrogatepass"))
+    return start, start + 40, "aws-secret-key", RANK_TOKEN
 
 
-def discord_tokens(text: str, data: bytes, marks: bytes) -> list[Span]:
-    """Discord bot tokens in `data` (a text's UTF-8), `marks` its base64 marks (see BASE64_MARKS)."""
-    spans: list[Span] = []
-    at = marks.find(_RUN_MIN)
-    while at >= 0:
-        end = marks.find(b" ", at)
-        end = len(marks) if end < 0 else end
-        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at
-        if (
-            data[end : end + 1] == b"."
-            and 24 <= end - start <= 26
-            and (start == 0 or data[start - 1] not in b"-_")
-        ):
-            match = _DISCORD.match(data, start)
-            if match is not None and _has_cases_and_digit(match.group()):
-                if len(data) != len(text):
-                    start = len(data[:start].decode("utf-8", "surrogatepass"))
-                spans.append((start, start + match.end() - match.start(), "discord-bot-token", RANK_TOKEN))
-        at = marks.find(_RUN_MIN, end)
-    return spans
+def _discord_run(text: str, data: bytes, start: int) -> Span | None:
+    if start > 0 and data[start - 1] in b"-_":
+        return None
+    match = _DISCORD.match(data, start)
+    if match is None or not _has_cases_and_digit(match.group()):
+        return None
+    if len(data) != len(text):
+        start = len(data[:start].decode("utf-8", "surrogatepass"))
+    return start, start + match.end() - match.start(), "discord-bot-token", RANK_TOKEN
 
 
 def _has_cases_and_digit(token: bytes) -> bool:
@@ -255,7 +310,7 @@ def decode_around(text: str, run_start: int, run_end: int, hit: int) -> str | No
 BASE64_TEXT_MIN, BASE64_TEXT_MAX = 24, 8192
 # the first character of each 4-character group of base64 of ASCII text (a byte below 0x80 >> 2 is below 32)
 _ASCII_GROUP_START = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef"
-BASE64_MARKS = _B64_TEXT_MARKS = _B64_RUN  # the same alphabet as an AWS secret's: one translate serves both
+BASE64_MARKS = _B64_RUN  # the same alphabet as an AWS secret's: one translate serves both
 BASE64_RUN_MIN = _RUN_MIN = b"a" * BASE64_TEXT_MIN
 _PRINTABLE = bytes(range(0x20, 0x7F)) + b"\t\n\r"
 
@@ -264,28 +319,18 @@ def _printable_share(raw: bytes) -> float:
     return 1 - len(raw.translate(None, _PRINTABLE)) / max(1, len(raw))
 
 
-def base64_text_runs(data: bytes, marks: bytes | None = None) -> list[tuple[int, int, str]]:
-    """(start, end, decoded text) of the base64 runs in `data` (a text's UTF-8, byte offsets) that decode to
-    printable text; a run glued after `\\n` (a JSON escape) starts after it. `marks`: `data.translate(BASE64_MARKS)`."""
-    marks = data.translate(_B64_TEXT_MARKS) if marks is None else marks
-    at = marks.find(_RUN_MIN)
-    found: list[tuple[int, int, str]] = []
-    while at >= 0:
-        end = marks.find(b" ", at)
-        end = len(marks) if end < 0 else end
-        start = at + 1 if at >= 1 and data[at - 1] == 0x5C and data[at] in b"ntr" else at
-        stop = end
-        while stop < len(data) and data[stop] == 0x3D and stop - end < 2:  # `=` padding
-            stop += 1
-        # cheap reject before any decoding: the first 8 groups must each start like base64 of ASCII text
-        if BASE64_TEXT_MIN <= end - start <= BASE64_TEXT_MAX and not data[start : start + 32 : 4].translate(
-            None, _ASCII_GROUP_START
-        ):
-            decoded = _decode_text(data[start:end])
-            if decoded is not None:
-                found.append((start, stop, decoded))
-        at = marks.find(_RUN_MIN, end)
-    return found
+def _text_run(data: bytes, start: int, end: int) -> tuple[int, int, str] | None:
+    """(start, end with its `=` padding, decoded text) of a run that is base64 of printable text."""
+    # cheap reject before any decoding: the first 8 groups must each start like base64 of ASCII text
+    if data[start : start + 32 : 4].translate(None, _ASCII_GROUP_START):
+        return None
+    decoded = _decode_text(data[start:end])
+    if decoded is None:
+        return None
+    stop = end
+    while stop < len(data) and data[stop] == 0x3D and stop - end < 2:  # `=` padding
+        stop += 1
+    return start, stop, decoded
 
 
 def _decode_text(run: bytes) -> str | None:

@@ -54,9 +54,14 @@ def hyperscan_available() -> bool:
 class TriggerSearch:
     """Every literal of every group in a text, as leftmost-first hits per group sorted by (start, index)."""
 
-    def __init__(self, groups: Sequence[Group], long_from: int, engine: str = "auto") -> None:
+    def __init__(
+        self, groups: Sequence[Group], long_from: int, engine: str = "auto", runs: Sequence[str] = ()
+    ) -> None:
+        """`runs`: regexes searched in long texts by Hyperscan alone (`scan` reports where they matched; other
+        engines report None and their caller looks the slow way)."""
         self.groups = tuple(groups)
         self.long_from = long_from
+        self.runs = tuple(runs)
         self.literals: list[str] = []
         self.group_of: list[int] = []
         self.offsets: list[int] = []
@@ -105,6 +110,10 @@ class TriggerSearch:
             expressions.append(pattern)
             ids.append(index)
             flags.append(_hs.HS_FLAG_SOM_LEFTMOST if context is not None else 0)
+        for number, run in enumerate(self.runs if long else ()):
+            expressions.append(run.encode())
+            ids.append(len(self.literals) + number)
+            flags.append(_hs.HS_FLAG_SOM_LEFTMOST)
         database = _hs.Database(mode=_hs.HS_MODE_BLOCK)
         database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
         return database
@@ -132,8 +141,16 @@ class TriggerSearch:
     # ------------------------------------------------------------------ searching
 
     def find(self, text: str, data: bytes | None) -> list[Hit]:
-        """The hits in `text`, `data` its UTF-8 (None: it has none, e.g. lone surrogates: the slow path)."""
+        """The hits in `text`, `data` its UTF-8 or ASCII form (see `scan`)."""
+        return self.scan(text, data)[0]
+
+    def scan(self, text: str, data: bytes | None) -> tuple[list[Hit], list[int] | None]:
+        """The hits in `text`, and the sorted offsets where `runs` matched (None: this engine does not look).
+
+        `data` is the text's UTF-8, or its ASCII form (`text.encode("ascii", "replace")`: one byte a character, so
+        no offset needs mapping), or None (the slow path over the text itself)."""
         long = len(text) >= self.long_from
+        runs: list[int] | None = None
         if data is None:
             found = self._find_str(text, long)
         elif self._databases is not None:  # Hyperscan, inline: this runs for every text the scrubber sees
@@ -144,20 +161,25 @@ class TriggerSearch:
                 scratch = self._local.scratches[long]
             ends: list[tuple[int, int, int]] = []
             self._databases[long].scan(data, match_event_handler=_on_match, context=ends, scratch=scratch)
+            runs = []
             if not ends:
-                return []
+                return [], runs
             lengths = self.lengths
             contexts = self.contexts
-            found = [
-                (index, start, start + lengths[index])
-                if index in contexts
-                else (index, end - lengths[index], end)
-                for index, start, end in ends
-            ]
+            count = len(lengths)
+            found = []
+            for index, start, end in ends:
+                if index >= count:
+                    runs.append(start)
+                elif index in contexts:
+                    found.append((index, start, start + lengths[index]))
+                else:
+                    found.append((index, end - lengths[index], end))
+            runs.sort()
         else:
             found = self._find_bytes(data, long)
         if not found:
-            return found
+            return found, runs
         if data is not None and len(data) != len(text):
             found = self._char_offsets(data, found)
         if self.contexts and (
@@ -165,7 +187,7 @@ class TriggerSearch:
         ):  # Hyperscan matched them with the literals
             contexts = self.contexts
             found = [hit for hit in found if hit[0] not in contexts or contexts[hit[0]].match(text, hit[2])]
-        return self.leftmost_first(found)
+        return self.leftmost_first(found), runs
 
     def _find_bytes(self, data: bytes, long: bool) -> list[Hit]:
         found: list[Hit] = []
