@@ -198,9 +198,7 @@ def main() -> None:
                 _time(hook, json.dumps({"prompt": warm}), env)
             e2e, injected, with_scratch = [], 0, 0
             for i in range(args.n):
-                elapsed, out = _time(
-                    hook, json.dumps({"prompt": prompt(i)}), env, "end_to_end"
-                )
+                elapsed, out = _time(hook, json.dumps({"prompt": prompt(i)}), env, "end_to_end")
                 e2e.append(elapsed)
                 injected += bool(out)
                 with_scratch += "## Prior similar attempts" in out

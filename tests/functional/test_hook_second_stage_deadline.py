@@ -39,7 +39,9 @@ class StuckReranker(Reranker):
 
 
 def test_a_stuck_second_stage_leaves_the_hook_the_first_stages_card(tmp_path: Path) -> None:
-    settings = load_settings(home=tmp_path / "home", embedder="hashing", rerank_seconds=0.5, min_similarity=-1.0)
+    settings = load_settings(
+        home=tmp_path / "home", embedder="hashing", rerank_seconds=0.5, min_similarity=-1.0
+    )
     memory = build_memory(settings)
     populate(memory)
     stuck = StuckReranker()
