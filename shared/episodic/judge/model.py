@@ -8,7 +8,8 @@ search keeps the first stage's order. Nothing is ever downloaded at run time.
 
 Why onnxruntime and not the project's numpy BERT: on this project's 2-core machine the int8 graph in
 onnxruntime scored 5 x 128 tokens in 0.90 s p50 against 2.10 s for the same weights dequantized to float32
-in numpy (load average 9, scripts/bench_judge.py); one session per process, threads = the process's cores.
+in numpy (load average 9; docs/retrieval.md, "The local judge"); one session per process, threads = the
+process's cores.
 """
 
 from __future__ import annotations
