@@ -46,7 +46,7 @@ class Group:
     # literal -> a regex that must follow it for the hit to count (its rules need it: a cheap gate before them)
     contexts: Mapping[str, str] = field(default_factory=dict)
     # literal -> the characters that may not follow it (`pass` in `password`, `Token` in `Tokens`): such a hit is
-    # no hit, before leftmost-first choice (in the Hyperscan pattern itself: ~50,000 hits over the shared
+    # no hit, before leftmost-first choice (in the Hyperscan pattern itself: 19,275 of 57,455 hits over the shared
     # transcripts' raw text never reach Python)
     rejects: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
