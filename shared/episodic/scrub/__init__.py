@@ -96,7 +96,8 @@ COMPANION_MIN_CHARS = 21
 BARE_SECRET_MIN_CHARS = 40
 DANGLING_REACH = 300  # a token's head at a text's end is looked for this far back
 MAX_REREADS = 8  # keeps a text of glued tokens linear: each reread costs one token's length
-MAX_BASE64_DEPTH = 2  # base64 of base64 of a secret; deeper nesting is not looked into
+MAX_BASE64_DEPTH = 2
+RUNS_SEARCHED_BELOW = 4096  # base64 runs: Hyperscan's candidates in shorter texts, the walk in longer ones (engine)  # base64 of base64 of a secret; deeper nesting is not looked into
 
 
 def _url_credentials(text: str, start: int) -> Span | None:
@@ -165,9 +166,14 @@ def _build_position_triggers() -> tuple[list[str], list[Handler | None]]:
     return literals, handlers
 
 
-def _next_char_rejects(literals: list[str]) -> list[tuple[int, frozenset[str]] | None]:
-    rejects = {**KEYWORD_LITERALS, **NAME_LITERALS}
-    return [(KEYWORD_LENGTHS[lit], rejects[lit]) if lit in rejects else None for lit in literals]
+def _keyword_lengths(literals: list[str]) -> list[int]:
+    """Per literal, the length of the secret word a keyword trigger stands for (`token"` is `token`), else 0."""
+    return [KEYWORD_LENGTHS.get(literal, 0) for literal in literals]
+
+
+_REJECTS = {
+    literal: rejected for literal, rejected in {**KEYWORD_LITERALS, **NAME_LITERALS}.items() if rejected
+}
 
 
 class _Triggers:
@@ -184,11 +190,11 @@ class _Triggers:
         self.handlers = (
             handlers + companion_handlers + position_handlers + [handler for _, handler in lowered]
         )
-        self.keyword_rejects = _next_char_rejects(literals + companions + positions) + [None] * len(lowered)
+        self.keyword_lengths = _keyword_lengths(literals + companions + positions) + [0] * len(lowered)
         groups = [
-            Group(tuple(literals)),
+            Group(tuple(literals), rejects={lit: _REJECTS[lit] for lit in literals if lit in _REJECTS}),
             Group(tuple(companions), long_only=True),
-            Group(tuple(positions)),
+            Group(tuple(positions), rejects={lit: _REJECTS[lit] for lit in positions if lit in _REJECTS}),
             Group(
                 tuple(literal for literal, _ in lowered),
                 any_case=True,
@@ -196,7 +202,7 @@ class _Triggers:
                 contexts=TRIGGER_CONTEXT,
             ),
         ]
-        self.search = TriggerSearch(groups, COMPANION_MIN_CHARS, engine, RUN_PATTERNS)
+        self.search = TriggerSearch(groups, COMPANION_MIN_CHARS, engine, RUN_PATTERNS, RUNS_SEARCHED_BELOW)
 
 
 @functools.cache
@@ -343,7 +349,7 @@ class Scrubber:
         if not hits:
             return spans
         handlers = t.handlers
-        keyword_rejects = t.keyword_rejects
+        keyword_lengths = t.keyword_lengths
         # triggers inside a value or token already read are skipped, a token's only by its own rule: one rule
         # never hides another's token (a JWT joined across a break once hid the PEM block after it, issue 40)
         keyword_done = token_done = -1
@@ -351,13 +357,16 @@ class Scrubber:
         reread = (
             0  # a token's own rule reads a hit inside its last token again, this many times a text at most
         )
-        for index, start, _end in hits:
+        for (
+            start,
+            index,
+            _end,
+        ) in hits:  # a keyword's next characters were checked by the search (Group.rejects)
             handler = handlers[index]
             if handler is None:
-                length, rejects = keyword_rejects[index]  # type: ignore[misc]
-                if start < keyword_done or text[start + length : start + length + 1] in rejects:
+                if start < keyword_done:
                     continue
-                span, keyword_done = keyword_assignment(text, start, length)
+                span, keyword_done = keyword_assignment(text, start, keyword_lengths[index])
             elif isinstance(handler, TokenRule):
                 if start < rule_done.get(id(handler), -1):
                     # `tok=tok`: a value alphabet with `=` ran into the next token, which starts a word

@@ -391,7 +391,8 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     match = _ASSIGNMENT.match(text, end)
     flag = False
     if match is None:
-        prose = _prose_password(text, start, end)
+        # only a trigger starting "password", "passphrase" or "passcode" (any case) can start a prose password
+        prose = _prose_password(text, start, end) if text[start] in "pP" else None
         if prose is not None:
             return prose, prose[1]
         if "-" not in text[max(0, start - 64) : start + 1]:
