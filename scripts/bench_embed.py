@@ -20,7 +20,9 @@ import subprocess
 import sys
 import time
 
-from episodic import envsource  # stdlib only: numpy/BLAS are not loaded before the thread count is set
+from episodic.plumbing import (
+    envsource,  # stdlib only: numpy/BLAS are not loaded before the thread count is set
+)
 
 WORDS = [
     "the",

@@ -33,15 +33,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
-from episodic import envsource
 from episodic.distill.evidence import call_passed, exited_ok, shell_command
 from episodic.failures.service import FailureMemory, lookup, remember_fixes, render_fix
 from episodic.failures.sqlite_store import SQLiteFailureStore
-from episodic.marker import wrap_injected
-from episodic.models import ToolCall, Trajectory
+from episodic.kernel.models import ToolCall, Trajectory
+from episodic.kernel.settings import Settings, load_settings
 from episodic.parse.agents import AllAgentsSource
+from episodic.plumbing import envsource
+from episodic.plumbing.marker import wrap_injected
 from episodic.scrub import Scrubber, default_scrubber
-from episodic.settings import Settings, load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 TENANT = "bench"
@@ -195,7 +195,7 @@ def run_hook(
     and the process's own CPU ms (what load does not inflate)."""
     cpu_before, started = _child_cpu(), time.perf_counter()
     done = subprocess.run(
-        [sys.executable, "-m", "episodic.failure_hook"],
+        [sys.executable, "-m", "episodic.hooks.failure"],
         input=json.dumps(payload),
         capture_output=True,
         text=True,
@@ -265,8 +265,8 @@ def hook_latency(
 ) -> dict[str, float]:
     """The hook as Claude Code runs it (one subprocess per failure) against a warm in-process server."""
     from episodic.assembly import build_memory
-    from episodic.auth import LocalTokenStore
     from episodic.failures.service import failures_of
+    from episodic.kernel.auth import LocalTokenStore
     from episodic.mcp.http_server import BackgroundServer, build_endpoint
 
     home = tmp / "hook-home"

@@ -22,8 +22,8 @@ sys.path.insert(0, str(REPO / "shared"))
 from episodic.assembly import build_memory, build_scrubber  # noqa: E402
 from episodic.history.extract import history_record  # noqa: E402
 from episodic.history.service import kept_history, search_history  # noqa: E402
-from episodic.models import LOCAL_TENANT, Trajectory  # noqa: E402
-from episodic.settings import load_settings  # noqa: E402
+from episodic.kernel.models import LOCAL_TENANT, Trajectory  # noqa: E402
+from episodic.kernel.settings import load_settings  # noqa: E402
 
 TOPICS = {
     "rare": ["posthog", "rebase conflict", "telemetry"],

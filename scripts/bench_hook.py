@@ -24,15 +24,15 @@ import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-from episodic import envsource
 from episodic.assembly import build_memory
-from episodic.auth import LocalTokenStore
-from episodic.card_write import store_card
+from episodic.cards.write import store_card
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.models import Card, DistillerInfo, Outcome
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.models import Card, DistillerInfo, Outcome
+from episodic.plumbing import envsource
 from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import scratch_of
-from episodic.settings import load_settings
 
 TENANT = "bench"
 SYMPTOMS = [
@@ -193,7 +193,7 @@ def main() -> None:
         episodic_bin = shutil.which("episodic") or str(Path(sys.executable).with_name("episodic"))
         with BackgroundServer(build_endpoint(settings, memory)) as server:
             env["EPISODIC_URL"] = server.url
-            hook = [sys.executable, "-m", "episodic.hook"]
+            hook = [sys.executable, "-m", "episodic.hooks.prompt"]
             for warm in PROMPTS[:3]:  # warm the server (embedder, SQLite pages)
                 _time(hook, json.dumps({"prompt": warm}), env)
             e2e, injected, with_scratch = [], 0, 0

@@ -26,15 +26,15 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_hook import PROMPTS, TENANT, _cards, _summary, _time
-from episodic import envsource
 from episodic.assembly import build_memory
-from episodic.auth import LocalTokenStore
-from episodic.card_write import store_card
+from episodic.cards.write import store_card
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.models import DistillerInfo
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.models import DistillerInfo
-from episodic.settings import load_settings
+from episodic.plumbing import envsource
 
-HOOK = [sys.executable, "-m", "episodic.hook"]
+HOOK = [sys.executable, "-m", "episodic.hooks.prompt"]
 
 
 def payload(agent: str, prompt: str, cwd: str) -> dict[str, object]:

@@ -52,7 +52,7 @@ def child(folder: str) -> None:
     except ImportError:  # a baseline tree from before the assembly package (its composition root)
         from episodic.backends import build_memory  # type: ignore[no-redef]
     from episodic.cli.core_cmds import run_index
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     started = time.perf_counter()
     settings = load_settings()

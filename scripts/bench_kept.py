@@ -21,10 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
+from episodic.kernel.settings import Settings
 from episodic.parse.agents import AllAgentsSource
 from episodic.scrub import default_scrubber
-from episodic.settings import Settings
 from episodic.store.kept import SUFFIX, KeptTrajectoryFiles
 
 REPO = Path(__file__).resolve().parents[1]

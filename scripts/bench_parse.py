@@ -17,10 +17,10 @@ from collections import Counter
 from pathlib import Path
 
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.models import NotEpisode, Trajectory
+from episodic.kernel.models import NotEpisode, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
-from episodic.survey import render_survey
+from episodic.sessions.survey import render_survey
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -22,7 +22,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from episodic.embed.hashing import HashingEmbedder
-from episodic.models import (
+from episodic.kernel.models import (
     CARD_RENDERINGS,
     RENDERINGS,
     Card,
@@ -32,8 +32,8 @@ from episodic.models import (
     Outcome,
     SearchFilters,
 )
-from episodic.ports import StoredVector
-from episodic.render import render
+from episodic.kernel.ports import StoredVector
+from episodic.store.render import render
 from episodic.store.sqlite import SQLiteStore
 
 SUBJECTS = [

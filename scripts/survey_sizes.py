@@ -9,10 +9,10 @@ import argparse
 import statistics
 from pathlib import Path
 
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
-from episodic.survey import estimate_tokens, render_survey
+from episodic.sessions.survey import estimate_tokens, render_survey
 
 REPO = Path(__file__).resolve().parents[1]
 

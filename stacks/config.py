@@ -12,7 +12,7 @@ from typing import Any
 from constructs import Node
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-# mirror episodic.models (the stack stays core-free; a test checks they agree)
+# mirror episodic.kernel.models (the stack stays core-free; a test checks they agree)
 CARD_RENDERINGS = ("struct", "semantic", "reflect")
 RENDERINGS = (*CARD_RENDERINGS, "opening")
 # the deployed distiller is an LLM, whose cards get no `opening` vector: index the card renderings by default
@@ -20,7 +20,7 @@ TITAN_DIMENSIONS = (256, 512, 1024)
 # cross-region inference profiles start with a geography; the rest of the id is the foundation model
 PROFILE_GEOGRAPHIES = ("us", "eu", "apac", "jp", "au", "ca", "us-gov", "global")
 LOG_RETENTION_DAYS = (1, 3, 7, 14, 30, 60, 90, 180, 365)
-_TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # mirrors episodic.models.check_tenant
+_TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")  # mirrors episodic.kernel.models.check_tenant
 _PREFIX_RE = re.compile(r"^[a-z][a-z0-9-]{1,24}$")
 _SCHEDULE_RE = re.compile(r"^(?:cron|rate)\([^()]+\)$")
 # a Bedrock model id is `<provider>.<model>` (anthropic.claude-sonnet-4-6, amazon.titan-embed-text-v2:0)
@@ -283,7 +283,7 @@ def _coerce(key: str, raw: Any, kind: str) -> Any:
 def core_environment(
     config: StackConfig, *, vector_bucket: str, vector_index: str, transcripts_bucket: str
 ) -> dict[str, str]:
-    """The EPISODIC_* variables `episodic.settings.Settings` reads in every Lambda."""
+    """The EPISODIC_* variables `episodic.kernel.settings.Settings` reads in every Lambda."""
     return {
         "EPISODIC_STORE": "s3vectors",
         "EPISODIC_EMBEDDER": "titan",

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from episodic.dream.source import SessionDigest, WeekSource
-from episodic.models import Card, CardRecord, DistillerInfo, Outcome, Trajectory
+from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, Trajectory
 
 
 def digest(

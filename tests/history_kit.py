@@ -8,7 +8,7 @@ from pathlib import Path
 from episodic.history.models import HistoryRecord, Turn
 from episodic.history.service import kept_history
 from episodic.history.sqlite_store import SQLiteHistoryStore
-from episodic.memory import Memory
+from episodic.kernel.memory import Memory
 from mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from episodic.card_write import embed_card
-from episodic.memory import Memory
-from episodic.models import Card, CardRecord, DistillerInfo, Outcome
-from episodic.settings import Settings, load_settings
+from episodic.cards.write import embed_card
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome
+from episodic.kernel.settings import Settings, load_settings
 
 ALPHA, BETA = "alpha", "beta"
 NO_MATCH_QUERY = "zebra quantum xylophone marmalade"

@@ -11,9 +11,9 @@ from typing import Any
 
 from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.typing import LambdaContext
-from episodic.auth import Authenticator
-from episodic.errors import AuthError
-from episodic.settings import load_settings
+from episodic.kernel.auth import Authenticator
+from episodic.kernel.errors import AuthError
+from episodic.kernel.settings import load_settings
 
 logger = Logger()
 tracer = Tracer()

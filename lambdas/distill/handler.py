@@ -29,8 +29,8 @@ from episodic.assembly import build_memory
 from episodic.aws.clients import AwsClients
 from episodic.aws.pipeline import DEFAULT_CARDS_PREFIX, TranscriptObject, distill_transcript, fetch_transcript
 from episodic.aws.search_mode import store_search_mode
-from episodic.memory import Memory
-from episodic.settings import Settings, load_deployed_settings
+from episodic.kernel.memory import Memory
+from episodic.kernel.settings import Settings, load_deployed_settings
 from pydantic import BaseModel
 
 logger = Logger()
@@ -178,7 +178,7 @@ def record_handler(record: SQSRecord) -> None:
 @metrics.log_metrics
 def handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     if event.get("episodic") == "scratch-sweep":  # the daily schedule (-c scratchMemory=opensearch)
-        from episodic.ingest import sweep_features
+        from episodic.core.ingest import sweep_features
 
         removed = sweep_features(runtime().memory)
         logger.info("scratch memory swept", extra={"removed": removed})

@@ -13,8 +13,8 @@ from episodic.assembly import build_memory
 from episodic.assembly.dream import dream_adapters
 from episodic.aws.clients import AwsClients
 from episodic.dream.service import DreamRunError, dream_tenants
-from episodic.memory import Memory
-from episodic.settings import Settings, load_deployed_settings
+from episodic.kernel.memory import Memory
+from episodic.kernel.settings import Settings, load_deployed_settings
 
 logger = Logger()
 tracer = Tracer()

@@ -16,15 +16,15 @@ from aws_lambda_powertools import Logger, Tracer
 from aws_lambda_powertools.utilities.data_classes import APIGatewayProxyEventV2
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from episodic.assembly import build_memory
-from episodic.auth import SCOPES, Authenticator, Principal, validate_tenant
 from episodic.aws.clients import AwsClients
 from episodic.aws.search_mode import SEARCH_MODE_HEADER, SEARCH_REASON_HEADER, SearchMode, store_search_mode
 from episodic.aws.uploaded_sessions import S3UploadedSessions
-from episodic.errors import AuthError, EpisodicError
+from episodic.kernel.auth import SCOPES, Authenticator, Principal, validate_tenant
+from episodic.kernel.errors import AuthError, EpisodicError
+from episodic.kernel.memory import Memory
+from episodic.kernel.settings import Settings, load_deployed_settings
 from episodic.mcp.protocol import HttpRequest, HttpResponse, McpEndpoint
 from episodic.mcp.tools import default_registry, read_only_registry
-from episodic.memory import Memory
-from episodic.settings import Settings, load_deployed_settings
 
 logger = Logger()
 tracer = Tracer()

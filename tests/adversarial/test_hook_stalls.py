@@ -80,7 +80,7 @@ def _run(home: Path, url: str, stdin: bytes | None = PROMPT.encode()) -> tuple[i
     }
     started = time.monotonic()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "episodic.hook"],
+        [sys.executable, "-m", "episodic.hooks.prompt"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

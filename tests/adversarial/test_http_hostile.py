@@ -14,13 +14,13 @@ from urllib.parse import urlsplit
 
 import pytest
 from episodic.assembly import build_memory as build_full_memory
-from episodic.auth import WRITE, LocalTokenStore
+from episodic.core.ingest import index_sessions
 from episodic.embed.hashing import HashingEmbedder
-from episodic.hook import build_context
-from episodic.ingest import index_sessions
-from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN
+from episodic.hooks.prompt import build_context
+from episodic.kernel.auth import WRITE, LocalTokenStore
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.settings import load_settings
+from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN
 from mcp_testkit import ALPHA, build_memory, populate, post, rpc, settings_for
 
 FIXTURE_PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "projects"

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from episodic.distill.checks import parse_card_payload
 from episodic.distill.heuristic_problem import _json_task
-from episodic.errors import InvalidCardError
 from episodic.harvest.body import build_body, read_source_files
-from episodic.models import SessionSource
+from episodic.kernel.errors import InvalidCardError
+from episodic.kernel.models import SessionSource
 from episodic.scrub import default_scrubber
 
 DEEP = "[" * 100_000

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 from episodic.assembly import build_memory
-from episodic.auth import SCOPES, WRITE, Principal
-from episodic.cards_transfer import export_cards
+from episodic.cards.transfer import export_cards
+from episodic.core.ingest import index_sessions
 from episodic.history.service import kept_history
-from episodic.ingest import index_sessions
+from episodic.kernel.auth import SCOPES, WRITE, Principal
+from episodic.kernel.memory import Memory
+from episodic.kernel.settings import load_settings
 from episodic.mcp.tools import default_registry
-from episodic.memory import Memory
-from episodic.settings import load_settings
 from secret_kit import AWS_KEY_ID, AWS_SECRET_LOW, ISSUE_CASES, TOKENS, body
 
 from .conftest import cli

@@ -15,13 +15,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from episodic.auth import SCOPES, WRITE, LocalTokenStore, Principal
+from episodic.kernel.auth import SCOPES, WRITE, LocalTokenStore, Principal
+from episodic.kernel.memory import Memory
+from episodic.kernel.settings import Settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
-from episodic.memory import Memory
 from episodic.scrub import default_scrubber
 from episodic.scrub.values import is_placeholder
-from episodic.settings import Settings
 from hook_kit import injected_context
 from secret_shapes import KEPT, SEPARATORS, SHAPES, pairs
 

@@ -16,8 +16,8 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from episodic.auth import LocalTokenStore
-from episodic.hook import ask_server
+from episodic.hooks.prompt import ask_server
+from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.protocol import HttpResponse
 from mcp_testkit import ALPHA, build_memory, populate, post, rpc, settings_for
@@ -164,7 +164,7 @@ def _wait_until(condition: object, limit: float = GENEROUS) -> bool:
 
 
 def test_the_viewer_closes_dribblers_and_serves_others_meanwhile(tmp_path: Path) -> None:
-    from episodic.http_clients import ClientLimits
+    from episodic.plumbing.http_clients import ClientLimits
     from episodic.ui.data import LocalSource
     from episodic.ui.server import BackgroundUi
     from episodic.ui.views import Viewer

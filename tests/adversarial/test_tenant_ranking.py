@@ -9,10 +9,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episodic.auth import LocalTokenStore
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import Outcome
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.memory import Memory
-from episodic.models import Outcome
 from mcp_testkit import _card, build_memory, populate, post, rpc, settings_for
 
 B_CARDS = [

@@ -20,14 +20,14 @@ from typing import Any
 
 import pytest
 from episodic.assembly import build_memory
-from episodic.auth import WRITE, LocalTokenStore
 from episodic.aws.dynamo_history import DynamoS3HistoryStore
 from episodic.history.service import kept_history
 from episodic.history.sqlite_store import SQLiteHistoryStore
+from episodic.kernel.auth import WRITE, LocalTokenStore
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import LOCAL_TENANT
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.memory import Memory
-from episodic.models import LOCAL_TENANT
-from episodic.settings import load_settings
 from history_kit import record
 from mcp_testkit import post, rpc
 

@@ -18,7 +18,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
-from episodic.auth import LocalTokenStore
+from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from hook_kit import injected_context
 from mcp_testkit import ALPHA, build_memory, populate, rpc, settings_for

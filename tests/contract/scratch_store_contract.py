@@ -13,7 +13,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from episodic.embed.hashing import HashingEmbedder
-from episodic.errors import InvalidArgumentError, ParityError, TenantError
+from episodic.kernel.errors import InvalidArgumentError, ParityError, TenantError
 from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
 

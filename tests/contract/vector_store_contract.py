@@ -22,8 +22,8 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 import pytest
 from episodic.embed.hashing import HashingEmbedder
-from episodic.errors import InvalidArgumentError, ParityError, TenantError
-from episodic.models import (
+from episodic.kernel.errors import InvalidArgumentError, ParityError, TenantError
+from episodic.kernel.models import (
     CARD_RENDERINGS,
     OPENING,
     RENDERINGS,
@@ -35,11 +35,11 @@ from episodic.models import (
     SearchFilters,
     SearchHit,
 )
-from episodic.ports import StoredVector, VectorStore
-from episodic.render import render
+from episodic.kernel.ports import StoredVector, VectorStore
 from episodic.store import hybrid
 from episodic.store.base import InvalidStoreInputError, InvalidVectorError
 from episodic.store.parity import describe, settings_for
+from episodic.store.render import render
 
 EMBEDDER = HashingEmbedder(384)
 MANIFEST = IndexManifest(embedder_id=EMBEDDER.id, dimension=EMBEDDER.dimension, renderings=list(RENDERINGS))

@@ -22,12 +22,12 @@ if str(REPO_ROOT) not in sys.path:  # `lambdas` lives at the repository root, be
     sys.path.insert(0, str(REPO_ROOT))
 
 from episodic.assembly import build_memory  # noqa: E402
-from episodic.auth import token_hash  # noqa: E402
 from episodic.aws.clients import AwsClients  # noqa: E402
 from episodic.aws.s3vectors_store import S3VectorsStore  # noqa: E402
 from episodic.aws.search_mode import store_search_mode  # noqa: E402
 from episodic.embed.hashing import HashingEmbedder  # noqa: E402
-from episodic.settings import load_deployed_settings  # noqa: E402
+from episodic.kernel.auth import token_hash  # noqa: E402
+from episodic.kernel.settings import load_deployed_settings  # noqa: E402
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index  # noqa: E402
 
 from lambdas.authorizer import handler as authorizer_handler  # noqa: E402

@@ -120,7 +120,7 @@ def _session():  # type: ignore[no-untyped-def]
 
 def _real_distiller(cli: str, private_dir: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[no-untyped-def]
     from episodic.distill.agents import distiller_for
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     if not REAL[cli].exists():
         pytest.skip(f"{cli} CLI not installed at {REAL[cli]} (scripts/install --dev)")
@@ -149,7 +149,7 @@ def _real_distiller(cli: str, private_dir: Path, monkeypatch: pytest.MonkeyPatch
 def test_the_real_codex_logged_out_says_so(private_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`codex login status` of the real CLI says "Not logged in": the distiller says how to log in, and
     starts no `codex exec` (which, logged out, retries the API instead of saying so)."""
-    from episodic.errors import ConfigError
+    from episodic.kernel.errors import ConfigError
 
     distiller = _real_distiller("codex", private_dir, monkeypatch)
     assert distiller.login() == (False, "not logged in (run `codex login`, or set CODEX_API_KEY)")
@@ -162,8 +162,8 @@ def test_the_real_gemini_logged_out_says_so(private_dir: Path, monkeypatch: pyte
     """No sign-in method: the distiller says so before any call, in the words `setup` and `doctor` use;
     the real `gemini -p` with our flags, called anyway, says so too (code 41), made one clear line."""
     from episodic.distill.agent_cli import run_cli
-    from episodic.errors import ConfigError
-    from episodic.marker import DISTILLER_MARKER
+    from episodic.kernel.errors import ConfigError
+    from episodic.plumbing.marker import DISTILLER_MARKER
 
     distiller = _real_distiller("gemini", private_dir, monkeypatch)
     logged_in, how = distiller.login()
@@ -218,9 +218,9 @@ def test_the_real_cli_distills_with_hooks_and_mcp_off_and_its_run_is_never_index
     run left in the agent's session folders is not indexed (Codex: none, --ephemeral; Gemini: a chat file
     that the parser skips as `distiller-run`)."""
     from episodic.assembly import build_memory
+    from episodic.core.ingest import index_sessions
     from episodic.embed.hashing import HashingEmbedder
-    from episodic.ingest import index_sessions
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     kit = _record_kit()
     distiller = _real_distiller(cli, private_dir, monkeypatch)

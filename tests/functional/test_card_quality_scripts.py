@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.models import Outcome, Trajectory
+from episodic.kernel.models import Outcome, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
 

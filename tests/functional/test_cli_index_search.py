@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 import warm_cli
-from episodic.models import Card
+from episodic.kernel.models import Card
 
 CARD_FIELDS = set(Card.model_fields)
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"

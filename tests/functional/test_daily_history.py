@@ -198,14 +198,14 @@ def _mcp_texts(home: Path, calls: dict[str, dict[str, object]]) -> str:
 
 def _memory(home: Path):  # type: ignore[no-untyped-def]
     from episodic.assembly import build_memory
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     return build_memory(load_settings(home=home, embedder="hashing"))
 
 
 def _call(registry, name: str, args: dict[str, object]) -> dict[str, object]:  # type: ignore[no-untyped-def]
-    from episodic.auth import READ, WRITE, Principal
-    from episodic.models import LOCAL_TENANT
+    from episodic.kernel.auth import READ, WRITE, Principal
+    from episodic.kernel.models import LOCAL_TENANT
 
     principal = Principal(tenant_id=LOCAL_TENANT, scopes=frozenset({READ, WRITE}))
     return registry.call(name, args, principal)  # type: ignore[no-any-return]
@@ -217,8 +217,8 @@ ORIGIN = ("project", "agent", "cwd", "git_branch", "started_at", "ended_at", "so
 def _cards(home: Path) -> dict[str, dict[str, object]]:
     """What `show ID --json` prints for A, B and D (the same call and dump), read in this process: three
     `episodic` processes less per look, three looks in the export test."""
-    from episodic.models import LOCAL_TENANT
-    from episodic.search import get_episode
+    from episodic.core.search import get_episode
+    from episodic.kernel.models import LOCAL_TENANT
 
     memory = _memory(home)
     return {sid: get_episode(memory, LOCAL_TENANT, sid).model_dump(mode="json") for sid in (A, B, D)}
@@ -268,7 +268,7 @@ CODEX = Path(__file__).resolve().parents[1] / "fixtures" / "agents" / "codex-0.1
 
 
 def _viewer(home: Path):  # type: ignore[no-untyped-def]
-    from episodic.models import LOCAL_TENANT
+    from episodic.kernel.models import LOCAL_TENANT
     from episodic.ui.data import LocalSource
     from episodic.ui.views import Viewer
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from episodic.evaluation.runner import run_evaluation
-from episodic.settings import load_settings
+from episodic.kernel.settings import load_settings
 
 
 @pytest.mark.usefixtures("episodic_home")

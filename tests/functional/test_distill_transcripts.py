@@ -15,7 +15,7 @@ from episodic.distill.checks import (
     judge_outcome,
 )
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.models import Card, Outcome, Trajectory
+from episodic.kernel.models import Card, Outcome, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
 

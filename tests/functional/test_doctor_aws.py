@@ -125,7 +125,7 @@ def test_without_recorded_outputs_it_says_to_run_setup_aws(episodic_home: Path) 
 
 def test_a_timeout_is_reported_as_a_timeout(episodic_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from episodic.cli.doctor_aws import check_search_mode
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     (episodic_home / "aws-outputs.json").write_text(json.dumps({"McpEndpoint": "https://api.example/mcp"}))
     monkeypatch.setenv("EPISODIC_TOKEN", TOKEN)

@@ -185,7 +185,7 @@ def test_the_week_is_read_from_the_history_records_not_reparsed(
 
     from episodic.assembly.dream import dream_adapters
     from episodic.dream.history_source import HistoryWeekSource
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     monkeypatch.setenv("EPISODIC_HOME", str(dreamt["home"]))
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
@@ -207,7 +207,7 @@ def test_the_viewer_shows_a_real_record_as_html_at_a_phones_width(
     table, nothing wider than the window, and every citation a link to an episode the index holds."""
     from browser_kit import CHROMIUM, CHROMIUM_ARGS, require_browser
     from episodic.assembly import build_memory
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
     from episodic.ui.data import LocalSource
     from episodic.ui.server import BackgroundUi
     from episodic.ui.views import Viewer

@@ -14,7 +14,6 @@ import jsonschema
 import pytest
 from botocore.stub import ANY, Stubber
 from dream_kit import ListWeekSource, bedrock_tool_reply, digest, export_thread
-from episodic.auth import Principal
 from episodic.aws.dream_archive import S3Archive
 from episodic.aws.dream_llm import BedrockDreamModel
 from episodic.dream.archive import LocalArchive
@@ -25,6 +24,7 @@ from episodic.dream.port import DreamModel
 from episodic.dream.record import SECTIONS, parse_record, section_items
 from episodic.dream.tools import dream_tool
 from episodic.dream.weeks import IsoWeek
+from episodic.kernel.auth import Principal
 from episodic.mcp.registry import ToolRegistry
 
 NOW = datetime(2026, 8, 12, tzinfo=UTC)

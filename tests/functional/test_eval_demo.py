@@ -70,7 +70,7 @@ def test_eval_on_the_demo_corpus(hashing_home: Path, tmp_path: Path) -> None:
     if not queries:
         # no query file shipped with the demo: ask for each session by its first prompt (easy, but real)
         from episodic.assembly import build_source
-        from episodic.settings import load_settings
+        from episodic.kernel.settings import load_settings
 
         source = build_source(load_settings())
         lines = []
@@ -201,8 +201,8 @@ def test_cards_only_distils_just_the_sessions_the_folder_lacks(hashing_home: Pat
     from episodic.distill.heuristic import HeuristicDistiller
     from episodic.embed.hashing import HashingEmbedder
     from episodic.evaluation.runner import run_evaluation
-    from episodic.ports import Distiller
-    from episodic.settings import load_settings
+    from episodic.kernel.ports import Distiller
+    from episodic.kernel.settings import load_settings
 
     class Counting(Distiller):
         def __init__(self) -> None:

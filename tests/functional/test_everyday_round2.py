@@ -128,7 +128,11 @@ def test_invalid_config_is_named_with_its_line_by_the_hook_and_the_cli(home: Pat
         }
     )
     hook = subprocess.run(
-        [sys.executable, "-m", "episodic.hook"], input=payload, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "episodic.hooks.prompt"],
+        input=payload,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert hook.returncode == 0 and hook.stdout == ""
     logged = (home / "logs" / "hook.log").read_text()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from client_env import bare_env, stop_spawned_server, wait_for_port
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
 from fake_agent_models_kit import fake_agent_model
 from test_failure_hook_cli import FIXED_SESSION, set_up_user
 
@@ -114,7 +114,7 @@ def codex_last_request(home: Path, user_home: Path, tools: Path, command: str) -
 @pytest.mark.skipif(not CODEX.exists(), reason=f"Codex CLI not installed at {CODEX}")
 def test_codex_gets_the_fix_of_an_error_an_indexed_session_got_past(user: tuple[Path, Path, Path]) -> None:
     from episodic.cli.doctor_agents import codex_row
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     home, user_home, tools = user
     # doctor finds the trust entry setup wrote through the real app-server, under the key Codex gave it

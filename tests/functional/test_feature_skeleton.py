@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from episodic.assembly import FEATURES, build_memory
-from episodic.auth import Principal
 from episodic.cli import build_cli
+from episodic.core.ingest import index_sessions
 from episodic.embed.hashing import HashingEmbedder
-from episodic.ingest import index_sessions
+from episodic.kernel.auth import Principal
+from episodic.kernel.settings import load_settings
 from episodic.mcp.tools import default_registry
-from episodic.settings import load_settings
 
 SKELETON = Path(__file__).resolve().parents[1] / "fixtures" / "feature_skeleton"
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"

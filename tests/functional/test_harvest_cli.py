@@ -252,7 +252,7 @@ def test_cron_without_any_scheduler_reports_it_and_exits_0(
 def test_cron_status_where_crontab_is_missing_exits_0(
     env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from episodic.errors import ConfigError
+    from episodic.kernel.errors import ConfigError
 
     def no_crontab(args: Any, input_text: str | None = None) -> Any:
         raise ConfigError(f"`{args[0]}` is not installed on this machine")
@@ -269,7 +269,7 @@ def test_a_harvest_that_cannot_start_leaves_a_visible_mark(
     env: dict[str, Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from episodic.cli.doctor import FAIL, check_harvest
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     monkeypatch.setenv("EPISODIC_TRANSCRIPTS_BUCKET", BUCKET)
     failed = CliRunner().invoke(build_cli(), ["harvest", "--profile", "expired-sso-profile"])

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from episodic.cli import build_cli
 from episodic.harvest import spool
-from episodic.scope import SKIP_MARKER
+from episodic.sessions.scope import SKIP_MARKER
 from fakes.experiment_sessions import write_session
 from moto import mock_aws
 

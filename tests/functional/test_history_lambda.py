@@ -17,7 +17,7 @@ from episodic.aws.s3vectors_store import S3VectorsStore
 from episodic.embed.hashing import HashingEmbedder
 from episodic.history.models import HistoryFilters, WorkLink
 from episodic.history.service import kept_history
-from episodic.settings import load_deployed_settings
+from episodic.kernel.settings import load_deployed_settings
 from lambda_env import (
     BUCKET,
     FIXTURE_SESSION,

@@ -13,13 +13,13 @@ from typing import Any
 
 import httpx2
 import pytest
-from episodic.auth import READ, WRITE, LocalTokenStore, Principal
-from episodic.errors import ScopeError
 from episodic.history.service import kept_history
 from episodic.history.tools import STRUCTURED_BUDGET, TEXT_BUDGET, budgeted
+from episodic.kernel.auth import READ, WRITE, LocalTokenStore, Principal
+from episodic.kernel.errors import ScopeError
+from episodic.kernel.models import LOCAL_TENANT
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
-from episodic.models import LOCAL_TENANT
 from history_kit import RECORDS, history_memory
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client

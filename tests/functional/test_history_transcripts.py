@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 from episodic.assembly import build_memory
+from episodic.core.ingest import index_sessions
 from episodic.history import service, views
 from episodic.history.service import kept_history
 from episodic.history.sqlite_store import SQLiteHistoryStore
-from episodic.ingest import index_sessions
-from episodic.memory import Memory
-from episodic.models import LOCAL_TENANT, Trajectory
-from episodic.settings import load_settings
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import LOCAL_TENANT, Trajectory
+from episodic.kernel.settings import load_settings
 
 TERMS = [
     "worktree",

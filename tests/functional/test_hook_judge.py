@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 import warm_cli
 from episodic.assembly import build_memory
-from episodic.auth import LocalTokenStore
 from episodic.judge.model import default_model_dir
 from episodic.judge.reranker import LocalReranker
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.settings import load_settings
 from hook_kit import injected_context
 
 pytestmark = [

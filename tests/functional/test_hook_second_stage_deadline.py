@@ -8,11 +8,11 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from episodic.auth import LocalTokenStore
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.models import SearchHit
+from episodic.kernel.ports import Reranker
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.models import SearchHit
-from episodic.ports import Reranker
-from episodic.settings import load_settings
 from hook_kit import injected_context
 from mcp_testkit import ALPHA, build_memory, populate
 

@@ -10,7 +10,7 @@ from urllib.parse import unquote_plus
 
 import pytest
 from episodic.aws.pipeline import parse_transcript_key
-from episodic.errors import InvalidArgumentError
+from episodic.kernel.errors import InvalidArgumentError
 from lambda_env import (
     BUCKET,
     FIXTURE_SESSION,

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episodic.card_write import store_card
-from episodic.models import Card, DistillerInfo, Outcome
+from episodic.cards.write import store_card
+from episodic.kernel.models import Card, DistillerInfo, Outcome
 from lambda_env import LambdaContext, LocalCloud, authorize, call_tool, http_event, local_cloud
 
 from lambdas.mcp import handler as mcp
@@ -202,7 +202,7 @@ def test_a_missing_deployment_variable_fails_the_cold_start_by_name(
     variable: str, episodic_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from episodic.aws.clients import AwsClients
-    from episodic.errors import ConfigError
+    from episodic.kernel.errors import ConfigError
 
     from lambdas.distill import handler as distill
 

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from episodic.auth import LocalTokenStore
 from episodic.history.tools import HISTORY_TOOL_NAMES
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.models import Card
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.protocol import McpEndpoint
-from episodic.models import Card
 from mcp_testkit import ALPHA, BETA, NO_MATCH_QUERY, build_memory, populate, post, rpc, settings_for
 
 V = {"MCP-Protocol-Version": "2025-11-25"}
@@ -302,8 +302,8 @@ def test_serve_runs_on_an_ephemeral_port_and_shuts_down(
 ) -> None:
     import threading
 
+    from episodic.kernel.settings import load_settings
     from episodic.mcp.http_server import McpHttpServer, serve
-    from episodic.settings import load_settings
 
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
     token = LocalTokenStore(episodic_home / "tokens.json").add(ALPHA)

@@ -11,9 +11,9 @@ from typing import Any
 
 import httpx2
 import pytest
-from episodic.auth import LocalTokenStore
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.models import LOCAL_TENANT
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.models import LOCAL_TENANT
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 import warm_cli
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.models import NotEpisode, Trajectory
+from episodic.kernel.models import NotEpisode, Trajectory
+from episodic.kernel.settings import load_settings
 from episodic.parse.agents import AllAgentsSource
 from episodic.scrub import default_scrubber
-from episodic.settings import load_settings
 
 pytestmark = pytest.mark.transcripts
 

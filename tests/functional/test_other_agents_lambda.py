@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from episodic.harvest.body import build_body, read_source_files
-from episodic.models import SessionSource
+from episodic.kernel.models import SessionSource
 from episodic.scrub import default_scrubber
 from lambda_env import BUCKET, PREFIX, LocalCloud, card, converse_reply, local_cloud
 

@@ -7,10 +7,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from episodic.models import NotEpisode, SessionSource, Trajectory
+from episodic.kernel.models import NotEpisode, SessionSource, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
-from episodic.survey import estimate_tokens, render_survey
+from episodic.sessions.survey import estimate_tokens, render_survey
 
 pytestmark = pytest.mark.transcripts
 

@@ -13,15 +13,15 @@ from typing import Any
 import httpx2
 import pytest
 from episodic.assembly import build_memory
-from episodic.auth import READ, WRITE, LocalTokenStore
+from episodic.core.ingest import index_sessions
 from episodic.embed.hashing import HashingEmbedder
-from episodic.ingest import index_sessions
+from episodic.kernel.auth import READ, WRITE, LocalTokenStore
+from episodic.kernel.memory import Memory
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer
 from episodic.mcp.protocol import McpEndpoint
 from episodic.mcp.record_tool import record_tool
 from episodic.mcp.tools import ToolRegistry, read_tools
-from episodic.memory import Memory
-from episodic.settings import load_settings
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
@@ -225,8 +225,8 @@ def test_stdio_writes_as_the_local_tenant(server: Server, monkeypatch: pytest.Mo
     import json
     import sys
 
+    from episodic.kernel.models import LOCAL_TENANT
     from episodic.mcp import stdio, tools
-    from episodic.models import LOCAL_TENANT
 
     memory = server.memory
     monkeypatch.setattr(tools, "default_registry", lambda m: ToolRegistry([*read_tools(m), record_tool(m)]))

@@ -11,12 +11,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 from episodic.assembly.features import scratch_part
-from episodic.auth import LocalTokenStore, Principal
 from episodic.aws.clients import AwsClients
 from episodic.cli import build_cli
-from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
+from episodic.kernel.auth import LocalTokenStore, Principal
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
+from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
 from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import scratch_of
 from mcp_testkit import ALPHA, BETA, EPISODES, build_memory, populate, settings_for
@@ -166,9 +166,9 @@ def test_indexing_stores_the_sessions_outcomes_and_the_cli_recalls_sweeps_and_fo
 
 
 def test_the_session_end_worker_stores_the_ended_sessions_outcomes(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from episodic.hooks.session_end import distil_session
+    from episodic.kernel.settings import load_settings
     from episodic.scratch.sqlite_store import SCRATCH_FILE, SQLiteScratchStore
-    from episodic.session_distill import distil_session
-    from episodic.settings import load_settings
 
     home = tmp_path / "home"
     monkeypatch.setenv("EPISODIC_HOME", str(home))
@@ -229,7 +229,7 @@ def test_a_recall_timeout_is_reported_as_a_timeout_by_the_cli(tmp_path: Path, mo
 
 
 def test_the_agents_deadline_is_longer_than_the_hooks() -> None:
-    from episodic.settings import Settings
+    from episodic.kernel.settings import Settings
 
     fields = Settings.model_fields
     assert fields["scratch_agent_deadline_seconds"].default > fields["scratch_deadline_seconds"].default
@@ -240,7 +240,7 @@ def test_the_hook_never_adds_a_vetoed_sessions_attempts_nor_unapproved_ones_unde
 ) -> None:
     """Issue 52 item 2: a veto removes a session from every face, scratch recall included; under
     `review_required` only an approved session's attempts are added."""
-    from episodic.review import review_episode
+    from episodic.cards.review import review_episode
 
     settings, memory = scratch_memory(tmp_path / "server")
     populate(memory, [(ALPHA, "s_0910", "shop", "2026-01-12", EPISODES[0][4])])  # its card

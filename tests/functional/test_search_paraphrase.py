@@ -14,14 +14,15 @@ from typing import Any
 
 import httpx2
 import pytest
-from episodic import hook_packing, hook_server
 from episodic.assembly import build_memory
-from episodic.auth import READ, WRITE, LocalTokenStore
+from episodic.hooks import packing as hook_packing
+from episodic.hooks import server as hook_server
+from episodic.kernel.auth import READ, WRITE, LocalTokenStore
+from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer
 from episodic.mcp.protocol import McpEndpoint
 from episodic.mcp.record_tool import record_tool
 from episodic.mcp.tools import ToolRegistry, read_tools
-from episodic.settings import load_settings
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 

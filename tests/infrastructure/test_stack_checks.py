@@ -58,7 +58,7 @@ def test_provisioned_concurrency_can_be_turned_off(tmp_path: Path) -> None:
 
 
 def test_the_stack_knows_the_cores_renderings_and_indexes_the_card_ones_by_default() -> None:
-    from episodic import models
+    from episodic.kernel import models
 
     from stacks import config
 

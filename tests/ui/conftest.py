@@ -16,11 +16,11 @@ from typing import IO
 
 import pytest
 from episodic.assembly import build_memory
-from episodic.auth import LocalTokenStore
-from episodic.ingest import index_sessions
+from episodic.core.ingest import index_sessions
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.memory import Memory
+from episodic.kernel.settings import Settings, load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.memory import Memory
-from episodic.settings import Settings, load_settings
 from episodic.ui.data import LocalSource
 from episodic.ui.server import BackgroundUi
 from episodic.ui.views import Viewer

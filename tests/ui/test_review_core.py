@@ -9,16 +9,16 @@ from pathlib import Path
 
 import pytest
 from episodic.assembly import build_source
-from episodic.cards_transfer import export_cards, import_cards
+from episodic.cards.review import review_episode, review_queue
+from episodic.cards.transfer import export_cards, import_cards
+from episodic.core.ingest import index_sessions
+from episodic.core.search import get_episode, search_traces
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder
-from episodic.errors import InvalidArgumentError, InvalidCardError, NotFoundError
-from episodic.ingest import index_sessions
-from episodic.memory import Memory
-from episodic.models import SearchFilters
-from episodic.review import review_episode, review_queue
-from episodic.search import get_episode, search_traces
-from episodic.settings import load_settings
+from episodic.kernel.errors import InvalidArgumentError, InvalidCardError, NotFoundError
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import SearchFilters
+from episodic.kernel.settings import load_settings
 from episodic.store.sqlite import SQLiteStore
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
 

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 import pytest
-from episodic.auth import LocalTokenStore
+from episodic.kernel.auth import LocalTokenStore
 from episodic.ui.remote import RemoteSource
 from episodic.ui.server import BackgroundUi
 from episodic.ui.views import Viewer

@@ -13,7 +13,8 @@ from typing import Any
 
 import httpx2
 import pytest
-from episodic import hook, hook_payload
+from episodic.hooks import payload as hook_payload
+from episodic.hooks import prompt as hook
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 

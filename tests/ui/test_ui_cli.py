@@ -29,7 +29,7 @@ def test_episodic_ui_serves_on_loopback_behind_the_printed_secret(episodic_home:
 def test_the_dream_page_reads_where_episodic_dream_writes(tmp_path: Path) -> None:
     from episodic.assembly.dream import dream_adapters
     from episodic.dream.archive import LocalArchive
-    from episodic.settings import Settings
+    from episodic.kernel.settings import Settings
     from episodic.ui.app import build_viewer
     from episodic.ui.data import LocalSource
 

@@ -16,7 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlencode
 
-from episodic.models import ReviewState
+from episodic.kernel.models import ReviewState
 
 from ui.conftest import World
 from ui.sessions import SESSIONS

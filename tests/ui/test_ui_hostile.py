@@ -16,7 +16,7 @@ from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
-from episodic.ingest import index_sessions
+from episodic.core.ingest import index_sessions
 
 from ui.conftest import World, episodic_ui
 from ui.sessions import SESSIONS, write_session

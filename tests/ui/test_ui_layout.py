@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from episodic.core.ingest import index_sessions
 from episodic.dream.record import Citation, DreamRecord, Item, render_record
-from episodic.ingest import index_sessions
-from episodic.models import Confidence
+from episodic.kernel.models import Confidence
 
 from ui.browser import REPO_ROOT, SCREENSHOTS, temp_paths
 from ui.conftest import World
@@ -199,7 +199,7 @@ def test_a_heading_is_the_first_sentence_of_the_problem(
 def test_search_results_carry_the_label_the_agent_meets(
     chromium: Any, world: World, pages: dict[str, str]
 ) -> None:
-    from episodic.search import search_traces
+    from episodic.core.search import search_traces
 
     expected = {
         h.record.session_id: (h.confidence.value if h.confidence else "below")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 from episodic.dream.record import read_record_file
-from episodic.models import Confidence
+from episodic.kernel.models import Confidence
 from episodic.ui.render import (
     CONFIDENCE_LABELS,
     card_heading,

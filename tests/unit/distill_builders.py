@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 
-from episodic.models import Event, SessionSource, ToolCall, Trajectory
+from episodic.kernel.models import Event, SessionSource, ToolCall, Trajectory
 
 _ids = itertools.count()
 

@@ -17,10 +17,10 @@ import warm_cli
 from distill_builders import bash, edit, prompt, say, trajectory
 from episodic.distill.agent_cli import AgentCliDistiller, CliRun, run_cli
 from episodic.distill.agents import distiller_for
-from episodic.errors import ConfigError, DistillError, RetryableDistillError
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import Card, Outcome, Trajectory
-from episodic.settings import load_settings
+from episodic.kernel.errors import ConfigError, DistillError, RetryableDistillError
+from episodic.kernel.models import Card, Outcome, Trajectory
+from episodic.kernel.settings import load_settings
+from episodic.plumbing.marker import DISTILLER_MARKER
 from fake_claude_kit import AGENT_FAKE, install_fake_agent, private_folder
 
 REPO = Path(__file__).resolve().parents[2]
@@ -326,7 +326,7 @@ def test_codex_with_a_missing_codex_home_is_not_logged_in(private_dir: Path) -> 
 
 
 def test_inspect_plans_time_and_tokens_for_the_agent_clis() -> None:
-    from episodic.backfill_estimate import InspectReport
+    from episodic.sessions.backfill_estimate import InspectReport
 
     report = InspectReport(episodes=5, survey_tokens=[1000] * 5, distill_concurrency=2, model_id="x")
     plan = report.as_dict()["agent_cli"]
@@ -341,7 +341,7 @@ def test_session_end_worker_distils_with_codex_within_the_daily_cap(
 ) -> None:
     """Claude Code's SessionEnd worker with Codex as distiller: heuristic card first, then Codex's; the
     daily cap (`distill_daily_cap`) holds for it as for Claude Code."""
-    from episodic import session_distill
+    from episodic.hooks import session_end as session_distill
     from episodic.store.sqlite import SQLiteStore
 
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")

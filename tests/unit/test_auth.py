@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from episodic.auth import LocalTokenStore, Principal, StaticAuthenticator
 from episodic.cli.errors import EpisodicGroup
-from episodic.errors import AuthError, InvalidArgumentError, NotFoundError
+from episodic.kernel.auth import LocalTokenStore, Principal, StaticAuthenticator
+from episodic.kernel.errors import AuthError, InvalidArgumentError, NotFoundError
 
 
 def test_add_returns_token_once_and_stores_only_its_hash(tmp_path: Path) -> None:

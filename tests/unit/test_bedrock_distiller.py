@@ -9,9 +9,9 @@ import pytest
 from botocore.stub import ANY, Stubber
 from episodic.aws.bedrock_distiller import TOOL_NAME, BedrockDistiller, strict_tool_schema, tool_config
 from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, survey_message
-from episodic.errors import ConfigError, DistillError, RetryableDistillError
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import Card, Event, Outcome, SessionSource, ToolCall, Trajectory
+from episodic.kernel.errors import ConfigError, DistillError, RetryableDistillError
+from episodic.kernel.models import Card, Event, Outcome, SessionSource, ToolCall, Trajectory
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 MODEL = "us.anthropic.claude-sonnet-4-6"
 SURVEY = "User: the nightly import job hangs after the database upgrade.\nAssistant: ran the tests..."

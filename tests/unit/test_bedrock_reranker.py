@@ -21,11 +21,11 @@ from episodic.aws.bedrock_reranker import (
     BedrockReranker,
 )
 from episodic.aws.clients import AwsClients
-from episodic.errors import ConfigError
-from episodic.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
-from episodic.present import pack_card
-from episodic.search import search_traces
-from episodic.settings import load_settings
+from episodic.cards.present import pack_card
+from episodic.core.search import search_traces
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
+from episodic.kernel.settings import load_settings
 from mcp_testkit import ALPHA, EPISODES, build_memory, populate
 
 ARN = "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"

@@ -14,7 +14,7 @@ import boto3
 import pytest
 from episodic.aws.bedrock_distiller import BedrockDistiller
 from episodic.aws.clients import client_config
-from episodic.errors import RetryableDistillError
+from episodic.kernel.errors import RetryableDistillError
 
 
 class _Throttling(BaseHTTPRequestHandler):

@@ -9,8 +9,8 @@ from typing import Any
 import boto3
 import pytest
 from episodic.aws.card_archive import archive_card, card_key, load_archived_cards
-from episodic.errors import InvalidArgumentError, InvalidCardError
-from episodic.models import Card, CardRecord, DistillerInfo, DistillUsage, Outcome
+from episodic.kernel.errors import InvalidArgumentError, InvalidCardError
+from episodic.kernel.models import Card, CardRecord, DistillerInfo, DistillUsage, Outcome
 from moto import mock_aws
 
 BUCKET = "transcripts-bucket"

@@ -10,7 +10,7 @@ import pytest
 from episodic.distill.checks import hole_violations
 from episodic.distill.evidence import check_segment, is_formatter
 from episodic.distill.holes import hole_breaks, without_holes
-from episodic.models import Card, Outcome
+from episodic.kernel.models import Card, Outcome
 
 BROKEN = [
     "The lint error in is a pre-existing bug (it prints err instead of initErr).",
@@ -128,11 +128,11 @@ def test_the_card_check_names_holes_and_formatter_checks() -> None:
 
 def test_no_card_of_the_shipped_demo_corpus_has_a_hole() -> None:
     """The demo is what a new user reads first (quickstart): its cards hold to the same check."""
-    from episodic.demo_corpus import DEMO_DIR
     from episodic.distill.heuristic import HeuristicDistiller
-    from episodic.models import Trajectory
+    from episodic.kernel.models import Trajectory
     from episodic.parse.claude_code import ClaudeCodeSource
     from episodic.scrub import default_scrubber
+    from episodic.sessions.demo import DEMO_DIR
 
     source = ClaudeCodeSource(default_scrubber(), roots=[])
     cards = {}

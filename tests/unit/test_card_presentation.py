@@ -9,9 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from episodic import hook_packing, present
+from episodic.cards import present
+from episodic.hooks import packing as hook_packing
+from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
 from episodic.mcp.tools import hit_json
-from episodic.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
 
 CARD = Card(
     problem="Work on bead spotter-4te. End-to-end OpenTelemetry tracing (plugin -> Phoenix -> Ash -> LiveView).",

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from distill_builders import bash, edit, prompt, trajectory
 from episodic.assembly import build_memory
-from episodic.card_write import store_card
-from episodic.cardfiles import META_FILE, read_card_folder, write_card_folder
-from episodic.cards_transfer import export_cards, import_cards
+from episodic.cards.files import META_FILE, read_card_folder, write_card_folder
+from episodic.cards.transfer import export_cards, import_cards
+from episodic.cards.write import store_card
 from episodic.embed.hashing import HashingEmbedder
 from episodic.evaluation.cardsets import fold_of
-from episodic.models import Card, DistillerInfo, Outcome, Trajectory
+from episodic.kernel.models import Card, DistillerInfo, Outcome, Trajectory
+from episodic.kernel.settings import load_settings
 from episodic.scrub import Scrubber
-from episodic.settings import load_settings
 from episodic.store.sqlite import SQLiteStore
 
 GOOD = {
@@ -165,7 +165,7 @@ def test_import_refuses_an_invalid_file_and_downgrades_without_a_transcript(memo
 
 
 def test_write_refuses_a_session_id_that_is_not_a_file_name(tmp_path: Path, memory) -> None:  # type: ignore[no-untyped-def]
-    from episodic.errors import InvalidArgumentError
+    from episodic.kernel.errors import InvalidArgumentError
 
     record = store_card(
         memory, "local", Card.model_validate(GOOD), session_id="ok", distiller=DistillerInfo(kind="heuristic")

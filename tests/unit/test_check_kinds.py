@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 from episodic.distill.evidence import CheckResult, check_result, is_check_command
-from episodic.models import ToolCall
+from episodic.kernel.models import ToolCall
 
 # (command, is a check by its command alone)
 COMMANDS = [

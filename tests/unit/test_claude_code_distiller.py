@@ -16,15 +16,15 @@ import pytest
 import warm_cli
 from distill_builders import bash, edit, prompt, say, trajectory
 from episodic.assembly import build_memory
+from episodic.core.ingest import distill_many, index_sessions
 from episodic.distill.claude_code import ClaudeCodeDistiller, estimate_claude_code_time
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder
-from episodic.errors import ConfigError, DistillError, RetryableDistillError
-from episodic.ingest import distill_many, index_sessions
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import Card, DistillerInfo, Outcome, Trajectory
-from episodic.ports import Distiller, DistillResult
-from episodic.settings import load_settings
+from episodic.kernel.errors import ConfigError, DistillError, RetryableDistillError
+from episodic.kernel.models import Card, DistillerInfo, Outcome, Trajectory
+from episodic.kernel.ports import Distiller, DistillResult
+from episodic.kernel.settings import load_settings
+from episodic.plumbing.marker import DISTILLER_MARKER
 from fake_claude_kit import FAKE, install_fake
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"

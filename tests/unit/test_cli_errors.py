@@ -7,8 +7,8 @@ from pathlib import Path
 
 import episodic.cli
 from click.testing import CliRunner
-from episodic import errors
 from episodic.cli import build_cli
+from episodic.kernel import errors
 
 CLI_DIR = Path(episodic.cli.__file__).parent
 MAPPING_MODULE = CLI_DIR / "errors.py"

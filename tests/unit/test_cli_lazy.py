@@ -130,7 +130,7 @@ NOT_FOR_A_READ = (
     "episodic.scratch.service",
     "episodic.failures.service",
     "episodic.aws.secrets_auth",
-    "episodic.auth",
+    "episodic.kernel.auth",
     "episodic.scrub",
     "episodic.distill.checks",
 )
@@ -154,9 +154,9 @@ def test_stats_imports_only_its_own_area(tmp_path: Path) -> None:
 def test_show_assembles_a_memory_without_the_distiller_parsers_or_the_experiment(tmp_path: Path) -> None:
     # `show` assembles the whole memory: its distiller and transcript parsers are built at first use
     loaded = loaded_modules(tmp_path, "show", "no-such-session")
-    assert "episodic.cli.core_cmds" in loaded and "episodic.memory" in loaded
+    assert "episodic.cli.core_cmds" in loaded and "episodic.kernel.memory" in loaded
     other = tuple(
-        m for m in NOT_FOR_A_READ if m.startswith(("episodic.cli.", "episodic.aws", "episodic.auth"))
+        m for m in NOT_FOR_A_READ if m.startswith(("episodic.cli.", "episodic.aws", "episodic.kernel.auth"))
     )
     unneeded = (*other, "episodic.distill.heuristic", "episodic.parse.", "episodic.experiment.measures")
     assert sorted(m for m in loaded if m.startswith(unneeded)) == []

@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from episodic.errors import ConfigError, InvalidArgumentError
 from episodic.harvest.cron import (
     CRON_MARKER,
     RunResult,
@@ -21,6 +20,7 @@ from episodic.harvest.cron import (
     scheduler_kind,
     systemd_units,
 )
+from episodic.kernel.errors import ConfigError, InvalidArgumentError
 from fakes.fake_scheduler import FakeSystem
 
 EXE = ["/opt/my tools/bin/episodic"]

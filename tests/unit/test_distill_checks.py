@@ -14,8 +14,8 @@ from episodic.distill.checks import (
     text_violations,
 )
 from episodic.distill.evidence import calls_before, evidence_after, last_edit_position, tool_calls_in
-from episodic.errors import InvalidCardError
-from episodic.models import Card, Outcome
+from episodic.kernel.errors import InvalidCardError
+from episodic.kernel.models import Card, Outcome
 
 
 def card(**fields: object) -> Card:

@@ -6,7 +6,7 @@ from distill_builders import bash, edit, prompt, say, tool, trajectory
 from episodic.distill.checks import card_violations
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.distill.heuristic_text import safe_line
-from episodic.models import Outcome
+from episodic.kernel.models import Outcome
 
 DEBUG_SESSION = trajectory(
     prompt(

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from episodic.distill.claude_code import ClaudeCodeDistiller, CliRun
 from episodic.dream.llm import EXTRACT_SYSTEM, ClaudeCodeDreamModel, extract_schema, narrative_schema
-from episodic.errors import DistillError
+from episodic.kernel.errors import DistillError
 
 RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "fake_claude" / "recorded" / "success.json"
 
@@ -66,8 +66,8 @@ def test_bedrock_without_a_region_is_a_config_error_naming_the_fix(
     episodic_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
     from episodic.assembly.dream import dream_adapters
-    from episodic.errors import ConfigError
-    from episodic.settings import load_settings
+    from episodic.kernel.errors import ConfigError
+    from episodic.kernel.settings import load_settings
 
     for name in ("AWS_DEFAULT_REGION", "AWS_REGION", "AWS_PROFILE"):
         monkeypatch.delenv(name, raising=False)

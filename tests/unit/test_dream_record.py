@@ -16,7 +16,7 @@ from episodic.dream.record import (
     section_items,
 )
 from episodic.dream.weeks import IsoWeek, last_complete_week, resolve_weeks
-from episodic.errors import ConfigError, InvalidArgumentError
+from episodic.kernel.errors import ConfigError, InvalidArgumentError
 
 
 def record() -> DreamRecord:

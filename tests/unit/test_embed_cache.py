@@ -9,7 +9,7 @@ import numpy as np
 import warm_cli
 from episodic.embed.cache import CachedEmbedder
 from episodic.embed.hashing import HashingEmbedder
-from episodic.ports import Embedder
+from episodic.kernel.ports import Embedder
 
 
 class CountingEmbedder(Embedder):
@@ -67,7 +67,7 @@ def test_the_setting_puts_the_model_behind_one_cache_that_a_second_home_reuses(t
     import sys
 
     from episodic.assembly import build_embedder
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     cache = tmp_path / "vectors"
     built = build_embedder(load_settings(home=tmp_path / "h", embedder="minilm", embedding_cache_dir=cache))

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from episodic.embed import minilm
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 try:
     MODEL_DIR: Path | None = minilm.find_model_dir()

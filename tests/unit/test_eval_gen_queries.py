@@ -8,7 +8,6 @@ from pathlib import Path
 import boto3
 import pytest
 from botocore.stub import ANY, Stubber
-from episodic.errors import ConfigError
 from episodic.evaluation.gen_queries import (
     MAX_SOLUTION_SHARE,
     TranscriptVocabulary,
@@ -17,8 +16,9 @@ from episodic.evaluation.gen_queries import (
     leak_check,
     parse_answer,
 )
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import Card, Event, Outcome, SessionSource, ToolCall, Trajectory
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.models import Card, Event, Outcome, SessionSource, ToolCall, Trajectory
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 MODEL = "us.anthropic.claude-sonnet-4-6"
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-from episodic.errors import InvalidArgumentError
 from episodic.evaluation.queries import read_queries
+from episodic.kernel.errors import InvalidArgumentError
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "queries.jsonl"
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import math
 
 import pytest
-from episodic.errors import InvalidArgumentError
+from episodic.cards.opening import exchanges
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.systems import SYSTEMS, RetrievalSystem, register_system, select_systems
 from episodic.evaluation.systems.bm25 import BM25Index, tokenize
 from episodic.evaluation.systems.raw import session_text
-from episodic.models import Event, SessionSource, ToolCall, Trajectory
-from episodic.opening import exchanges
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import Event, SessionSource, ToolCall, Trajectory
 
 
 def test_tokenize_splits_identifiers_and_lowercases() -> None:

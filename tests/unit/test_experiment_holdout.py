@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from episodic.experiment import holdout
-from episodic.settings import Settings
+from episodic.kernel.settings import Settings
 from fakes.harvest_sessions import SECRETS
 from test_hook_faults import PROMPT, log_lines, run_hook
 

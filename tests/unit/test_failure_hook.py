@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 import warm_cli
-from episodic.auth import LocalTokenStore
 from episodic.cli.setup_clients import claude_code_plan, merge_hooks
 from episodic.failures.service import FailureMemory, remember_fixes
 from episodic.failures.sqlite_store import SQLiteFailureStore
-from episodic.marker import INJECTED_OPEN
+from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
+from episodic.plumbing.marker import INJECTED_OPEN
 from episodic.scrub import default_scrubber
 from mcp_testkit import ALPHA, BETA, build_memory, settings_for
 from test_failure_memory import GO_ERROR, _session
@@ -131,10 +131,10 @@ def test_no_server_exits_0_silently(tmp_path: Path) -> None:
 
 def test_the_hook_imports_only_the_stdlib_before_the_network_call() -> None:
     code = (
-        "import sys; import episodic.failure_hook; "
+        "import sys; import episodic.hooks.failure; "
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'click', 'numpy', 'httpx2')"
-        " or (m.startswith('episodic.') and m not in ('episodic.failure_hook', 'episodic.hook', "
-        "'episodic.hook_payload', 'episodic.hook_server', 'episodic.hook_packing', 'episodic.envsource', 'episodic.marker', 'episodic.bounded', 'episodic.failure_payloads'))]; print(heavy)"
+        " or (m.startswith('episodic.') and m not in ('episodic.hooks', 'episodic.plumbing', 'episodic.hooks.failure', 'episodic.hooks.prompt', "
+        "'episodic.hooks.payload', 'episodic.hooks.server', 'episodic.hooks.packing', 'episodic.plumbing.envsource', 'episodic.plumbing.marker', 'episodic.plumbing.bounded', 'episodic.hooks.failure_payloads'))]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

@@ -16,8 +16,8 @@ from episodic.cli.setup_agents import (
     failure_hook_step,
     merge_failure_hook,
 )
-from episodic.failure_payloads import NotAFailure, codex_exit_code, event_of, failure_of
-from episodic.marker import INJECTED_OPEN, strip_hook_context, wrap_injected
+from episodic.hooks.failure_payloads import NotAFailure, codex_exit_code, event_of, failure_of
+from episodic.plumbing.marker import INJECTED_OPEN, strip_hook_context, wrap_injected
 from test_failure_hook import run_hook, served  # noqa: F401  (the module's server fixture)
 
 NO_CODEX = "no-such-codex-zq"
@@ -266,7 +266,7 @@ def test_switched_off_with_no_file_writes_nothing(tmp_path: Path) -> None:
 
 
 def doctor_settings(tmp_path: Path, **overrides: Any):  # type: ignore[no-untyped-def]
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     return load_settings(
         home=tmp_path / "episodic",

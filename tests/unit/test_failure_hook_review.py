@@ -9,13 +9,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from episodic.auth import LocalTokenStore
+from episodic.cards.review import review_episode
 from episodic.failures.service import FailureMemory, remember_fixes
 from episodic.failures.sqlite_store import SQLiteFailureStore
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import Outcome
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from episodic.memory import Memory
-from episodic.models import Outcome
-from episodic.review import review_episode
 from episodic.scrub import default_scrubber
 from mcp_testkit import ALPHA, _card, build_memory, populate, settings_for
 from test_failure_hook import payload, run_hook

@@ -27,7 +27,7 @@ def _limited() -> None:
 
 
 def run_codex_hook(home: Path, transcript: Path) -> tuple[int, str, str]:
-    """(exit code, stdout, the hook's log line) of `python -m episodic.failure_hook` for a failed command."""
+    """(exit code, stdout, the hook's log line) of `python -m episodic.hooks.failure` for a failed command."""
     env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home.parent),
@@ -39,7 +39,7 @@ def run_codex_hook(home: Path, transcript: Path) -> tuple[int, str, str]:
         **({"PYTHONPATH": os.environ["PYTHONPATH"]} if "PYTHONPATH" in os.environ else {}),
     }
     done = subprocess.run(
-        [sys.executable, "-m", "episodic.failure_hook"],
+        [sys.executable, "-m", "episodic.hooks.failure"],
         input=json.dumps(codex_payload(transcript)),
         capture_output=True,
         text=True,

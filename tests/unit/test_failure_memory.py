@@ -6,15 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from episodic.errors import TenantError
 from episodic.failures.extract import check_head, fixes_of
 from episodic.failures.service import FailureMemory, lookup, remember_fixes, render_fix
 from episodic.failures.signature import signature_of, signatures_of
 from episodic.failures.sqlite_store import SQLiteFailureStore
-from episodic.models import Trajectory
+from episodic.kernel.errors import TenantError
+from episodic.kernel.models import Trajectory
+from episodic.kernel.settings import load_settings
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
-from episodic.settings import load_settings
 from functional.session_builder import SessionWriter
 
 GO_ERROR = "Exit code 1\n# example.com/shop/paths\n{path}:{line}:28: undefined: regexp\nFAIL\texample.com/shop/paths [build failed]"

@@ -12,7 +12,7 @@ import pytest
 from botocore.exceptions import ClientError
 from episodic.harvest.harvest import QUIET_REASON, Harvester, HarvestReport, object_key, select_sessions
 from episodic.harvest.state import STATE_FILE, HarvestState
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import Scrubber
 from fakes.harvest_sessions import SECRETS, set_age, write_session
@@ -372,7 +372,7 @@ def test_limit_and_since_pick_the_most_recent_sessions(s3: Any, tmp_path: Path) 
 
 
 def test_bad_tenant_is_refused_before_any_upload(tmp_path: Path) -> None:
-    from episodic.errors import InvalidArgumentError
+    from episodic.kernel.errors import InvalidArgumentError
 
     with pytest.raises(InvalidArgumentError):
         _harvester(None, tmp_path, tenant="../other")

@@ -16,9 +16,9 @@ from episodic.harvest import spool
 from episodic.harvest.harvest import Harvester
 from episodic.harvest.runner import drain_spool
 from episodic.harvest.state import STATE_FILE, HarvestState
+from episodic.kernel.settings import load_settings
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import Scrubber
-from episodic.settings import load_settings
 from fakes.harvest_sessions import write_session
 from moto import mock_aws
 

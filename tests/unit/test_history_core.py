@@ -6,14 +6,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from episodic.errors import InvalidArgumentError, NotFoundError
 from episodic.history import service, views
 from episodic.history.models import HistoryFilters
 from episodic.history.params import filters_from
 from episodic.history.service import kept_history
 from episodic.history.tracker import Tracker
-from episodic.memory import Memory
-from episodic.models import LOCAL_TENANT
+from episodic.kernel.errors import InvalidArgumentError, NotFoundError
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import LOCAL_TENANT
 from history_kit import RECORDS, history_memory, record
 from mcp_testkit import ALPHA, BETA
 
@@ -170,7 +170,7 @@ def test_sessions_in_range_for_the_weekly_dream(memory: Memory) -> None:
 
 def test_a_memory_without_history_says_so(memory: Memory) -> None:
     memory.parts["history"] = None
-    from episodic.errors import ConfigError
+    from episodic.kernel.errors import ConfigError
 
     with pytest.raises(ConfigError, match="no history store"):
         service.search_history(memory, ALPHA, "x")

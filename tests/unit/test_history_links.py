@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from episodic.errors import InvalidArgumentError
 from episodic.history.links import detect_items, parse_item
+from episodic.kernel.errors import InvalidArgumentError
 from history_kit import record
 
 

@@ -7,12 +7,12 @@ import json
 from pathlib import Path
 
 from episodic.assembly import build_memory
+from episodic.core.ingest import index_sessions
 from episodic.history.extract import history_record
 from episodic.history.service import kept_history
-from episodic.ingest import index_sessions
-from episodic.models import Event, SessionSource, Trajectory
+from episodic.kernel.models import Event, SessionSource, Trajectory
+from episodic.kernel.settings import load_settings
 from episodic.scrub import Scrubber
-from episodic.settings import load_settings
 
 AWS_KEY = "AKIAIOSFODNN7EXAMPLE"
 GITHUB_TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"

@@ -8,8 +8,11 @@ import subprocess
 import sys
 
 import pytest
-from episodic import hook, hook_packing, hook_payload, hook_server
-from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN
+from episodic.hooks import packing as hook_packing
+from episodic.hooks import payload as hook_payload
+from episodic.hooks import prompt as hook
+from episodic.hooks import server as hook_server
+from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN
 
 
 def _hit(i: int, size: int = 100) -> dict:
@@ -85,11 +88,11 @@ def test_real_prompts_pass() -> None:
 
 def test_hook_imports_only_the_stdlib_before_the_network_call() -> None:
     code = (
-        "import sys; import episodic.hook; "
+        "import sys; import episodic.hooks.prompt; "
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('pydantic', 'click', 'numpy', 'rich', 'jsonschema', 'pydantic_settings', 'mcp', 'httpx2')"
-        " or (m.startswith('episodic.') and m not in ('episodic.hook', 'episodic.hook_payload', 'episodic.hook_server', 'episodic.hook_packing', "
-        "'episodic.envsource', 'episodic.marker', 'episodic.bounded'))]; "
+        " or (m.startswith('episodic.') and m not in ('episodic.hooks', 'episodic.plumbing', 'episodic.hooks.prompt', 'episodic.hooks.payload', 'episodic.hooks.server', 'episodic.hooks.packing', "
+        "'episodic.plumbing.envsource', 'episodic.plumbing.marker', 'episodic.plumbing.bounded'))]; "
         "print(heavy)"
     )
     out = subprocess.run(
@@ -113,7 +116,7 @@ def test_no_home_folder_still_exits_0_silently(monkeypatch: pytest.MonkeyPatch) 
 
 @pytest.mark.parametrize("limit", [0, 1, 5, 20, 200])
 def test_the_hooks_stdlib_copies_match_the_presentation_module(limit: int) -> None:
-    from episodic import present
+    from episodic.cards import present
 
     texts = ["", "short", "a fairly long line of text that will need cutting " * 3, "trailing spaces   " * 4]
     for text in texts:
@@ -127,7 +130,7 @@ def test_the_hooks_stdlib_copies_match_the_presentation_module(limit: int) -> No
 
 
 def test_the_hooks_defaults_are_the_settings_defaults() -> None:
-    from episodic.settings import Settings
+    from episodic.kernel.settings import Settings
 
     fields = Settings.model_fields
     assert fields["hook_budget_seconds"].default == hook_payload.DEFAULT_BUDGET_SECONDS
@@ -149,7 +152,7 @@ def test_the_scratch_block_goes_after_the_episodes_inside_one_marker() -> None:
 
 
 def test_the_hooks_pointer_line_is_the_presentation_modules() -> None:
-    from episodic import present
+    from episodic.cards import present
 
     assert hook_packing.WEAK_HEADER == present.WEAK_HEADER
     for problem in ("short", "a problem " * 20, "  spaced\n\nout   problem  "):

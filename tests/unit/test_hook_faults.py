@@ -16,9 +16,9 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from episodic.auth import LocalTokenStore
-from episodic.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
+from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
+from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
 from mcp_testkit import ALPHA, build_memory, populate, settings_for
 
 PROMPT = "pytest cannot find my fixture since I moved the conftest into a subpackage, why?"
@@ -58,7 +58,7 @@ def run_hook(
         env["EPISODIC_TOKEN"] = token
     started = time.monotonic()
     proc = subprocess.run(
-        [sys.executable, "-m", "episodic.hook"],
+        [sys.executable, "-m", "episodic.hooks.prompt"],
         input=stdin,
         capture_output=True,
         text=True,

@@ -9,11 +9,11 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from episodic.auth import LocalTokenStore
 from episodic.cli.errors import EpisodicGroup
-from episodic.errors import ConfigError
-from episodic.hook_token import ensure_hook_token, set_config_value
-from episodic.settings import load_settings
+from episodic.hooks.token import ensure_hook_token, set_config_value
+from episodic.kernel.auth import LocalTokenStore
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.settings import load_settings
 
 
 def test_set_config_value_replaces_the_top_level_key_and_keeps_tables(tmp_path: Path) -> None:

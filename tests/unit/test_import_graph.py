@@ -19,11 +19,11 @@ LOCAL_ONLY = (
     "episodic.embed.cache",
     "episodic.distill.heuristic",
     "episodic.distill.claude_code",
-    "episodic.hook",
-    "episodic.hook_payload",
-    "episodic.hook_server",
-    "episodic.hook_packing",
-    "episodic.failure_hook",
+    "episodic.hooks.prompt",
+    "episodic.hooks.payload",
+    "episodic.hooks.server",
+    "episodic.hooks.packing",
+    "episodic.hooks.failure",
     "episodic.cli",
     "episodic.cli.setup_clients",
     "episodic.cli.remember",
@@ -125,7 +125,13 @@ def test_aws_adapters_import_no_local_only_module() -> None:
 
 def test_backend_neutral_code_never_imports_the_aws_package() -> None:
     graph = module_graph()
-    neutral = ("episodic.distill", "episodic.ingest", "episodic.store", "episodic.search", "episodic.memory")
+    neutral = (
+        "episodic.distill",
+        "episodic.core.ingest",
+        "episodic.store",
+        "episodic.core.search",
+        "episodic.kernel.memory",
+    )
     upward = {
         name: sorted(t for t in targets if t.startswith("episodic.aws"))
         for name, targets in graph.items()
@@ -142,14 +148,14 @@ FACES = (
     "lambdas.",
     "episodic.cli",
     "episodic.ui",
-    "episodic.hook",
-    "episodic.hook_payload",  # the prompt hook's parts: what it reads, asks and packs
-    "episodic.hook_server",
-    "episodic.hook_packing",
-    "episodic.failure_hook",  # the PostToolUseFailure hook (stdlib only, like the prompt hook)
+    "episodic.hooks.prompt",
+    "episodic.hooks.payload",  # the prompt hook's parts: what it reads, asks and packs
+    "episodic.hooks.server",
+    "episodic.hooks.packing",
+    "episodic.hooks.failure",  # the PostToolUseFailure hook (stdlib only, like the prompt hook)
     "episodic.mcp.http_server",
     "episodic.mcp.stdio",
-    "episodic.session_distill",  # the SessionEnd hook's worker
+    "episodic.hooks.session_end",  # the SessionEnd hook's worker
     "episodic.harvest.runner",  # `episodic harvest` and its nightly schedule
     "episodic.evaluation",  # `episodic eval`: assembles one scratch memory per card set
     *(f"episodic.{name}.cli" for name in FEATURE_PACKAGES),
@@ -210,26 +216,28 @@ def test_the_layers_hold() -> None:
 def test_a_planted_violation_of_each_rule_is_found() -> None:
     graph = module_graph(with_lambdas=True)
     planted = {
-        "episodic.ingest": {"episodic.assembly", "episodic.history.service"},
-        "episodic.search": {"episodic.aws.s3vectors_store"},
+        "episodic.core.ingest": {"episodic.assembly", "episodic.history.service"},
+        "episodic.core.search": {"episodic.aws.s3vectors_store"},
         "episodic.dream.service": {"episodic.history.sqlite_store"},
         "episodic.mcp.tools": {"episodic.scratch.recall"},
     }
     for name, targets in planted.items():
         graph[name] = graph[name] | targets
-    assert layer_violations(graph) == [
-        "episodic.dream.service -> episodic.history.sqlite_store: a feature reaches another only through its port",
-        "episodic.ingest -> episodic.assembly: only faces import the assembly",
-        "episodic.ingest -> episodic.history.service: the core and mcp/ import no feature",
-        "episodic.mcp.tools -> episodic.scratch.recall: the core and mcp/ import no feature",
-        "episodic.search -> episodic.aws.s3vectors_store: only the assembly imports aws/",
-    ]
+    assert layer_violations(graph) == sorted(
+        [
+            "episodic.dream.service -> episodic.history.sqlite_store: a feature reaches another only through its port",
+            "episodic.core.ingest -> episodic.assembly: only faces import the assembly",
+            "episodic.core.ingest -> episodic.history.service: the core and mcp/ import no feature",
+            "episodic.mcp.tools -> episodic.scratch.recall: the core and mcp/ import no feature",
+            "episodic.core.search -> episodic.aws.s3vectors_store: only the assembly imports aws/",
+        ]
+    )
 
 
 def test_every_feature_package_declares_its_contract_and_is_registered() -> None:
     from episodic.assembly import FEATURES
-    from episodic.feature import Feature
-    from episodic.settings import Settings
+    from episodic.kernel.feature_contract import Feature
+    from episodic.kernel.settings import Settings
 
     assert FEATURE_PACKAGES == ["dream", "experiment", "failures", "history", "scratch"]
     declared = {}
@@ -247,3 +255,97 @@ def test_every_feature_package_declares_its_contract_and_is_registered() -> None
     from episodic.assembly.features import ADAPTED_PARTS
 
     assert set(ADAPTED_PARTS) <= {f.name for f in FEATURES}  # the assembly builds parts of registered ones
+
+
+# ---------------------------------------------------------------- the floors (docs/layout.md), as data
+
+# each package's floor: a module imports its own floor and below; faces (floor 9) import anything
+FLOORS = {
+    "plumbing": 0,  # stdlib only: the hook processes import it before any third-party code
+    "kernel": 1,  # models, ports, settings, errors, tokens, the memory's contract
+    "scrub": 2,
+    "parse": 2,
+    "embed": 2,
+    "distill": 3,
+    "store": 3,
+    "judge": 3,  # the local cross-encoder behind ports.Reranker
+    "sessions": 4,  # which sessions exist, what is kept of them, ids, estimates
+    "cards": 5,  # writing, files, checks, transfer, review, presentation
+    "core": 6,  # the two paths: ingest and search
+    "mcp": 7,  # the tools (its transports are faces)
+    "harvest": 7,
+    **{name: 7 for name in FEATURE_PACKAGES},  # features: over the core, reached by faces and the assembly
+    "assembly": 8,
+    "aws": 8,
+    "cli": 9,
+    "ui": 9,
+    "hooks": 9,
+    "evaluation": 9,
+}
+FACE_FLOOR = 9
+# modules that are faces inside a lower package: entry points run by a person, an agent or a schedule
+FACE_MODULES = (
+    "episodic.__main__",
+    "episodic.mcp.http_server",
+    "episodic.mcp.stdio",
+    "episodic.harvest.runner",
+    "episodic.dream.hook",  # the SessionEnd hook's dream trigger
+    *(f"episodic.{name}.cli" for name in FEATURE_PACKAGES),
+)
+# the imports allowed to go up a floor, and why (the ceiling: 14)
+UPWARD = {
+    ("episodic.kernel.feature_contract", "episodic.mcp.registry"): "a feature declares its MCP tools with "
+    "the registry's ToolSpec type",
+    (
+        "episodic.sessions.scope_source",
+        "episodic.cards.present",
+    ): "the scope summary counts sessions by the one "
+    "pluralisation rule every count a person reads follows (`counted`)",
+}
+
+
+def floor_of(name: str) -> int:
+    if name.startswith("lambdas.") or _in(name, list(FACE_MODULES)):
+        return FACE_FLOOR
+    parts = name.split(".")
+    return 0 if len(parts) == 1 else FLOORS[parts[1]]
+
+
+def upward_imports(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    return sorted(
+        (name, t) for name, targets in graph.items() for t in targets if floor_of(name) < floor_of(t)
+    )
+
+
+def test_every_package_has_a_floor_and_says_what_it_may_import() -> None:
+    packages = sorted(p.parent.name for p in (SHARED / "episodic").glob("*/__init__.py"))
+    assert sorted(FLOORS) == packages
+    for package in packages:
+        doc = ast.get_docstring(ast.parse((SHARED / "episodic" / package / "__init__.py").read_text()))
+        assert doc and "May import" in doc, package
+
+
+def test_no_import_goes_up_a_floor_but_the_listed_ones() -> None:
+    upward = upward_imports(module_graph(with_lambdas=True))
+    assert len(upward) <= 14
+    assert [pair for pair in upward if pair not in UPWARD] == []
+
+
+def test_a_planted_upward_import_is_found() -> None:
+    graph = module_graph(with_lambdas=True)
+    graph["episodic.store.sqlite"] = graph["episodic.store.sqlite"] | {"episodic.cards.present"}
+    assert ("episodic.store.sqlite", "episodic.cards.present") in upward_imports(graph)
+
+
+def test_the_package_root_holds_only_the_entry_modules() -> None:
+    assert sorted(p.name for p in (SHARED / "episodic").glob("*.py")) == ["__init__.py", "__main__.py"]
+
+
+def test_the_floor_script_prints_the_listed_upward_imports_and_passes() -> None:
+    import subprocess
+    import sys
+
+    script = SHARED.parent / "scripts" / "import_floors.py"
+    done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"{len(UPWARD)} upward of " in done.stdout

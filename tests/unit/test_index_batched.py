@@ -10,14 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 from episodic.assembly import build_memory
+from episodic.core.ingest import index_sessions, ingest_one, newest_first
 from episodic.embed import batcher as batcher_module
 from episodic.embed.batcher import EmbedBatcher
 from episodic.embed.hashing import HashingEmbedder
-from episodic.ingest import index_sessions, ingest_one, newest_first
-from episodic.memory import Memory
-from episodic.models import SessionSource
-from episodic.ports import Embedder
-from episodic.settings import load_settings
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import SessionSource
+from episodic.kernel.ports import Embedder
+from episodic.kernel.settings import load_settings
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 
@@ -37,7 +37,7 @@ def stored(memory: Memory) -> dict[str, tuple[str, dict[str, np.ndarray]]]:
         vectors: dict[int, dict[str, np.ndarray]] = {}
         for card_id, rendering, blob in conn.execute("SELECT card_id, rendering, vector FROM vectors"):
             vectors.setdefault(card_id, {})[rendering] = np.frombuffer(blob, dtype=np.float32)
-    from episodic.models import CardRecord
+    from episodic.kernel.models import CardRecord
 
     out = {}
     for card_id, (session_id, record) in cards.items():
@@ -79,7 +79,7 @@ def test_batched_index_stores_the_serial_paths_cards_and_vectors(
 @pytest.mark.usefixtures("episodic_home")
 def test_batched_minilm_vectors_match_one_card_at_a_time(tmp_path: Path) -> None:
     from episodic.embed import minilm
-    from episodic.errors import ConfigError
+    from episodic.kernel.errors import ConfigError
 
     try:
         minilm.find_model_dir()
@@ -196,8 +196,8 @@ def test_newest_sessions_first_and_the_largest_file_of_a_key_first() -> None:
 def test_reflect_is_embedded_only_where_it_is_used_and_an_index_built_with_it_stays_valid(
     tmp_path: Path,
 ) -> None:
-    from episodic.models import RENDERINGS
-    from episodic.search import search_traces
+    from episodic.core.search import search_traces
+    from episodic.kernel.models import RENDERINGS
 
     assert load_settings().renderings == ["struct", "semantic", "opening"]  # reflect votes 0 by default
     assert "reflect" in load_settings(query_rendering="reflect").renderings

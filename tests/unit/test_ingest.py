@@ -7,14 +7,14 @@ from pathlib import Path
 import pytest
 from episodic.assembly import build_memory
 from episodic.aws.pipeline import TranscriptObject, distill_transcript, parse_transcript_key
-from episodic.card_write import store_card
+from episodic.cards.write import store_card
+from episodic.core.ingest import index_sessions, ingest_one
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder
-from episodic.ingest import index_sessions, ingest_one
-from episodic.memory import Memory
-from episodic.models import Card, DistillerInfo, Trajectory
-from episodic.ports import Distiller, DistillResult
-from episodic.settings import load_settings
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import Card, DistillerInfo, Trajectory
+from episodic.kernel.ports import Distiller, DistillResult
+from episodic.kernel.settings import load_settings
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.parse.codex import CodexSource
 from episodic.parse.gemini import GeminiSource

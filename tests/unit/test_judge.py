@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 from episodic.assembly import build_reranker
-from episodic.card_write import embed_card
+from episodic.cards.write import embed_card
+from episodic.core.search import search_traces
 from episodic.judge.model import (
     MODEL_FILES,
     CrossEncoder,
@@ -23,11 +24,10 @@ from episodic.judge.model import (
     file_sha256,
 )
 from episodic.judge.reranker import JudgeWeights, LocalReranker
-from episodic.memory import Memory
-from episodic.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
-from episodic.ports import Reranker
-from episodic.search import search_traces
-from episodic.settings import load_settings
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
+from episodic.kernel.ports import Reranker
+from episodic.kernel.settings import load_settings
 from mcp_testkit import ALPHA, build_memory
 
 INSTALLED = default_model_dir()
@@ -184,8 +184,8 @@ def test_a_failing_second_stage_leaves_the_first_stages_answer(tmp_path: Path) -
 
 
 def test_with_a_judge_bar_the_judge_decides_the_full_card() -> None:
-    from episodic.confidence import ConfidenceRule
-    from episodic.models import Confidence
+    from episodic.core.confidence import ConfidenceRule
+    from episodic.kernel.models import Confidence
 
     rule = ConfidenceRule(3.5, 3.25, 0.25, judge_strong=0.8)
     record = llm_record("s-1", "a problem", "an insight")

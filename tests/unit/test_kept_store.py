@@ -9,8 +9,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from distill_builders import edit, prompt, trajectory
-from episodic.agent_cleanup import DEFAULT_CLEANUP_DAYS, cleanup_days
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
+from episodic.sessions.agent_cleanup import DEFAULT_CLEANUP_DAYS, cleanup_days
 from episodic.store.kept import KeptTrajectoryFiles
 
 

@@ -6,8 +6,10 @@ import os
 from pathlib import Path
 
 import pytest
-from episodic import autostart, hook, local_server
-from episodic.settings import load_settings
+from episodic.hooks import local_server
+from episodic.hooks import prompt as hook
+from episodic.kernel.settings import load_settings
+from episodic.plumbing import autostart
 
 
 def _down(*_: object) -> None:

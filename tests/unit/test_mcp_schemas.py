@@ -8,9 +8,9 @@ from typing import Any
 import jsonschema
 import pytest
 from episodic.assembly.features import scratch_part
-from episodic.auth import Principal
 from episodic.aws.clients import AwsClients
-from episodic.errors import InvalidArgumentError
+from episodic.kernel.auth import Principal
+from episodic.kernel.errors import InvalidArgumentError
 from episodic.mcp.registry import Tool, ToolOutput, ToolRegistry
 from episodic.mcp.schema import ToolArguments, input_schema, parse_arguments
 from episodic.mcp.tools import default_registry

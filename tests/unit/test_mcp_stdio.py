@@ -6,7 +6,7 @@ import io
 import json
 
 import pytest
-from episodic.auth import Principal
+from episodic.kernel.auth import Principal
 from episodic.mcp.protocol import McpServer
 from episodic.mcp.stdio import run_stdio
 from episodic.mcp.tools import Tool, ToolOutput, ToolRegistry

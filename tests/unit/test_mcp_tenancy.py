@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episodic.auth import Principal, StaticAuthenticator
+from episodic.kernel.auth import Principal, StaticAuthenticator
 from episodic.mcp.protocol import HttpRequest, McpEndpoint
 from episodic.mcp.tools import Tool, ToolOutput, ToolRegistry, default_registry, read_tools
 from mcp_testkit import (

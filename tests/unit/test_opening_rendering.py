@@ -11,13 +11,15 @@ import numpy as np
 import pytest
 from episodic.assembly import build_memory
 from episodic.aws.s3vectors_store import S3VectorsStore
+from episodic.cards.opening import EXCHANGE_CHARS, opening_text
+from episodic.cards.review import review_episode
 from episodic.cli.doctor import OK, WARN, check_opening
+from episodic.core.ingest import index_sessions
+from episodic.core.search import search_traces
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.embed.hashing import HashingEmbedder
-from episodic.ingest import index_sessions
-from episodic.mcp.tools import episode_json, hit_json
-from episodic.memory import Memory
-from episodic.models import (
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import (
     CARD_RENDERINGS,
     OPENING,
     RENDERINGS,
@@ -31,11 +33,9 @@ from episodic.models import (
     SessionSource,
     Trajectory,
 )
-from episodic.opening import EXCHANGE_CHARS, opening_text
-from episodic.ports import Distiller, DistillResult, StoredVector
-from episodic.review import review_episode
-from episodic.search import search_traces
-from episodic.settings import load_settings
+from episodic.kernel.ports import Distiller, DistillResult, StoredVector
+from episodic.kernel.settings import load_settings
+from episodic.mcp.tools import episode_json, hit_json
 from episodic.store import hybrid
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
 
@@ -223,7 +223,7 @@ def test_s3_vectors_index_of_three_renderings_gains_the_opening_in_place() -> No
 
 
 def test_a_cards_folder_set_keeps_the_heuristic_id_of_the_cards_it_fills_in() -> None:
-    from episodic.cardfiles import IMPORTED, CardFile, CardFolder
+    from episodic.cards.files import IMPORTED, CardFile, CardFolder
     from episodic.evaluation.cardsets import folder_set
     from episodic.evaluation.corpus import EvalCorpus
 

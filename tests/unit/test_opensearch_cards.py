@@ -10,7 +10,7 @@ from botocore.credentials import Credentials
 from contract.vector_store_contract import MANIFEST, TENANT_A, VectorStoreContract, make_record, put, search
 from episodic.aws.opensearch_cards import OpenSearchCardStore, cards_mapping
 from episodic.aws.opensearch_client import opensearch_client
-from episodic.settings import load_settings
+from episodic.kernel.settings import load_settings
 from fakes.opensearch_fake import FakeOpenSearch
 from fakes.opensearch_wire import WireRequest, recording_connection
 
@@ -105,7 +105,7 @@ def test_the_lambdas_settings_accept_cards_on_opensearch(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from episodic import assembly
-    from episodic.settings import load_deployed_settings
+    from episodic.kernel.settings import load_deployed_settings
 
     settings = load_deployed_settings(
         home=tmp_path, store="opensearch", vector_bucket="episodic-vectors", transcripts_bucket="episodic-t",

@@ -20,9 +20,9 @@ from contract.scratch_store_contract import (
 )
 from episodic.aws.opensearch_client import opensearch_client
 from episodic.aws.opensearch_scratch import OpenSearchScratchStore, scratch_mapping
-from episodic.errors import ConfigError, ParityError
+from episodic.kernel.errors import ConfigError, ParityError
+from episodic.kernel.settings import load_settings
 from episodic.scratch.port import ScratchManifest
-from episodic.settings import load_settings
 from fakes.opensearch_fake import FakeOpenSearch
 from fakes.opensearch_wire import WireRequest, recording_connection
 

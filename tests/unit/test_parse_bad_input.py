@@ -7,12 +7,12 @@ import os
 from pathlib import Path
 
 import pytest
-from episodic import bounded
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import NotEpisode, ParseStats, SessionSource, Trajectory
+from episodic.kernel.models import NotEpisode, ParseStats, SessionSource, Trajectory
 from episodic.parse import reader
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.parse.reader import _cheap_skip
+from episodic.plumbing import bounded
+from episodic.plumbing.marker import DISTILLER_MARKER
 from hypothesis import given, settings
 from hypothesis import strategies as st
 

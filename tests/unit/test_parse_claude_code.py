@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from episodic.marker import INJECTED_OPEN
-from episodic.models import NotEpisode, SessionSource, Trajectory
+from episodic.kernel.models import NotEpisode, SessionSource, Trajectory
 from episodic.parse.claude_code import ClaudeCodeSource
+from episodic.plumbing.marker import INJECTED_OPEN
 from episodic.scrub import Scrubber, default_scrubber
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"

@@ -9,10 +9,10 @@ from typing import Any
 
 from episodic.distill.evidence import check_result, is_edit
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.marker import wrap_injected
-from episodic.models import NotEpisode, Outcome, Trajectory
+from episodic.kernel.models import NotEpisode, Outcome, Trajectory
 from episodic.parse.codex import CodexSource
 from episodic.parse.formats import sniff_file
+from episodic.plumbing.marker import wrap_injected
 from episodic.scrub import default_scrubber
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
+from episodic.kernel.settings import Settings
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.parse.discovery import default_roots
 from episodic.parse.text import clean_user_text, cut_middle
-from episodic.settings import Settings
 
 
 def _claude_dir(path: Path) -> Path:

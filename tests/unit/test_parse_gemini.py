@@ -8,7 +8,7 @@ from typing import Any
 
 from episodic.distill.evidence import check_result, is_edit
 from episodic.distill.heuristic import HeuristicDistiller
-from episodic.models import NotEpisode, Outcome, Trajectory
+from episodic.kernel.models import NotEpisode, Outcome, Trajectory
 from episodic.parse.gemini import GeminiSource
 from episodic.scrub import default_scrubber
 

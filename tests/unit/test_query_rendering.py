@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 from episodic.assembly import build_memory
+from episodic.core.ingest import index_sessions
+from episodic.core.search import search_traces
 from episodic.embed.hashing import HashingEmbedder
-from episodic.errors import ConfigError
-from episodic.ingest import index_sessions
-from episodic.search import search_traces
-from episodic.settings import load_settings
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.settings import load_settings
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 

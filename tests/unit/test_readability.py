@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 from episodic.distill.readability import check_cards, echoes, from_injected, is_complete, is_cut
-from episodic.models import Card, Outcome
+from episodic.kernel.models import Card, Outcome
 
 CUT = [
     'mix test: failed ([do: %Plug.Conn{adapter: {Plug.Adapters.Test.Conn,:...}, body_params: %{"session_id" => "abc"}…',

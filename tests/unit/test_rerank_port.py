@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 from episodic.assembly import build_reranker
-from episodic.errors import ConfigError
-from episodic.models import SearchHit
-from episodic.ports import Reranker
-from episodic.search import search_traces
-from episodic.settings import load_settings
+from episodic.core.search import search_traces
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.models import SearchHit
+from episodic.kernel.ports import Reranker
+from episodic.kernel.settings import load_settings
 from mcp_testkit import ALPHA, EPISODES, build_memory, populate
 
 QUERY = "postgres pool exhausted while the pytest fixture and the docker cache misbehave"

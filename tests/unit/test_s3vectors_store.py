@@ -15,8 +15,8 @@ from contract.vector_store_contract import MANIFEST as CONTRACT_MANIFEST
 from contract.vector_store_contract import VectorStoreContract
 from episodic.aws.s3vectors_metadata import MANIFEST_KEY, MAX_FILTERABLE_BYTES, filterable_metadata, json_size
 from episodic.aws.s3vectors_store import S3VectorsStore
-from episodic.errors import ConfigError, InvalidArgumentError, ParityError, TenantError
-from episodic.models import (
+from episodic.kernel.errors import ConfigError, InvalidArgumentError, ParityError, TenantError
+from episodic.kernel.models import (
     CARD_RENDERINGS,
     RENDERINGS,
     Card,
@@ -26,8 +26,8 @@ from episodic.models import (
     Outcome,
     SearchFilters,
 )
-from episodic.ports import StoredVector
-from episodic.render import render
+from episodic.kernel.ports import StoredVector
+from episodic.store.render import render
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
 
 DIM = 16
@@ -447,7 +447,7 @@ def test_request_shapes_for_put_query_get(real_client: Any) -> None:
                         {"outcome": {"$eq": "verified"}},
                         {"project": {"$eq": "shop"}},
                         {"rendering": {"$in": ["semantic", "struct"]}},  # the voting renderings only
-                        # a vetoed card never (episodic.review); vectors from before reviews have no key
+                        # a vetoed card never (episodic.cards.review); vectors from before reviews have no key
                         {"$or": [{"review": {"$exists": False}}, {"review": {"$ne": "vetoed"}}]},
                     ]
                 },

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from episodic.cli import build_cli, doctor
-from episodic.scope import SKIP_MARKER, ScopeRules, matches
-from episodic.settings import load_settings
+from episodic.kernel.settings import load_settings
+from episodic.sessions.scope import SKIP_MARKER, ScopeRules, matches
 from fakes.experiment_sessions import write_session
 
 
@@ -32,7 +32,7 @@ from fakes.experiment_sessions import write_session
     ],
 )
 def test_patterns_match_paths_and_globs(pattern: str, path: str, expected: bool) -> None:
-    from episodic.scope import normalise
+    from episodic.sessions.scope import normalise
 
     assert matches(pattern, normalise(path) if path else "") is expected
 
@@ -161,10 +161,10 @@ def test_inspect_and_doctor_show_the_rules(
 def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -> None:
     import shutil
 
-    from episodic.agent_card import record_agent_card
     from episodic.assembly import build_memory
+    from episodic.cards.agent import record_agent_card
     from episodic.embed.hashing import HashingEmbedder
-    from episodic.errors import InvalidArgumentError
+    from episodic.kernel.errors import InvalidArgumentError
 
     fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "projects"
     user = tmp_path / "user-home"

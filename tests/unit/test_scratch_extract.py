@@ -167,8 +167,8 @@ def test_extraction_over_the_real_transcripts_passes_the_check_on_every_record()
     if not TRANSCRIPTS.is_dir():
         pytest.skip("../shared/transcripts is absent")
     from episodic.assembly import build_source
+    from episodic.kernel.settings import load_settings
     from episodic.scratch.report import extraction_report
-    from episodic.settings import load_settings
 
     report = extraction_report(build_source(load_settings()), [str(TRANSCRIPTS)], SCRUBBER, "team")
     assert report.sessions > 50 and len(report.records) > 50

@@ -11,7 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 from episodic.embed.hashing import HashingEmbedder
-from episodic.errors import InvalidArgumentError
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.settings import load_settings
 from episodic.scratch import recall as recall_module
 from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.pack import CLOSING, MAX_BULLET_CHARS, heading, pack_recalls
@@ -19,7 +20,6 @@ from episodic.scratch.recall import classify_task, recall_similar
 from episodic.scratch.service import ScratchMemory, forget_session, sweep
 from episodic.scratch.sqlite_store import SQLiteScratchStore
 from episodic.scrub import Scrubber
-from episodic.settings import load_settings
 
 NOW = datetime(2026, 3, 10, 12, 0, tzinfo=UTC)
 TEAM, OTHER = "team", "other"
@@ -159,7 +159,7 @@ def test_a_record_dated_in_the_future_is_never_recalled(scratch: ScratchMemory) 
 
 
 def test_ttl_setting_is_bounded_to_3_to_14_days(tmp_path: Path) -> None:
-    from episodic.errors import ConfigError
+    from episodic.kernel.errors import ConfigError
 
     for bad in (2, 15):
         with pytest.raises(ConfigError):

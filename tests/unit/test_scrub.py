@@ -13,11 +13,11 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.settings import Settings
 from episodic.scrub import KINDS, Scrubber, default_scrubber
 from episodic.scrub.catalogue import catalogue_kinds
 from episodic.scrub.noseyparker import noseyparker_kinds
-from episodic.settings import Settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 

@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
+from episodic.core.search import search_traces
 from episodic.embed.hashing import HashingEmbedder
-from episodic.search import search_traces
-from episodic.settings import load_settings
+from episodic.kernel.settings import load_settings
 from mcp_testkit import build_memory
 
 

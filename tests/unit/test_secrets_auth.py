@@ -9,9 +9,9 @@ from typing import Any
 
 import boto3
 import pytest
-from episodic.auth import READ, WRITE, token_hash
 from episodic.aws.secrets_auth import SecretsManagerAuthenticator, parse_token_secret
-from episodic.errors import AuthError, ConfigError
+from episodic.kernel.auth import READ, WRITE, token_hash
+from episodic.kernel.errors import AuthError, ConfigError
 from fakes.secret_edit import hand_edit
 from moto import mock_aws
 

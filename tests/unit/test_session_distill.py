@@ -13,7 +13,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from episodic import session_distill
+from episodic.hooks import session_end as session_distill
 from episodic.store.sqlite import SQLiteStore
 from proc_kit import pids_with_args
 from test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 from episodic.cli import build_cli
 from episodic.cli.mcp_cmds import _executable
 from episodic.cli.setup_agents import apply_codex_plan, codex_plan
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 
 def invoke(args: list[str]) -> str:

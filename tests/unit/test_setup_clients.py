@@ -18,7 +18,7 @@ from episodic.cli.setup_clients import (
     merge_server,
     render_plan,
 )
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 from functional.client_env import free_port
 
 URL = "https://memory.example.com/mcp"
@@ -196,7 +196,7 @@ def test_setup_offers_the_claude_code_distiller_and_saves_the_choice(
     episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from episodic.cli.mcp_cmds import register
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     group = EpisodicGroup("episodic")  # the real group: it maps errors
     register(group)

@@ -10,7 +10,7 @@ import click
 import pytest
 from click.testing import CliRunner
 from episodic.cli.setup_retention import OFFERED_DAYS, offer_keep_transcripts, raise_cleanup_days
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 
 def _offer(config_dir: Path, answer: str, interactive: bool) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from episodic.sqlite_conn import enable_wal, open_connection, transaction
+from episodic.plumbing.sqlite_conn import enable_wal, open_connection, transaction
 from episodic.store.sqlite import SQLiteStore
 
 _ROUNDS = 10  # the bare pragma lost this race in 24 of 40 paired opens: ten rounds all but ensure one

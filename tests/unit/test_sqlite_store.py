@@ -21,9 +21,9 @@ from contract.vector_store_contract import (
     put,
     search,
 )
-from episodic.errors import ConfigError, ParityError
-from episodic.models import DEFAULT_RENDERING_WEIGHTS, SearchFilters
-from episodic.ports import IngestFailure
+from episodic.kernel.errors import ConfigError, ParityError
+from episodic.kernel.models import DEFAULT_RENDERING_WEIGHTS, SearchFilters
+from episodic.kernel.ports import IngestFailure
 from episodic.store import hybrid, schema
 from episodic.store.sqlite import SQLiteStore
 
@@ -248,7 +248,7 @@ def test_failure_ledger(db: Path) -> None:
 def test_stored_vectors_are_unit_float32(db: Path) -> None:
     store = SQLiteStore(db)
     record = make_record("s1", PROBLEMS["ws"])
-    from episodic.ports import StoredVector
+    from episodic.kernel.ports import StoredVector
 
     raw = [StoredVector(r, "t", np.full(384, 3.0)) for r in MANIFEST.renderings]  # float64, not unit
     store.upsert(record, raw, MANIFEST)

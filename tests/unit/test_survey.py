@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from episodic.models import Event, SessionSource, ToolCall, Trajectory
-from episodic.survey import estimate_tokens, render_survey
+from episodic.kernel.models import Event, SessionSource, ToolCall, Trajectory
+from episodic.sessions.survey import estimate_tokens, render_survey
 
 
 def _traj(calls: int = 300, errors: tuple[int, ...] = (5, 150, 290), prompts: int = 30) -> Trajectory:

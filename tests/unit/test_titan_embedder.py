@@ -12,7 +12,7 @@ import pytest
 from botocore.response import StreamingBody
 from botocore.stub import Stubber
 from episodic.aws.titan_embedder import MAX_INPUT_CHARS, MODEL_CHAR_LIMIT, TitanEmbedder
-from episodic.errors import ConfigError, InvalidArgumentError, ParityError, RetryableDistillError
+from episodic.kernel.errors import ConfigError, InvalidArgumentError, ParityError, RetryableDistillError
 
 MODEL = "amazon.titan-embed-text-v2:0"
 

@@ -3,6 +3,8 @@
 Faces (the CLI, the Lambdas, the MCP transports, the viewer) ask it for a `Memory`, a source, an MCP
 registry; nothing else imports an adapter. `adapters` builds the core's ports from the settings,
 `features` the registered features' parts, `mcp` the tool registry with every feature's tools.
+
+May import: everything below the faces, `aws/` included (the only place choosing local or AWS).
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from episodic.assembly.adapters import (
 )
 from episodic.assembly.features import FEATURES, build_history, build_parts
 from episodic.aws.clients import AwsClients
-from episodic.feature import Feature
-from episodic.memory import Memory
-from episodic.ports import (
+from episodic.kernel.feature_contract import Feature
+from episodic.kernel.memory import Memory
+from episodic.kernel.ports import (
     Distiller,
     Embedder,
     IngestLedger,
@@ -35,7 +37,7 @@ from episodic.ports import (
     TranscriptSource,
     VectorStore,
 )
-from episodic.settings import Settings, load_settings
+from episodic.kernel.settings import Settings, load_settings
 
 
 def build_memory(

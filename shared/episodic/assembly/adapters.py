@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from episodic.aws.clients import AwsClients, aws_client
-from episodic.errors import ConfigError
-from episodic.ports import (
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.ports import (
     Distiller,
     Embedder,
     IngestLedger,
@@ -19,12 +19,12 @@ from episodic.ports import (
     TranscriptSource,
     VectorStore,
 )
-from episodic.settings import DeployedSettings, Settings
+from episodic.kernel.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
     from episodic.aws.secrets_auth import SecretTokenStore
-    from episodic.models import DistillerInfo, NotEpisode, SessionSource, Trajectory
-    from episodic.ports import DistillResult
+    from episodic.kernel.models import DistillerInfo, NotEpisode, SessionSource, Trajectory
+    from episodic.kernel.ports import DistillResult
     from episodic.scrub import Scrubber
     from episodic.store.sqlite import SQLiteStore
 
@@ -48,7 +48,7 @@ def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) ->
     """`build_source` honouring the scope rules (`index`, `inspect`, `harvest`); with `record_outcomes`,
     the experiment's outcome measures of the sessions it logged are recorded as they are read."""
     from episodic.experiment.recorder import MeasureRecorder
-    from episodic.scope_source import ScopedSource, rules_from_settings
+    from episodic.sessions.scope_source import ScopedSource, rules_from_settings
 
     recorder = MeasureRecorder(settings.home) if record_outcomes else None
     return ScopedSource(
@@ -206,7 +206,7 @@ def build_store(settings: Settings, clients: AwsClients | None = None) -> Vector
             keyword_weight=settings.keyword_weight,
             rendering_weights=settings.rendering_weights,
         )
-    from episodic.private_home import secure_home
+    from episodic.plumbing.private_home import secure_home
 
     secure_home(settings.home, settings.db_path)  # 700 / 600 before SQLite creates the file
     return sqlite_store_at(settings, settings.db_path)

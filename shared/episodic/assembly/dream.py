@@ -21,11 +21,11 @@ from episodic.dream.port import DreamModel
 from episodic.dream.service import DreamAdapters
 from episodic.dream.source import IndexWeekSource, WeekSource
 from episodic.dream.statements import Meaning
-from episodic.errors import ConfigError, EpisodicError
-from episodic.settings import Settings
+from episodic.kernel.errors import ConfigError, EpisodicError
+from episodic.kernel.settings import Settings
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 
 def dream_adapters(

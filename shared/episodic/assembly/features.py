@@ -1,6 +1,6 @@
 """The registered features, and the parts the assembly builds for those whose part depends on local or AWS.
 
-Adding a feature: its package with a `feature.py` (`episodic.feature.Feature`), and one line in
+Adding a feature: its package with a `feature.py` (`episodic.kernel.feature_contract.Feature`), and one line in
 FEATURE_PACKAGES.
 """
 
@@ -11,15 +11,15 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from episodic.aws.clients import AwsClients
-from episodic.errors import ConfigError
-from episodic.feature import Feature
-from episodic.settings import DeployedSettings, Settings
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.feature_contract import Feature
+from episodic.kernel.settings import DeployedSettings, Settings
 
 if TYPE_CHECKING:
     from episodic.dream.port import DreamArchive
     from episodic.failures.service import FailureMemory
     from episodic.history.port import HistoryStore
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
     from episodic.scratch.service import ScratchMemory
 
 # registration order: the order of their MCP tools after the core's, and of their observers on the write path
@@ -53,7 +53,7 @@ def scratch_part(settings: Settings, memory: Memory, clients: AwsClients) -> Scr
     elif isinstance(settings, DeployedSettings):
         return None  # a Lambda's disk is not a memory: scratch needs the OpenSearch collection there
     else:
-        from episodic.private_home import secure_home
+        from episodic.plumbing.private_home import secure_home
         from episodic.scratch.sqlite_store import SCRATCH_FILE, SQLiteScratchStore
 
         path = settings.home / SCRATCH_FILE
@@ -81,7 +81,7 @@ def build_history(settings: Settings, clients: AwsClients | None = None) -> Hist
             prefix=settings.history_prefix,
         )
     from episodic.history.sqlite_store import HISTORY_FILE, SQLiteHistoryStore
-    from episodic.private_home import secure_home
+    from episodic.plumbing.private_home import secure_home
 
     path = settings.home / HISTORY_FILE
     secure_home(settings.home, path)  # prompts in full: 700 / 600 like the card index, before SQLite opens it
@@ -113,7 +113,7 @@ def failures_part(settings: Settings, memory: Memory, clients: AwsClients) -> Fa
         return None
     from episodic.failures.service import FailureMemory
     from episodic.failures.sqlite_store import FAILURES_FILE, SQLiteFailureStore
-    from episodic.private_home import secure_home
+    from episodic.plumbing.private_home import secure_home
     from episodic.scrub import Scrubber
 
     path = settings.home / FAILURES_FILE

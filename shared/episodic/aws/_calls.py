@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Collection
 from typing import Any, TypeVar
 
-from episodic.errors import THROTTLE_CODES, error_code, error_message
+from episodic.kernel.errors import THROTTLE_CODES, error_code, error_message
 
 T = TypeVar("T")
 
@@ -54,7 +54,7 @@ def retried_call(
     sleep: Callable[[float], None],
 ) -> T:
     """`with_backoff`, with throttling that outlasts every attempt turned into a retry-next-run error."""
-    from episodic.errors import RetryableDistillError
+    from episodic.kernel.errors import RetryableDistillError
 
     try:
         return with_backoff(

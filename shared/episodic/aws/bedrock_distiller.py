@@ -16,9 +16,9 @@ from typing import Any
 from episodic.aws._calls import error_code, error_message, retried_call
 from episodic.distill.checks import enforce_card, parse_card_payload
 from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, repair_message, survey_message
-from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
-from episodic.models import Card, DistillerInfo, DistillUsage, Trajectory
-from episodic.ports import Distiller, DistillResult
+from episodic.kernel.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
+from episodic.kernel.models import Card, DistillerInfo, DistillUsage, Trajectory
+from episodic.kernel.ports import Distiller, DistillResult
 
 TOOL_NAME = "emit_card"
 

@@ -13,7 +13,7 @@ Documented limits, enforced here rather than discovered as a ValidationException
   a deeper first stage keeps its order after them. Each card is cut to DOCUMENT_CHARS (~400 tokens) and the
   query to QUERY_CHARS, so a card and the query fit one chunk's context and 20 candidates are one query.
 
-How the relevance score meets the confidence tiers (episodic.confidence reads `score` and `similarity`):
+How the relevance score meets the confidence tiers (episodic.core.confidence reads `score` and `similarity`):
 - the order is the model's (relevanceScore, best first; ties keep the first stage's order);
 - the scores stay on the first stage's scale: the first stage's scores, sorted, are handed out by the new
   rank (the hit the model puts first gets the best fused score of the pool, and so on). `similarity`
@@ -37,10 +37,10 @@ import logging
 from collections.abc import Sequence
 from typing import Any
 
-from episodic.errors import ConfigError, InvalidArgumentError, error_code, error_message
-from episodic.models import SearchHit
-from episodic.ports import Reranker
-from episodic.present import pack_card
+from episodic.cards.present import pack_card
+from episodic.kernel.errors import ConfigError, InvalidArgumentError, error_code, error_message
+from episodic.kernel.models import SearchHit
+from episodic.kernel.ports import Reranker
 
 log = logging.getLogger(__name__)
 

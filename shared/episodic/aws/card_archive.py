@@ -8,8 +8,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from episodic.errors import InvalidArgumentError, InvalidCardError
-from episodic.models import CardRecord
+from episodic.kernel.errors import InvalidArgumentError, InvalidCardError
+from episodic.kernel.models import CardRecord
 
 
 def card_key(tenant_id: str, session_id: str, prefix: str = "cards/") -> str:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 if TYPE_CHECKING:
-    from episodic.settings import Settings
+    from episodic.kernel.settings import Settings
 
 
 def aws_session(settings: Settings, profile: str | None = None) -> Any:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from episodic.dream.port import DreamArchive, StoredFile
-from episodic.models import check_tenant
+from episodic.kernel.models import check_tenant
 
 
 class S3Archive(DreamArchive):

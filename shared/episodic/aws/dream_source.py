@@ -9,11 +9,11 @@ from typing import TYPE_CHECKING, Any
 
 from episodic.aws.pipeline import fetch_transcript, load_transcript
 from episodic.dream.source import SessionDigest, WeekSource, digest_of, earliest_in, records_in
-from episodic.errors import InvalidArgumentError
-from episodic.models import CardRecord, Trajectory
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import CardRecord, Trajectory
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 
 class BucketWeekSource(WeekSource):

@@ -20,17 +20,17 @@ from typing import Any
 
 import numpy as np
 
-from episodic.errors import ParityError
-from episodic.models import (
+from episodic.kernel.errors import ParityError
+from episodic.kernel.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
     CardRecord,
     IndexManifest,
     Outcome,
 )
-from episodic.render import keyword_text
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 from episodic.store.parity import require_tenant
+from episodic.store.render import keyword_text
 
 POOL = 100  # candidates per half: the pool the vector half is standardised over (as S3 Vectors' top-K)
 PAGE = 1000

@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 if TYPE_CHECKING:
-    from episodic.settings import Settings
+    from episodic.kernel.settings import Settings
 
 SERVICE = "aoss"
 DEFAULT_TIMEOUT_SECONDS = 2.0

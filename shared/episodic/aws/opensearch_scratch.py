@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from episodic.errors import ParityError
+from episodic.kernel.errors import ParityError
 from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
 

@@ -15,12 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from episodic.auth import validate_tenant
 from episodic.aws._calls import error_code
-from episodic.errors import EpisodicError, InvalidArgumentError
-from episodic.memory import Memory
-from episodic.models import CardRecord, NotEpisode, Trajectory
-from episodic.ports import IngestFailure, IngestLedger, TranscriptSource
+from episodic.kernel.auth import validate_tenant
+from episodic.kernel.errors import EpisodicError, InvalidArgumentError
+from episodic.kernel.memory import Memory
+from episodic.kernel.models import CardRecord, NotEpisode, Trajectory
+from episodic.kernel.ports import IngestFailure, IngestLedger, TranscriptSource
 
 MAX_TRANSCRIPT_BYTES = 200 * 1024 * 1024  # a Lambda has 512 MB-10 GB of /tmp; refuse absurd objects early
 DEFAULT_CARDS_PREFIX = "cards/"
@@ -190,7 +190,7 @@ def distill_transcript(
     its card. When no card can be produced the failure is recorded by the core and its error re-raised, so
     that SQS retries the message and finally moves it to the dead-letter queue."""
     # the write path only (the MCP Lambda never loads it)
-    from episodic.ingest import ingest_one
+    from episodic.core.ingest import ingest_one
 
     tenant, key = transcript.tenant_id, transcript.where.main_key
     loaded = load_transcript(transcript, memory.source)

@@ -16,8 +16,8 @@ import json
 from datetime import UTC, datetime
 from typing import Any
 
-from episodic.errors import InvalidArgumentError
-from episodic.models import DEFAULT_AGENT, CardRecord, check_tenant
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import DEFAULT_AGENT, CardRecord, check_tenant
 
 KEY_SEPARATOR = "#"
 MANIFEST_KEY = "__manifest__"
@@ -79,7 +79,7 @@ def filterable_metadata(record: CardRecord, rendering: str) -> dict[str, Any]:
         ),  # matched in any case
         "source_sha256": record.source_sha256,
         "distiller": record.distiller.id[:200],
-        "review": record.review_state.value,  # episodic.review: vetoed vectors leave every query
+        "review": record.review_state.value,  # episodic.cards.review: vetoed vectors leave every query
     }
     if record.started_at is not None:
         meta["started_at"] = epoch_seconds(record.started_at)

@@ -30,17 +30,17 @@ from episodic.aws.s3vectors_metadata import (
     vector_metadata,
 )
 from episodic.aws.search_mode import HYBRID, VECTOR_ONLY, SearchMode, search_mode
-from episodic.errors import ConfigError, ParityError, RetryableDistillError
-from episodic.models import (
+from episodic.kernel.errors import ConfigError, ParityError, RetryableDistillError
+from episodic.kernel.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
     RENDERINGS,
     CardRecord,
     IndexManifest,
 )
-from episodic.ports import ReviewableStore
-from episodic.render import keyword_text
+from episodic.kernel.ports import ReviewableStore
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
+from episodic.store.render import keyword_text
 
 PUT_BATCH = 500
 GET_BATCH = 100

@@ -21,7 +21,8 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-from episodic.auth import (
+from episodic.aws._calls import error_code, error_message
+from episodic.kernel.auth import (
     Authenticator,
     Principal,
     TokenInfo,
@@ -34,8 +35,7 @@ from episodic.auth import (
     token_principals,
     without_token,
 )
-from episodic.aws._calls import error_code, error_message
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 log = logging.getLogger(__name__)
 CURRENT, PREVIOUS, PENDING = "AWSCURRENT", "AWSPREVIOUS", "AWSPENDING"

@@ -21,8 +21,8 @@ from typing import Any
 import numpy as np
 
 from episodic.aws._calls import RetriesExhausted, error_code, error_message, read_body, with_backoff
-from episodic.errors import ConfigError, InvalidArgumentError, ParityError, RetryableDistillError
-from episodic.ports import Embedder
+from episodic.kernel.errors import ConfigError, InvalidArgumentError, ParityError, RetryableDistillError
+from episodic.kernel.ports import Embedder
 
 DIMENSIONS = (1024, 512, 256)
 MODEL_CHAR_LIMIT = 50_000

@@ -8,9 +8,9 @@ from typing import Any
 
 from episodic.aws.card_archive import archive_card
 from episodic.aws.pipeline import fetch_transcript, load_transcript
-from episodic.errors import InvalidArgumentError
-from episodic.models import CardRecord, Trajectory
-from episodic.ports import TranscriptSource, UploadedSessions
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import CardRecord, Trajectory
+from episodic.kernel.ports import TranscriptSource, UploadedSessions
 
 
 class S3UploadedSessions(UploadedSessions):

@@ -1,4 +1,7 @@
-"""The `episodic` command: thin click faces over the core; errors become messages in one place."""
+"""The `episodic` command: thin click faces over the core; errors become messages in one place.
+
+May import: anything (a face).
+"""
 
 from __future__ import annotations
 
@@ -6,21 +9,21 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from episodic.feature import Feature
+    from episodic.kernel.feature_contract import Feature
 
 
 def main() -> None:
     # the prompt hook must start fast: dispatch before importing click, pydantic or numpy
     if sys.argv[1:3] == ["hook", "user-prompt-submit"]:
-        from episodic.hook import entry
+        from episodic.hooks.prompt import entry
 
         entry()
     if sys.argv[1:3] == ["hook", "post-tool-failure"]:
-        from episodic.failure_hook import entry as failure_entry
+        from episodic.hooks.failure import entry as failure_entry
 
         failure_entry()
     if sys.argv[1:3] == ["hook", "session-distill"]:
-        from episodic.session_distill import hook_main
+        from episodic.hooks.session_end import hook_main
 
         raise SystemExit(hook_main())
     if sys.argv[1:3] == ["hook", "session-start"]:
@@ -51,7 +54,7 @@ def build_cli(features: tuple[Feature, ...] | None = None) -> Any:
         for area in ("core", "cards", "mcp", "eval", "harvest", "setup_path", "ui"):
             run_area(cli, area)
         cli.areas_run.update(AREAS)
-        for feature in features:  # each feature's commands (episodic.feature)
+        for feature in features:  # each feature's commands (episodic.kernel.feature_contract)
             feature.add_commands(cli)
     return cli
 

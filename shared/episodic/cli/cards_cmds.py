@@ -7,7 +7,7 @@ import json
 import click
 
 from episodic.cli.errors import TENANT
-from episodic.settings import load_settings
+from episodic.kernel.settings import load_settings
 
 
 def register(group: click.Group) -> None:
@@ -21,7 +21,7 @@ def register(group: click.Group) -> None:
     def export_cmd(folder: str, tenant: str | None) -> None:
         """Write the index's cards to FOLDER, one <session_id>.json each (the eval --cards format)."""
         from episodic.assembly import build_memory
-        from episodic.cards_transfer import export_cards
+        from episodic.cards.transfer import export_cards
 
         settings = load_settings()
         count = export_cards(build_memory(settings), tenant or settings.tenant, folder)
@@ -37,7 +37,7 @@ def register(group: click.Group) -> None:
         (default: every agent's roots) and where the export recorded each session. An unchanged card with
         no transcript keeps its project, dates and, when the index holds its source hash, its outcome."""
         from episodic.assembly import build_memory
-        from episodic.cards_transfer import import_cards
+        from episodic.cards.transfer import import_cards
 
         settings = load_settings()
         report = import_cards(build_memory(settings), tenant or settings.tenant, folder, list(paths) or None)
@@ -74,7 +74,7 @@ def register(group: click.Group) -> None:
         and of problems that echo the session's first prompt (found under PATHS, default every agent's roots)
         or come from an injected instruction block."""
         from episodic.assembly import build_memory
-        from episodic.cards_check import check_card_set
+        from episodic.cards.check import check_card_set
         from episodic.distill.readability import summary_line
 
         if folder and distil:

@@ -1,16 +1,16 @@
 """What `inspect` and `doctor` say about Claude Code's cleanup: sessions it deletes within a week that are
-neither indexed nor kept (episodic.agent_cleanup), and the command that keeps them."""
+neither indexed nor kept (episodic.sessions.agent_cleanup), and the command that keeps them."""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Sequence
 
-from episodic.agent_cleanup import CleanupRisk, cleanup_risk
-from episodic.errors import EpisodicError
-from episodic.ports import TranscriptSource
-from episodic.present import counted
-from episodic.settings import Settings
+from episodic.cards.present import counted
+from episodic.kernel.errors import EpisodicError
+from episodic.kernel.ports import TranscriptSource
+from episodic.kernel.settings import Settings
+from episodic.sessions.agent_cleanup import CleanupRisk, cleanup_risk
 
 KEEP_FIX = "`episodic index` now; to keep transcripts longer: `episodic setup claude-code --keep-transcripts-days 365 --write`"
 

@@ -21,11 +21,11 @@ from episodic.cli.core_print import (
     record_text,
 )
 from episodic.cli.errors import TENANT
-from episodic.models import AGENTS, SearchFilters, SessionSource
-from episodic.settings import Settings, load_settings
+from episodic.kernel.models import AGENTS, SearchFilters, SessionSource
+from episodic.kernel.settings import Settings, load_settings
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 DEMO_QUERY = "npm run check passes locally but the GitHub Actions job fails with lint errors"
 
@@ -69,9 +69,9 @@ def run_index(
     settings: Settings, paths: Sequence[str] | None, tenant: str, as_json: bool, memory: Memory | None = None
 ) -> Any:
     from episodic.assembly import build_memory
-    from episodic.index_lock import index_lock
-    from episodic.ingest import index_sessions
-    from episodic.scope_source import scope_after_index
+    from episodic.core.ingest import index_sessions
+    from episodic.plumbing.index_lock import index_lock
+    from episodic.sessions.scope_source import scope_after_index
 
     def waiting() -> None:
         click.echo("another `episodic index` is running on this home; waiting for it to finish", err=True)
@@ -87,7 +87,7 @@ def run_index(
 
 def _scope_summary(source: Any) -> dict[str, Any]:
     """What the scope rules decided for the sessions a scoped source read (empty for any other source)."""
-    from episodic.scope_source import ScopedSource
+    from episodic.sessions.scope_source import ScopedSource
 
     return source.summary() if isinstance(source, ScopedSource) else {}
 
@@ -97,9 +97,9 @@ def run_upgrade(
 ) -> Any:
     """`index --upgrade`: the newest sessions whose card the configured LLM distiller would improve."""
     from episodic.assembly import build_memory
-    from episodic.index_lock import index_lock
-    from episodic.ingest import index_sessions
-    from episodic.upgrade import DEFAULT_UPGRADE_LIMIT, plan_upgrade
+    from episodic.core.ingest import index_sessions
+    from episodic.core.upgrade import DEFAULT_UPGRADE_LIMIT, plan_upgrade
+    from episodic.plumbing.index_lock import index_lock
 
     memory = build_memory(settings)
     with index_lock(settings.home):  # one writer per home, as for `index`
@@ -177,7 +177,7 @@ def register(group: click.Group) -> None:
     ) -> None:
         """Find past episodes similar to a problem described in plain words."""
         from episodic.assembly import build_memory
-        from episodic.search import search_traces
+        from episodic.core.search import search_traces
 
         settings = _settings({})
         memory = build_memory(settings)
@@ -195,7 +195,7 @@ def register(group: click.Group) -> None:
     def show_cmd(session_id: str, tenant: str | None, as_json: bool) -> None:
         """Show one episode's full card and metadata."""
         from episodic.assembly import build_memory
-        from episodic.search import get_episode
+        from episodic.core.search import get_episode
 
         settings = _settings({})
         record = get_episode(build_memory(settings), tenant or settings.tenant, session_id)
@@ -222,8 +222,8 @@ def register(group: click.Group) -> None:
     def inspect_cmd(paths: tuple[str, ...], render_survey: bool, tenant: str | None, as_json: bool) -> None:
         """How much history there is, what a distiller would receive, and what a backfill would cost."""
         from episodic.assembly import build_kept, build_scoped_source
-        from episodic.backfill_estimate import inspect_history, render_one
         from episodic.cli.cleanup_risk import kept_summary
+        from episodic.sessions.backfill_estimate import inspect_history, render_one
 
         if not render_survey:  # --render also takes a deleted transcript's path or a session id (kept copies)
             missing_paths_error(paths)
@@ -234,7 +234,7 @@ def register(group: click.Group) -> None:
             if len(paths) != 1:
                 raise click.UsageError("--render takes exactly one session FILE")
             from episodic.assembly import build_store
-            from episodic.session_ids import transcript_named
+            from episodic.sessions.ids import transcript_named
 
             named = transcript_named(build_store(settings), tenant, paths[0])  # an id prefix, as `show`
             click.echo(render_one(source, named, settings.survey_token_budget, build_kept(settings), tenant))
@@ -274,7 +274,7 @@ def register(group: click.Group) -> None:
             by["outcome"][record.card.outcome.value] += 1
             by["distiller"][record.distiller.id] += 1
         manifest = store.manifest()
-        from episodic.settled_failures import split_failures
+        from episodic.core.settled_failures import split_failures
 
         # a failure of another distiller whose session kept its card is not waiting for a retry
         failures, settled = split_failures(store, ledger.failures() if ledger else [], settings.distiller)
@@ -320,7 +320,7 @@ def register(group: click.Group) -> None:
     def demo_remove_cmd(tenant: str | None) -> None:
         """Delete every demo card (tenant 'demo', and demo sessions an earlier version put in yours)."""
         from episodic.assembly import build_memory
-        from episodic.demo_corpus import remove_demo
+        from episodic.sessions.demo import remove_demo
 
         settings = _settings({})
         removed = remove_demo(build_memory(settings), tenant or settings.tenant)
@@ -331,9 +331,9 @@ def register(group: click.Group) -> None:
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
-        from episodic.demo_corpus import DEMO_DIR, DEMO_TENANT, remove_demo
+        from episodic.core.search import search_traces
         from episodic.parse.agents import agent_roots
-        from episodic.search import search_traces
+        from episodic.sessions.demo import DEMO_DIR, DEMO_TENANT, remove_demo
 
         settings = _settings({})
         roots = agent_roots(settings)  # Claude Code's, Codex CLI's and Gemini CLI's own folders

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from episodic.present import counted
+from episodic.cards.present import counted
 
 
 def echo_json(data: Any) -> None:
@@ -41,7 +41,7 @@ def print_report(report: Any) -> None:
 
 
 def print_scope(summary: dict[str, Any]) -> None:
-    from episodic.scope_source import summary_lines
+    from episodic.sessions.scope_source import summary_lines
 
     if summary:
         for line in summary_lines(summary):
@@ -58,9 +58,9 @@ CONFIDENCE_LABELS = {
 
 def print_hits(hits: list[Any]) -> None:
     """Close matches as cards, then weak and faint ones, each marked; nothing below the faint bar
-    (episodic.confidence)."""
-    from episodic.confidence import shown
-    from episodic.present import pack_card
+    (episodic.core.confidence)."""
+    from episodic.cards.present import pack_card
+    from episodic.core.confidence import shown
 
     hits = shown(hits, include_weak=True)
     if not any(hit.confidence == "strong" for hit in hits):
@@ -73,7 +73,7 @@ def print_hits(hits: list[Any]) -> None:
 
 def record_text(record: Any) -> str:
     """A card as a person reads it: the text get_episode gives an agent, then where it came from."""
-    from episodic.present import episode_text
+    from episodic.cards.present import episode_text
 
     origin = [
         ("Agent", record.agent),

@@ -3,7 +3,7 @@ that agent's CLI when it is on PATH and logged in (checked without a model call:
 writes the cards), else the offline heuristic.
 
 Heuristic cards are still written at once; with Claude Code, each ended session's card is replaced in the
-background (episodic.session_distill, within `distill_daily_cap`) and `index` re-distils the rest.
+background (episodic.hooks.session_end, within `distill_daily_cap`) and `index` re-distils the rest.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from __future__ import annotations
 import shutil
 from dataclasses import dataclass
 
-from episodic import envsource
-from episodic.errors import ConfigError, EpisodicError
-from episodic.settings import Settings
+from episodic.kernel.errors import ConfigError, EpisodicError
+from episodic.kernel.settings import Settings
+from episodic.plumbing import envsource
 
 CLAUDE_CODE, HEURISTIC = "claude-code", "heuristic"
 

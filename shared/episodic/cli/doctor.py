@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from episodic import envsource
+from episodic.cards.present import counted
 from episodic.cli.hook_probe import hook_commands, listener
 from episodic.cli.setup_clients import (
     FAILURE_ARGS,
@@ -29,10 +29,10 @@ from episodic.cli.setup_clients import (
     installed_executable,
     user_home,
 )
-from episodic.errors import EpisodicError
-from episodic.models import CardRecord, DistillerInfo
-from episodic.present import counted
-from episodic.settings import Settings
+from episodic.kernel.errors import EpisodicError
+from episodic.kernel.models import CardRecord, DistillerInfo
+from episodic.kernel.settings import Settings
+from episodic.plumbing import envsource
 
 OK, WARN, FAIL = "ok", "warn", "fail"
 PROBE_QUERY = "episodic doctor probe: does this token reach the search tool"
@@ -138,7 +138,7 @@ def _agent_answers(settings: Settings) -> Check:
     """Whether the agent CLI is logged in and one short distil call, as `index` makes it, comes back
     (login first: each CLI's own check needs no model call)."""
     from episodic.distill.agents import distiller_for
-    from episodic.errors import RetryableDistillError
+    from episodic.kernel.errors import RetryableDistillError
 
     kind = settings.distiller
     distiller = distiller_for(settings, kind)
@@ -198,7 +198,7 @@ def _reachable(url: str, timeout: float = 1.0) -> bool:
 
 def _foreign_at(url: str, token: str | None) -> str:
     """What answers at a local url when it is not this home's server (the hook's own test); '' if ours."""
-    from episodic import hook
+    from episodic.hooks import prompt as hook
 
     try:
         hook.ask_server(url, token or "-", PROBE_QUERY, 5.0)
@@ -220,7 +220,7 @@ def check_hook_run(settings: Settings, home: Path, agent: str = "claude-code") -
 
 
 def check_server(settings: Settings, agent: str = "claude-code") -> tuple[Check, bool]:
-    from episodic.local_server import recorded_pid
+    from episodic.hooks.local_server import recorded_pid
 
     url = settings.endpoint_url
     if _reachable(url):
@@ -244,8 +244,8 @@ def check_server(settings: Settings, agent: str = "claude-code") -> tuple[Check,
 def check_token(
     settings: Settings, up: bool, count: Callable[[str], int], agent: str = "claude-code"
 ) -> Check:
-    from episodic.auth import LocalTokenStore
-    from episodic.hook_token import endpoint_is_local
+    from episodic.hooks.token import endpoint_is_local
+    from episodic.kernel.auth import LocalTokenStore
 
     setup_fix = f"`episodic setup {agent} --write` (keeps a read token for the configured tenant)"
     if not settings.token:
@@ -264,7 +264,7 @@ def check_token(
         return Check("token", OK, f"reads tenant {tenant!r} ({cards} cards)")
     if not up:
         return Check("token", WARN, "not checked: the server is not reachable")
-    from episodic import hook
+    from episodic.hooks import prompt as hook
 
     try:
         hook.ask_server(settings.endpoint_url, settings.token, PROBE_QUERY, 5.0)
@@ -285,7 +285,7 @@ def check_index(settings: Settings, count: Callable[[str], int], total: int) -> 
 
 def check_parity(settings: Settings, stored: Any) -> Check:
     from episodic.assembly import build_embedder
-    from episodic.models import IndexManifest
+    from episodic.kernel.models import IndexManifest
     from episodic.store.parity import check_parity as parity
 
     if stored is None:
@@ -309,7 +309,7 @@ def check_parity(settings: Settings, stored: Any) -> Check:
 
 def check_opening(settings: Settings, records: Iterable[CardRecord]) -> Check | None:
     """Offline cards indexed before the `opening` rendering existed rank without it until re-distilled."""
-    from episodic.card_write import HEURISTIC, takes_opening
+    from episodic.cards.write import HEURISTIC, takes_opening
 
     if not takes_opening(settings, DistillerInfo(kind=HEURISTIC)):
         return None
@@ -351,7 +351,7 @@ def check_judge(settings: Settings) -> Check | None:
 
 def check_scope(settings: Settings, cwd: str) -> Check:
     """The scope rules and what they decide for the current directory (its `.episodic` file included)."""
-    from episodic.scope_source import rules_from_settings
+    from episodic.sessions.scope_source import rules_from_settings
 
     rules = rules_from_settings(settings)
     configured = "; ".join(f"{k} {', '.join(v)}" for k, v in rules.describe().items() if v) or "no rules set"

@@ -27,7 +27,7 @@ from episodic.cli.setup_clients import (
     SERVER_NAME,
     user_home,
 )
-from episodic.settings import Settings
+from episodic.kernel.settings import Settings
 
 Row = tuple[str, str, str, str]  # name, status (ok | warn | fail), detail, fix
 

@@ -15,10 +15,10 @@ from urllib.parse import urlsplit
 
 from episodic.aws.search_mode import HYBRID, SEARCH_MODE_HEADER, SEARCH_REASON_HEADER, VECTOR_ONLY
 from episodic.cli.doctor import FAIL, OK, PROBE_QUERY, Check
-from episodic.errors import EpisodicError
-from episodic.hook_server import PROTOCOL_VERSION
+from episodic.hooks.server import PROTOCOL_VERSION
+from episodic.kernel.errors import EpisodicError
+from episodic.kernel.settings import Settings
 from episodic.mcp.protocol import LOCAL_HOSTS
-from episodic.settings import Settings
 
 VECTOR_ONLY_FIX = (
     "redeploy with the current stack (`npx cdk deploy`: it bundles botocore >= 1.44.8) into an index created "

@@ -3,8 +3,8 @@ otherwise ignored; every command also warns of them on stderr)."""
 
 from __future__ import annotations
 
-from episodic import envsource
-from episodic.settings import config_warnings
+from episodic.kernel.settings import config_warnings
+from episodic.plumbing import envsource
 
 
 def config_rows() -> list[tuple[str, str, str, str]]:

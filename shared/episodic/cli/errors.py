@@ -10,15 +10,15 @@ from typing import Any
 
 import click
 
-from episodic.errors import EpisodicError
+from episodic.kernel.errors import EpisodicError
 
 
 def warn_about_config() -> None:
     """The config file's unknown keys on stderr, once a command (a typo is otherwise ignored silently)."""
-    from episodic import envsource
+    from episodic.plumbing import envsource
 
     if envsource.config_path().is_file():
-        from episodic.settings import config_warnings
+        from episodic.kernel.settings import config_warnings
 
         for warning in config_warnings():
             click.echo(f"warning: {warning}", err=True)
@@ -46,7 +46,7 @@ class TenantName(click.ParamType):
     name = "tenant"
 
     def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
-        from episodic.models import check_tenant
+        from episodic.kernel.models import check_tenant
 
         try:
             return check_tenant(str(value))

@@ -10,7 +10,7 @@ from typing import Any
 
 import click
 
-from episodic.settings import Settings, load_settings
+from episodic.kernel.settings import Settings, load_settings
 
 _GREEDY = "--transcripts"
 

@@ -14,7 +14,7 @@ from typing import Any
 import click
 
 from episodic.cli.errors import TENANT
-from episodic.errors import EpisodicError
+from episodic.kernel.errors import EpisodicError
 
 _DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
 
@@ -63,7 +63,7 @@ def _print_summary(report: Any) -> None:
 
 
 def _settings() -> Any:
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     return load_settings()
 
@@ -292,8 +292,8 @@ def cron_remove(systemd: bool) -> None:
 @click.option("--json", "as_json", is_flag=True)
 def cron_status(systemd: bool, as_json: bool) -> None:
     """The installed schedule and the last run's summary."""
-    from episodic.errors import ConfigError
     from episodic.harvest.state import read_last_run
+    from episodic.kernel.errors import ConfigError
 
     settings = _settings()
     scheduler = _scheduler(systemd, settings)

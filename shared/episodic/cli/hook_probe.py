@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from episodic import envsource
 from episodic.cli.setup_clients import HOOK_ARGS
-from episodic.settings import Settings
+from episodic.kernel.settings import Settings
+from episodic.plumbing import envsource
 
 FALLBACK_PROMPT = "episodic doctor probe: the lint step passes here but fails on CI, why is that?"
 PROBE_SESSION = "episodic-hook-probe"  # not a session of the user's: the experiment is off for it
@@ -125,7 +125,7 @@ def probe_prompt(settings: Settings) -> str:
 
 
 def _log_path() -> Path:
-    return envsource.home_dir() / "logs" / "hook.log"  # where the hook writes (episodic.hook._log)
+    return envsource.home_dir() / "logs" / "hook.log"  # where the hook writes (episodic.hooks.prompt._log)
 
 
 def _new_lines(path: Path, offset: int) -> list[str]:

@@ -8,17 +8,17 @@ import sys
 import click
 
 from episodic.cli.errors import TENANT
-from episodic.errors import EpisodicError
+from episodic.kernel.errors import EpisodicError
 
 
 def _settings():  # type: ignore[no-untyped-def]
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     return load_settings()
 
 
 def _token_store():  # type: ignore[no-untyped-def]
-    from episodic.auth import LocalTokenStore
+    from episodic.kernel.auth import LocalTokenStore
 
     return LocalTokenStore(_settings().tokens_path)
 
@@ -45,7 +45,7 @@ def serve_cmd(host: str | None, port: int | None) -> None:
         serve(settings, host, port, on_ready=ready)
     except OSError as exc:
         if exc.errno == errno.EADDRINUSE:
-            from episodic.local_server import port_taken_message
+            from episodic.hooks.local_server import port_taken_message
 
             where = (host or settings.host, settings.port if port is None else port)
             raise click.ClickException(port_taken_message(settings, *where)) from exc
@@ -196,7 +196,7 @@ def _executable() -> str:
 
 
 def _provision_hook_token(settings) -> None:  # type: ignore[no-untyped-def]
-    from episodic.hook_token import ensure_hook_token
+    from episodic.hooks.token import ensure_hook_token
 
     outcome = ensure_hook_token(settings)
     where = f" (`token` in {outcome.config_path})" if outcome.created else ""
@@ -414,7 +414,7 @@ def hook_group() -> None:
 @hook_group.command("user-prompt-submit")
 def hook_user_prompt_submit() -> None:
     """Inject up to 3 similar verified past episodes into the prompt's context."""
-    from episodic.hook import entry
+    from episodic.hooks.prompt import entry
 
     sys.stdout.flush()
     entry()
@@ -423,7 +423,7 @@ def hook_user_prompt_submit() -> None:
 @hook_group.command("post-tool-failure")
 def hook_post_tool_failure() -> None:
     """PostToolUseFailure (Bash): inject how an earlier session got past the same error, when one did."""
-    from episodic.failure_hook import entry
+    from episodic.hooks.failure import entry
 
     sys.stdout.flush()
     entry()
@@ -432,7 +432,7 @@ def hook_post_tool_failure() -> None:
 @hook_group.command("session-distill")
 def hook_session_distill() -> None:
     """SessionEnd (Codex: Stop, once quiet): distil the ended session in the background."""
-    from episodic.session_distill import hook_main
+    from episodic.hooks.session_end import hook_main
 
     raise SystemExit(hook_main())
 
@@ -444,7 +444,7 @@ def hook_session_distill() -> None:
 )
 def distil_session_cmd(transcript: str, after_quiet: bool) -> None:
     """The session-end worker: one session's card, heuristic first, then the agent CLI's (logged)."""
-    from episodic.session_distill import LOG_FILE, _log, distil_session, wait_until_quiet
+    from episodic.hooks.session_end import LOG_FILE, _log, distil_session, wait_until_quiet
 
     settings = _settings()
     try:

@@ -34,7 +34,7 @@ from episodic.cli.agent_hooks import (
     merge_agent_hooks,
 )
 from episodic.cli.setup_clients import SERVER_NAME, TOKEN_ENV, ClientPlan, MergeResult
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 _TABLE = f"mcp_servers.{SERVER_NAME}"
 _TABLE_RE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*\"?" + re.escape(SERVER_NAME) + r"\"?\s*\]\s*$", re.M)

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic.cli.remember import REMEMBER_COMMAND, remember_command_path
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 from episodic.mcp import SERVER_NAME
 
 HOOK_ARGS = "hook user-prompt-submit"

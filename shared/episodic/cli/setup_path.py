@@ -11,9 +11,9 @@ import click
 @click.option("--write", is_flag=True, help="Create the link (replacing an older episodic link).")
 def setup_path(write: bool) -> None:
     """Link ~/.local/bin/episodic to this install, so `episodic …` works without `.venv/bin/`."""
-    from episodic import envsource
     from episodic.cli.setup_clients import installed_executable, link_executable, path_link, user_home
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
+    from episodic.plumbing import envsource
 
     executable = installed_executable()
     link = path_link(user_home(load_settings().user_home))

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import click
 
-from episodic.agent_cleanup import CLEANUP_SETTING, DEFAULT_CLEANUP_DAYS, cleanup_days
 from episodic.cli.setup_clients import MergeResult, _load_json_object, _write_with_backup
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
+from episodic.sessions.agent_cleanup import CLEANUP_SETTING, DEFAULT_CLEANUP_DAYS, cleanup_days
 
 OFFERED_DAYS = 365  # what the interactive offer proposes
 MAX_DAYS = 36500

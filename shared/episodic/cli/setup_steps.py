@@ -34,8 +34,8 @@ def offer_claude_code_distiller(settings, why: str = "", agent: str = "claude-co
 
 
 def _save_distiller(distiller: str) -> str:
-    from episodic import envsource
-    from episodic.hook_token import set_config_value
+    from episodic.hooks.token import set_config_value
+    from episodic.plumbing import envsource
 
     path = envsource.config_path()
     set_config_value(path, "distiller", distiller)
@@ -72,8 +72,8 @@ def announce_distiller(settings, choice, write: bool, agent: str = "claude-code"
 def leave_server_answering(settings, agent: str = "claude-code") -> None:  # type: ignore[no-untyped-def]
     """The server the prompt hook asks, started as the hook starts it, and warm before the first prompt;
     then `agent`'s prompt hook run once as that CLI runs it (when it is on)."""
-    from episodic.hook_token import endpoint_is_local
-    from episodic.local_server import READY_WAIT_SECONDS, ensure_answering
+    from episodic.hooks.local_server import READY_WAIT_SECONDS, ensure_answering
+    from episodic.hooks.token import endpoint_is_local
 
     if not endpoint_is_local(settings) or not settings.token:
         return
@@ -98,7 +98,7 @@ def hook_answers(user_home: str | None, agent: str = "claude-code") -> None:
     """The prompt hook command `agent` runs, run once as it would: what it logged; exit 1 when it failed."""
     from episodic.cli.hook_probe import run_hook_probe
     from episodic.cli.setup_clients import user_home as home_of
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     probe = run_hook_probe(
         load_settings(), home_of(user_home), agent=agent

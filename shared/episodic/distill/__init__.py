@@ -1,7 +1,10 @@
 """Distillers turn a trajectory into a card; `checks` holds the card rules every distiller obeys.
 
 The names below load on first use: every `episodic` command imports this package (scratch memory's
-extract), few need the heuristic distiller or the JSON Schema validator behind the checks."""
+extract), few need the heuristic distiller or the JSON Schema validator behind the checks.
+
+May import: `kernel/`, `plumbing/`, `scrub/`, `parse/`, `embed/`.
+"""
 
 from __future__ import annotations
 

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from episodic.distill.prompt import DISTILL_SYSTEM_PROMPT, repair_message, survey_message
-from episodic.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import Card, DistillerInfo, DistillUsage, Trajectory
-from episodic.ports import Distiller, DistillResult
-from episodic.settings import Settings
+from episodic.kernel.errors import ConfigError, DistillError, InvalidCardError, RetryableDistillError
+from episodic.kernel.models import Card, DistillerInfo, DistillUsage, Trajectory
+from episodic.kernel.ports import Distiller, DistillResult
+from episodic.kernel.settings import Settings
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 # Set for every distiller run: any episodic hook the CLI might still start does nothing (hook.py,
 # dream/hook.py and session_distill check the same name).
@@ -195,7 +195,9 @@ class AgentCliDistiller(Distiller):
         self.binary = binary or agent.default_binary
         self.model = model
         self.timeout_seconds = timeout_seconds
-        self.concurrency = concurrency  # ingest distills in parallel when > 1 (episodic.ingest.distill_many)
+        self.concurrency = (
+            concurrency  # ingest distills in parallel when > 1 (episodic.core.ingest.distill_many)
+        )
         # an empty folder: no project's instructions, settings or memory files are near the run
         self.workdir = workdir or Path(os.environ.get("TMPDIR", "/tmp")) / f"episodic-{agent.kind}-distill"
         self.runner = runner

@@ -6,8 +6,8 @@ from episodic.distill.agent_cli import AGENT_KINDS, AgentCli, AgentCliDistiller,
 from episodic.distill.claude_code import ClaudeCodeCli
 from episodic.distill.codex import CodexCli
 from episodic.distill.gemini import GeminiCli
-from episodic.errors import ConfigError
-from episodic.settings import Settings
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.settings import Settings
 
 AGENTS: dict[str, type[AgentCli]] = {"claude-code": ClaudeCodeCli, "codex": CodexCli, "gemini": GeminiCli}
 assert tuple(AGENTS) == AGENT_KINDS

@@ -68,8 +68,8 @@ from episodic.distill.evidence import (
 )
 from episodic.distill.holes import hole_breaks
 from episodic.distill.rules import AnyOf, Rule, RuleSet, rule
-from episodic.errors import InvalidCardError
-from episodic.models import Card, Event, Outcome, ToolCall, Trajectory
+from episodic.kernel.errors import InvalidCardError
+from episodic.kernel.models import Card, Event, Outcome, ToolCall, Trajectory
 
 if TYPE_CHECKING:
     import jsonschema

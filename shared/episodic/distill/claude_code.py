@@ -29,10 +29,10 @@ from episodic.distill.agent_cli import (
     options_from,
     run_cli,
 )
-from episodic.errors import DistillError
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import DistillUsage
-from episodic.settings import Settings
+from episodic.kernel.errors import DistillError
+from episodic.kernel.models import DistillUsage
+from episodic.kernel.settings import Settings
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 __all__ = [
     "PROBE_SURVEY",

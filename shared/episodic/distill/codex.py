@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from episodic.distill.agent_cli import AgentAnswer, AgentCli, CliRun, Runner, first_line
-from episodic.errors import DistillError
-from episodic.models import DistillUsage
+from episodic.kernel.errors import DistillError
+from episodic.kernel.models import DistillUsage
 
 LOGIN_TIMEOUT_SECONDS = 20.0
 # Off while distilling, each a feature of `codex features list` (0.171): our hooks, the user's plugins and

@@ -18,7 +18,7 @@ from episodic.distill.check_kinds import (
     runs_check_task,
     unwrapped,
 )
-from episodic.models import Event, ToolCall, Trajectory
+from episodic.kernel.models import Event, ToolCall, Trajectory
 
 EDIT_TOOLS = frozenset(
     {"Edit", "Write", "MultiEdit", "NotebookEdit", "str_replace_based_edit_tool"}

@@ -24,8 +24,8 @@ from pathlib import Path
 from typing import Any
 
 from episodic.distill.agent_cli import GUARD_ENV, AgentAnswer, AgentCli, CliRun, Runner, first_line
-from episodic.errors import ConfigError, DistillError
-from episodic.models import DistillUsage
+from episodic.kernel.errors import ConfigError, DistillError
+from episodic.kernel.models import DistillUsage
 
 NO_MCP_SERVER = "episodic-distiller-no-server"  # an allow-list of one name no server has
 PROMPT_FLAG_TEXT = "Write the memory card for the survey above, as instructed."  # appended to stdin

@@ -29,7 +29,7 @@ from episodic.distill.heuristic_text import (
 )
 from episodic.distill.holes import without_holes
 from episodic.distill.rules import Rule
-from episodic.models import Event, Trajectory
+from episodic.kernel.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
 _COMMAND_NAME_RE = re.compile(r"<command-name>/?([\w:-]+)</command-name>")

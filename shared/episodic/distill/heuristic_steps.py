@@ -25,7 +25,7 @@ from episodic.distill.evidence import (
 from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_text import clip, safe_line, sentences, with_first_chars
 from episodic.distill.readability import is_cut
-from episodic.models import Event, ToolCall
+from episodic.kernel.models import Event, ToolCall
 
 READ_TOOLS = frozenset(
     {"Read", "Grep", "Glob", "LS", "NotebookRead", "LSP", "view"}

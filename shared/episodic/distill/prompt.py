@@ -6,7 +6,7 @@ parser and never indexed (no recursion).
 
 from __future__ import annotations
 
-from episodic.marker import DISTILLER_MARKER
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 DISTILL_SYSTEM_PROMPT = f"""{DISTILLER_MARKER}
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from episodic.distill.boilerplate import boilerplate_of
 from episodic.distill.holes import hole_breaks
-from episodic.models import Card
+from episodic.kernel.models import Card
 from episodic.parse.injected import reads_injected, split_injected
 
 MIN_WORDS = 4

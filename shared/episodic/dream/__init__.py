@@ -7,4 +7,7 @@ turns the promoted threads into a `record.DreamRecord` (offline from card fields
 `cycle` runs the phases with counts per phase and keeps records in a `port.DreamArchive` (the viewer reads
 the same one). The week's sessions come through the `source.WeekSource` port. The AWS adapters are in
 `episodic.aws` (`dream_archive`, `dream_llm`, `dream_source`), chosen by `episodic.assembly.dream`.
+
+May import: the core and below and `mcp/`; another feature only through its `port` and `models`; its `cli`
+module is a face. So is `hook`, the SessionEnd trigger.
 """

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from episodic.dream.port import DreamArchive, StoredFile
-from episodic.models import check_tenant
+from episodic.kernel.models import check_tenant
 
 DREAM_FOLDER = "dreams"  # below the home: `<home>/dreams/<tenant>/`
 

@@ -32,7 +32,7 @@ from episodic.dream.statements import (
     title_problems,
 )
 from episodic.dream.threads import Thread
-from episodic.models import Outcome, Trajectory
+from episodic.kernel.models import Outcome, Trajectory
 
 OPEN = (Outcome.UNVERIFIED, Outcome.FAILED)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import click
 
 from episodic.cli.errors import TENANT
-from episodic.settings import load_settings
+from episodic.kernel.settings import load_settings
 
 
 def register(group: click.Group) -> None:

@@ -40,8 +40,8 @@ from episodic.dream.threads import find_threads, pick_threads, words
 from episodic.dream.weeks import IsoWeek
 from episodic.dream.writer import WeekAnalysis, build_record, citation, project_of
 from episodic.embed.hashing import HashingEmbedder
-from episodic.models import Trajectory
-from episodic.survey import render_survey as render_session_survey
+from episodic.kernel.models import Trajectory
+from episodic.sessions.survey import render_survey as render_session_survey
 
 DEEP_SURVEY_TOKENS = 2500
 

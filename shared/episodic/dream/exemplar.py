@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from episodic.dream.record import SECTIONS
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 MIN_ITEMS = 2
 _KEY_WORDS = {

@@ -15,8 +15,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from episodic.dream.source import SessionDigest, WeekSource
 from episodic.dream.threads import Thread
-from episodic.errors import EpisodicError
-from episodic.models import Outcome, Trajectory
+from episodic.kernel.errors import EpisodicError
+from episodic.kernel.models import Outcome, Trajectory
 
 MAX_DEEP = 8  # deep extractions a week (the reference caps reading at about eight)
 DEEP_SENTENCES = 2

@@ -3,7 +3,7 @@ MCP tool and `episodic dream …`."""
 
 from __future__ import annotations
 
-from episodic.feature import Feature
+from episodic.kernel.feature_contract import Feature
 
 FEATURE = Feature(
     name="dream",

@@ -22,8 +22,8 @@ from episodic.dream.source import (
 )
 from episodic.history.models import HistoryRecord
 from episodic.history.port import HistoryStore
-from episodic.models import CardRecord, Trajectory
-from episodic.ports import VectorStore
+from episodic.kernel.models import CardRecord, Trajectory
+from episodic.kernel.ports import VectorStore
 
 
 def digest_from_history(record: CardRecord, history: HistoryRecord) -> SessionDigest:

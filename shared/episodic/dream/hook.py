@@ -8,7 +8,7 @@ import json
 import sys
 from typing import IO, TYPE_CHECKING
 
-from episodic import envsource
+from episodic.plumbing import envsource
 
 if TYPE_CHECKING:
     from episodic.dream.port import DreamArchive
@@ -18,7 +18,7 @@ HEADER = "Latest weekly dream synthesis of this memory (decisions already made, 
 
 def synthesis_context(max_chars: int) -> str | None:
     from episodic.dream.archive import local_archive
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     settings = load_settings()
     if not settings.dream_session_start:
@@ -43,12 +43,12 @@ def latest_synthesis(archive: DreamArchive, tenant: str) -> str | None:
 
 
 def main(stdout: IO[str] | None = None) -> int:
-    from episodic.session_distill import GUARD_ENV
+    from episodic.hooks.session_end import GUARD_ENV
 
     try:
         if envsource.environ().get(GUARD_ENV):
             return 0
-        from episodic.settings import load_settings
+        from episodic.kernel.settings import load_settings
 
         context = synthesis_context(load_settings().dream_session_start_chars)
         if context:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 from episodic.dream.extract import Claim, ThreadExtract
 from episodic.dream.port import DreamModel
 from episodic.dream.source import SessionDigest
-from episodic.marker import DISTILLER_MARKER
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 EXTRACT_SYSTEM = (
     "You read one thread of a team's coding-agent sessions, from its sessions' cards (distilled: problem, "

@@ -24,7 +24,7 @@ from typing import Any
 
 from episodic.dream.threads import Thread
 from episodic.dream.weeks import IsoWeek
-from episodic.models import Outcome
+from episodic.kernel.models import Outcome
 
 WEIGHTS: dict[str, float] = {
     "relevance": 0.30,

@@ -18,8 +18,8 @@ from episodic.dream.port import DreamModel
 from episodic.dream.source import WeekSource
 from episodic.dream.statements import Meaning
 from episodic.dream.weeks import IsoWeek, resolve_weeks
-from episodic.errors import ConfigError, EpisodicError
-from episodic.settings import Settings
+from episodic.kernel.errors import ConfigError, EpisodicError
+from episodic.kernel.settings import Settings
 
 
 @dataclass

@@ -15,8 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from episodic.models import CardRecord, ReviewState, SessionSource, Trajectory
-from episodic.ports import TranscriptSource, VectorStore
+from episodic.kernel.models import CardRecord, ReviewState, SessionSource, Trajectory
+from episodic.kernel.ports import TranscriptSource, VectorStore
 
 PROMPT_CHARS = 600  # each prompt in a digest (the survey is an outline; the transcript stays citable)
 MAX_PROMPTS = 40
@@ -91,7 +91,8 @@ def records_in(store: VectorStore, tenant_id: str, since: datetime, until: datet
         for r in store.iter_records(tenant_id)
         if (when := r.started_at or r.ended_at) is not None
         and since <= when < until
-        and r.review_state is not ReviewState.VETOED  # a vetoed card never reaches an agent (episodic.review)
+        and r.review_state
+        is not ReviewState.VETOED  # a vetoed card never reaches an agent (episodic.cards.review)
     ]
     return sorted(chosen, key=lambda r: (r.started_at or r.ended_at, r.session_id))  # type: ignore[arg-type,return-value]
 

@@ -24,7 +24,7 @@ import numpy as np
 
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.holes import hole_breaks
-from episodic.ports import Embedder
+from episodic.kernel.ports import Embedder
 
 
 @dataclass(frozen=True)

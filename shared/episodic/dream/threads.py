@@ -21,7 +21,7 @@ from typing import Any
 
 from episodic.dream.source import SessionDigest
 from episodic.dream.statements import project_name
-from episodic.models import Outcome
+from episodic.kernel.models import Outcome
 
 LINK_SIMILARITY = 0.3
 RETRY_HOURS = 2.0

@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import Field
 
-from episodic.auth import Principal
 from episodic.dream.port import DreamArchive
 from episodic.dream.weeks import IsoWeek
-from episodic.errors import NotFoundError
+from episodic.kernel.auth import Principal
+from episodic.kernel.errors import NotFoundError
 from episodic.mcp.registry import Tool, ToolOutput
 from episodic.mcp.schema import ToolArguments
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 TOOL_NAME = "get_dream_record"
 DREAM = "dream"  # the feature's name: its part in `Memory.parts` is the archive

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
 
-from episodic.errors import InvalidArgumentError
+from episodic.kernel.errors import InvalidArgumentError
 
 _WEEK_RE = re.compile(r"^(\d{4})-W(\d{2})$")
 

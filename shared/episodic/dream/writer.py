@@ -17,7 +17,7 @@ from episodic.dream.statements import Meaning, first_sentence, project_name
 from episodic.dream.survey import Survey
 from episodic.dream.threads import Noise
 from episodic.dream.weeks import IsoWeek
-from episodic.models import Outcome
+from episodic.kernel.models import Outcome
 
 NEAR_MISS = 0.6  # a recurring thread held back with a score this high is flagged
 MAX_NARRATIVE_THREADS = 3

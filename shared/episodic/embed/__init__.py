@@ -17,6 +17,8 @@ episode"; EPISODIC_MIN_SIMILARITY overrides it), measured on short technical tex
   0.4+. 0.1 demands some real word overlap.
 The store applies the threshold to the best rendering's cosine, with one keyword exception
 (see episodic.store.hybrid).
+
+May import: `kernel/`, `plumbing/`.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from episodic.ports import Embedder
-from episodic.sqlite_conn import open_connection, transaction
+from episodic.kernel.ports import Embedder
+from episodic.plumbing.sqlite_conn import open_connection, transaction
 
 CACHE_FILE_NAME = "embeddings.sqlite3"
 _LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit

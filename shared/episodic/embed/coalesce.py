@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from episodic.ports import Embedder
+from episodic.kernel.ports import Embedder
 
 MAX_BATCH = 32
 

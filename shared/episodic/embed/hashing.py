@@ -15,7 +15,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from episodic.ports import Embedder
+from episodic.kernel.ports import Embedder
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 _BIGRAM_WEIGHT = 0.5  # bigrams add word order, but the words themselves carry most of the signal

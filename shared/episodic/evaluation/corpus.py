@@ -6,16 +6,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from episodic.errors import EpisodicError
 from episodic.evaluation.cache import WorkCache, code_fingerprint, combine, source_digest
 from episodic.evaluation.progress import Progress
-from episodic.models import Card, DistillerInfo, NotEpisode, Trajectory
-from episodic.ports import Distiller, TranscriptSource
-from episodic.settings import Settings
+from episodic.kernel.errors import EpisodicError
+from episodic.kernel.models import Card, DistillerInfo, NotEpisode, Trajectory
+from episodic.kernel.ports import Distiller, TranscriptSource
+from episodic.kernel.settings import Settings
 
 # the code whose change must invalidate a cached parse / card
-PARSER_MODULES = ("episodic.parse", "episodic.scrub", "episodic.marker", "episodic.models")
-DISTILLER_MODULES = ("episodic.distill", "episodic.survey", "episodic.models")
+PARSER_MODULES = ("episodic.parse", "episodic.scrub", "episodic.plumbing.marker", "episodic.kernel.models")
+DISTILLER_MODULES = ("episodic.distill", "episodic.sessions.survey", "episodic.kernel.models")
 
 
 @dataclass
@@ -108,7 +108,7 @@ def distill_corpus(
 ) -> None:
     """One card per session with the configured distiller (as `index` makes it), cached by content;
     with `only`, just those sessions (e.g. the ones a cards folder lacks: an LLM distiller costs money)."""
-    from episodic.survey import render_survey
+    from episodic.sessions.survey import render_survey
 
     progress = progress or Progress()
     fingerprint = distiller_fingerprint(settings, distiller)

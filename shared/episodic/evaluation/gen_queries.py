@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from episodic.errors import THROTTLE_CODES, ConfigError, RetryableDistillError, error_code
-from episodic.marker import DISTILLER_MARKER
-from episodic.models import Card, Trajectory
+from episodic.kernel.errors import THROTTLE_CODES, ConfigError, RetryableDistillError, error_code
+from episodic.kernel.models import Card, Trajectory
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 QueryWriter = Callable[[str], str]  # prompt -> the model's text (the one LLM call; injectable in tests)
 
@@ -412,7 +412,7 @@ def run_gen_queries(
     from episodic.evaluation.cache import WorkCache
     from episodic.evaluation.corpus import distill_corpus, load_corpus
     from episodic.evaluation.progress import Progress
-    from episodic.survey import render_survey
+    from episodic.sessions.survey import render_survey
 
     writer = require_writer(writer)  # fail before any work
     progress = progress or Progress()

@@ -18,13 +18,14 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from episodic import hook, hook_server
-from episodic.auth import Principal
-from episodic.confidence import ConfidenceRule
-from episodic.errors import InvalidArgumentError
+from episodic.core.confidence import ConfidenceRule
 from episodic.evaluation.cardsets import fold_of
 from episodic.evaluation.queries import EvalQuery
-from episodic.models import LOCAL_TENANT, SearchFilters, SearchHit
+from episodic.hooks import prompt as hook
+from episodic.hooks import server as hook_server
+from episodic.kernel.auth import Principal
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import LOCAL_TENANT, SearchFilters, SearchHit
 
 CURVE_STEPS = [round(1.0 + 0.25 * i, 2) for i in range(21)]  # 1.0 .. 6.0 in z units
 
@@ -201,8 +202,8 @@ def injection_view(
     memory: Any, label: str, positives: Sequence[EvalQuery], negatives: Sequence[Negative]
 ) -> InjectionView:
     """Ask every prompt as the hook does (the MCP tool, production settings) and score what it injects."""
+    from episodic.core.search import confidence_rule, search_traces
     from episodic.mcp.tools import hit_json, read_tools
-    from episodic.search import confidence_rule, search_traces
 
     tool = next(t for t in read_tools(memory) if t.name == "search_traces")
     principal = Principal(LOCAL_TENANT)
@@ -266,6 +267,6 @@ def injection_view(
 
 
 def _shown(rule: ConfidenceRule, hits: list[SearchHit]) -> list[SearchHit]:
-    from episodic.confidence import shown
+    from episodic.core.confidence import shown
 
     return shown(rule.label(hits), include_weak=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from episodic.errors import InvalidArgumentError
+from episodic.kernel.errors import InvalidArgumentError
 
 
 class EvalQuery(BaseModel):

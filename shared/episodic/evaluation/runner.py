@@ -11,9 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from episodic.cardfiles import CardFolder
+from episodic.cards.files import CardFolder
 from episodic.distill.readability import check_cards
-from episodic.errors import InvalidArgumentError
 from episodic.evaluation.cache import WorkCache
 from episodic.evaluation.cardsets import CardSet, distilled_set, fold_of, folder_set, read_folder
 from episodic.evaluation.corpus import EvalCorpus, distill_corpus, load_corpus
@@ -23,8 +22,9 @@ from episodic.evaluation.progress import Progress
 from episodic.evaluation.queries import EvalQuery, read_queries
 from episodic.evaluation.systems import SystemContext, select_systems
 from episodic.evaluation.systems.cards import default_memory
-from episodic.ports import Distiller, Embedder
-from episodic.settings import Settings
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.ports import Distiller, Embedder
+from episodic.kernel.settings import Settings
 
 
 class QueryResult(BaseModel):

@@ -36,7 +36,7 @@ def register(group: click.Group) -> None:
         from episodic.assembly import build_scoped_source
         from episodic.experiment.present import report_lines
         from episodic.experiment.service import experiment_report
-        from episodic.settings import load_settings
+        from episodic.kernel.settings import load_settings
 
         settings = load_settings()
         report = experiment_report(

@@ -5,6 +5,6 @@ are taken as the scoped source reads a session: `episodic.assembly.build_scoped_
 
 from __future__ import annotations
 
-from episodic.feature import Feature
+from episodic.kernel.feature_contract import Feature
 
 FEATURE = Feature(name="experiment", settings_prefix="experiment_", cli="episodic.experiment.cli:register")

@@ -28,7 +28,7 @@ from episodic.distill.evidence import (
     tool_calls_in,
 )
 from episodic.experiment.holdout import LOG_DIR
-from episodic.models import Event, Outcome, ToolCall, Trajectory
+from episodic.kernel.models import Event, Outcome, ToolCall, Trajectory
 
 MEASURES_FILE = "measures.jsonl"
 MAX_USAGE_LINE_BYTES = 1_000_000

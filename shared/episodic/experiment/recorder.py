@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from episodic.models import Trajectory
+    from episodic.kernel.models import Trajectory
 
 
 class MeasureRecorder:

@@ -8,8 +8,8 @@ from typing import Any
 
 from episodic.experiment import holdout, measures
 from episodic.experiment.report import build_report
-from episodic.ports import TranscriptSource
-from episodic.settings import Settings
+from episodic.kernel.ports import TranscriptSource
+from episodic.kernel.settings import Settings
 
 # the transcripts the outcome measures are taken from (the assembly's scoped source, recording measures)
 MeasuringSource = Callable[[], TranscriptSource]

@@ -1,3 +1,7 @@
-"""Failure memory: errors a session met and got past, recalled when a command fails again (issue 42)."""
+"""Failure memory: errors a session met and got past, recalled when a command fails again (issue 42).
+
+May import: the core and below and `mcp/`; another feature only through its `port` and `models`; its `cli`
+module is a face.
+"""
 
 FAILURES = "failures"  # the feature's name: its part in `Memory.parts`

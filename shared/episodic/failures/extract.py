@@ -17,7 +17,7 @@ from episodic.distill.evidence import (
 )
 from episodic.failures.models import FailureFix
 from episodic.failures.signature import Signature, signatures_of
-from episodic.models import Event, ToolCall, Trajectory
+from episodic.kernel.models import Event, ToolCall, Trajectory
 from episodic.scrub import Scrubber
 
 _SETUP = re.compile(r"^(?:cd|export|source|\.|set|unset|pushd|popd|echo|sleep)\b")

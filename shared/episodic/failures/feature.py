@@ -6,12 +6,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from episodic.failures import FAILURES
-from episodic.feature import Feature, SessionObserver
+from episodic.kernel.feature_contract import Feature, SessionObserver
 
 if TYPE_CHECKING:
     from episodic.failures.service import FailureMemory
-    from episodic.memory import Memory
-    from episodic.models import Trajectory
+    from episodic.kernel.memory import Memory
+    from episodic.kernel.models import Trajectory
 
 
 class FailureObserver(SessionObserver):

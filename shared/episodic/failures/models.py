@@ -7,7 +7,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, Field, field_validator
 
-from episodic.models import check_tenant
+from episodic.kernel.models import check_tenant
 
 
 class FailureFix(BaseModel):

@@ -8,9 +8,9 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from datetime import datetime
 
-from episodic.errors import InvalidArgumentError
 from episodic.failures.models import FailureFix
-from episodic.models import check_tenant
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import check_tenant
 
 
 class FailureStore(ABC):

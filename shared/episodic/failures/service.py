@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 from episodic.failures import FAILURES  # the feature's name
 from episodic.failures.models import FailureFix, FailureMatch
 from episodic.failures.port import FailureStore
-from episodic.models import Trajectory
+from episodic.kernel.models import Trajectory
+from episodic.kernel.settings import Settings
 from episodic.scrub import Scrubber
-from episodic.settings import Settings
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 MAX_COMMAND_CHARS = 4000
 MAX_ERROR_CHARS = 20_000

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from episodic.failures.models import FailureFix
 from episodic.failures.port import FailureStore
-from episodic.sqlite_conn import TenantTableFile, transaction
+from episodic.plumbing.sqlite_conn import TenantTableFile, transaction
 
 FAILURES_FILE = "failures.sqlite3"  # beside the card index in the home folder
 

@@ -7,12 +7,12 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from episodic.auth import Principal
+from episodic.kernel.auth import Principal
 from episodic.mcp.registry import Tool, ToolOutput
 from episodic.mcp.schema import ToolArguments
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 NO_MATCH_TEXT = "No earlier session met this error and got past it ({reason}). Proceed without it."
 
@@ -61,8 +61,8 @@ OUTPUT_SCHEMA: dict[str, Any] = {
 
 def has_card(memory: Memory, tenant_id: str, session_id: str) -> bool:
     """Whether get_episode answers for the session the entry points to (none yet, or vetoed: it says so)."""
-    from episodic.errors import NotFoundError
-    from episodic.search import get_episode
+    from episodic.core.search import get_episode
+    from episodic.kernel.errors import NotFoundError
 
     try:
         get_episode(memory, tenant_id, session_id)
@@ -79,13 +79,15 @@ def failure_tools(memory: Memory) -> list[Tool]:
     if failures is None:
         return []
 
-    from episodic.review import serves_session
+    from episodic.cards.review import serves_session
 
     def recall(principal: Principal, args: FailureArguments) -> ToolOutput:
         tenant = principal.tenant_id
         approved_only = args.approved_only or memory.settings.review_required
 
-        def admits(session_id: str) -> bool:  # a vetoed session's words leave every face (episodic.review)
+        def admits(
+            session_id: str,
+        ) -> bool:  # a vetoed session's words leave every face (episodic.cards.review)
             return serves_session(memory, tenant, session_id, approved_only=approved_only)
 
         found = lookup(failures, tenant, args.command, args.error, session_id=args.session_id, admits=admits)

@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from episodic.backfill_estimate import InspectReport, inspect_history
 from episodic.harvest.harvest import HarvestReport, aws_error_code
-from episodic.models import NotEpisode, SessionSource, Trajectory
-from episodic.ports import TranscriptSource
+from episodic.kernel.models import NotEpisode, SessionSource, Trajectory
+from episodic.kernel.ports import TranscriptSource
+from episodic.sessions.backfill_estimate import InspectReport, inspect_history
 
 DEFAULT_CARDS_PREFIX = "cards/"
 DEFAULT_FAILURES_PREFIX = "failures/"

@@ -17,10 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
-from episodic import bounded
-from episodic.models import SessionSource
+from episodic.kernel.models import SessionSource
 from episodic.parse.reader import looks_like_json_document
 from episodic.parse.text import ScrubCounter
+from episodic.plumbing import bounded
 from episodic.scrub.companions import NEAR_KEY_ID_ENTROPY, redact_aws_secrets
 
 _SPOOL_MAX_MEMORY = 16 * 1024 * 1024  # bodies larger than this are built on disk

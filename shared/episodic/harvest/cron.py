@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from episodic.errors import ConfigError, InvalidArgumentError
+from episodic.kernel.errors import ConfigError, InvalidArgumentError
 
 CRON_MARKER = "# episodic-harvest (managed by `episodic cron`)"
 LAUNCHD_LABEL = "dev.episodic.harvest"

@@ -18,13 +18,13 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from episodic.auth import validate_tenant
-from episodic.errors import InvalidArgumentError, error_code
 from episodic.harvest.body import ObjScrubber, build_body, read_source_files
 from episodic.harvest.state import HarvestState
-from episodic.models import NotEpisode, SessionSource
-from episodic.ports import TranscriptSource
-from episodic.scope import SCOPE_REASON_PREFIX
+from episodic.kernel.auth import validate_tenant
+from episodic.kernel.errors import InvalidArgumentError, error_code
+from episodic.kernel.models import NotEpisode, SessionSource
+from episodic.kernel.ports import TranscriptSource
+from episodic.sessions.scope import SCOPE_REASON_PREFIX
 
 HARVEST_VERSION = "1"
 QUIET_REASON = "still being written (quiet period)"

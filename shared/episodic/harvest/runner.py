@@ -9,7 +9,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from episodic.errors import ConfigError
 from episodic.harvest.harvest import (
     DEFAULT_MULTIPART_THRESHOLD,
     Harvester,
@@ -19,9 +18,10 @@ from episodic.harvest.harvest import (
 )
 from episodic.harvest.spool import read_entries, remove_entries, uploader_lock
 from episodic.harvest.state import STATE_FILE, HarvestState, resolve_bucket, write_last_run
-from episodic.models import SessionSource
-from episodic.ports import TranscriptSource
-from episodic.settings import Settings
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.models import SessionSource
+from episodic.kernel.ports import TranscriptSource
+from episodic.kernel.settings import Settings
 
 
 def kms_key_id(settings: Settings) -> str | None:

@@ -162,7 +162,7 @@ def session_end(
     resolved_home = home
     try:
         if resolved_home is None:
-            from episodic import envsource
+            from episodic.plumbing import envsource
 
             resolved_home = envsource.home_dir()
         payload = _read_payload(stdin if stdin is not None else sys.stdin)

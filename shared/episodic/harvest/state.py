@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 STATE_FILE = "harvest-state.json"
 OUTPUTS_FILE = "aws-outputs.json"

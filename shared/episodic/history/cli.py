@@ -16,13 +16,13 @@ from episodic.history.params import filters_from
 
 if TYPE_CHECKING:
     from episodic.history.models import HistoryRecord
-    from episodic.memory import Memory
-    from episodic.settings import Settings
+    from episodic.kernel.memory import Memory
+    from episodic.kernel.settings import Settings
 
 
 def _memory() -> tuple[Settings, Memory]:
     from episodic.assembly import build_memory
-    from episodic.settings import load_settings
+    from episodic.kernel.settings import load_settings
 
     settings = load_settings()
     return settings, build_memory(settings)
@@ -321,7 +321,7 @@ def _link_show(memory: Memory, tenant: str, target: str, as_json: bool) -> None:
 
 
 def _terminal() -> str:
-    from episodic import envsource
+    from episodic.plumbing import envsource
 
     env = envsource.environ()
     return (

@@ -9,7 +9,7 @@ from episodic.distill.heuristic_steps import WEB_TOOLS
 from episodic.history.models import HistoryRecord, ToolOutcome, ToolUse, Turn
 
 if TYPE_CHECKING:
-    from episodic.models import ToolCall, Trajectory
+    from episodic.kernel.models import ToolCall, Trajectory
     from episodic.scrub import Scrubber
 
 REPLY_CHARS = 1500  # an assistant reply is kept as context around a prompt, not as the record itself

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from episodic.feature import Feature, SessionObserver
 from episodic.history import HISTORY
+from episodic.kernel.feature_contract import Feature, SessionObserver
 
 if TYPE_CHECKING:
     from episodic.history.port import HistoryStore
-    from episodic.memory import Memory
-    from episodic.models import Trajectory
+    from episodic.kernel.memory import Memory
+    from episodic.kernel.models import Trajectory
 
 
 class HistoryObserver(SessionObserver):

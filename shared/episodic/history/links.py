@@ -8,8 +8,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from episodic.errors import InvalidArgumentError
 from episodic.history.models import HistoryRecord, ItemKind, WorkLink
+from episodic.kernel.errors import InvalidArgumentError
 
 _GITHUB_URL = re.compile(r"https?://github\.com/([\w.-]+)/([\w.-]+)/(?:issues|pull)/(\d{1,7})\b")
 _GITHUB_REF = re.compile(r"^(?:([\w.-]+/[\w.-]+))?#(\d{1,7})$")

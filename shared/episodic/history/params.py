@@ -6,8 +6,8 @@ from datetime import UTC, date, datetime, timedelta
 
 from pydantic import Field
 
-from episodic.errors import InvalidArgumentError
 from episodic.history.models import HistoryFilters
+from episodic.kernel.errors import InvalidArgumentError
 from episodic.mcp.schema import ToolArguments
 
 

@@ -10,19 +10,19 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from episodic.errors import ConfigError, InvalidArgumentError, NotFoundError
 from episodic.history import HISTORY  # the feature's name
 from episodic.history.links import detected_links, parse_item
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
 from episodic.history.tracker import NoTracker, Tracker
-from episodic.models import CardRecord, ReviewState, check_tenant
+from episodic.kernel.errors import ConfigError, InvalidArgumentError, NotFoundError
+from episodic.kernel.models import CardRecord, ReviewState, check_tenant
 from episodic.scrub import Scrubber
-from episodic.session_ids import AmbiguousSessionError, not_found, session_id_in
+from episodic.sessions.ids import AmbiguousSessionError, not_found, session_id_in
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
-    from episodic.models import Trajectory
+    from episodic.kernel.memory import Memory
+    from episodic.kernel.models import Trajectory
 
 log = logging.getLogger(__name__)
 MAX_QUERY_CHARS = 500

@@ -22,7 +22,7 @@ from pathlib import Path
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
 from episodic.history.terms import describe_match, fts_query, query_terms
-from episodic.sqlite_conn import open_connection, transaction
+from episodic.plumbing.sqlite_conn import open_connection, transaction
 from episodic.store.parity import require_tenant
 
 HISTORY_FILE = "history.sqlite3"  # beside the card index in the home folder
@@ -69,7 +69,7 @@ class SQLiteHistoryStore(HistoryStore):
             elif version == 1:
                 self._split_fts_by_tenant(conn)
             elif version > SCHEMA_VERSION:
-                from episodic.errors import ConfigError
+                from episodic.kernel.errors import ConfigError
 
                 raise ConfigError(
                     f"history store {self.path} has schema version {version}, newer than this "

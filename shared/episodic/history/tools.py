@@ -13,14 +13,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from episodic.auth import WRITE, Principal
 from episodic.history.params import RangeArguments
 from episodic.history.views import DEFAULT_THREAD_CHARS
+from episodic.kernel.auth import WRITE, Principal
 from episodic.mcp.registry import Tool, ToolOutput
 from episodic.mcp.schema import ToolArguments
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 TEXT_BUDGET = 16_000
 STRUCTURED_BUDGET = 24_000

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from episodic.errors import InvalidArgumentError
 from episodic.history.models import HistoryFilters, ToolUse, Turn
 from episodic.history.service import (
     MAX_LIMIT,
@@ -21,10 +20,11 @@ from episodic.history.service import (
     summarise,
 )
 from episodic.history.terms import query_terms, term_pattern
-from episodic.models import check_tenant
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import check_tenant
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 DEFAULT_THREAD_CHARS = 12_000
 MAX_THREAD_CHARS = 60_000

@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from episodic.errors import EpisodicError
+from episodic.kernel.errors import EpisodicError
 
 if TYPE_CHECKING:
     import numpy as np

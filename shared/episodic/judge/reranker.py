@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from episodic.judge.model import CrossEncoder, JudgeCancelled, ModelProblem
-from episodic.models import CardRecord, SearchHit
-from episodic.ports import Reranker
+from episodic.kernel.models import CardRecord, SearchHit
+from episodic.kernel.ports import Reranker
 
 log = logging.getLogger(__name__)
 

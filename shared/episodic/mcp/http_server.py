@@ -8,9 +8,11 @@ import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from episodic import envsource
-from episodic.autostart import IDENTITY_HEADER, home_identity
-from episodic.http_clients import (
+from episodic.kernel.settings import Settings
+from episodic.mcp.protocol import LOCAL_HOSTS, Headers, HttpRequest, McpEndpoint
+from episodic.plumbing import envsource
+from episodic.plumbing.autostart import IDENTITY_HEADER, home_identity
+from episodic.plumbing.http_clients import (
     MAX_CONNECTIONS,
     MAX_CONNECTIONS_PER_CLIENT,
     REQUEST_DEADLINE_SECONDS,
@@ -20,11 +22,9 @@ from episodic.http_clients import (
     ClientLimits,
     request_head,
 )
-from episodic.mcp.protocol import LOCAL_HOSTS, Headers, HttpRequest, McpEndpoint
-from episodic.settings import Settings
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 log = logging.getLogger(__name__)
 MAX_BODY_BYTES = 1_000_000  # a JSON-RPC request to this server is small; refuse anything absurd
@@ -152,7 +152,7 @@ class BackgroundServer:
 
 def build_endpoint(settings: Settings, memory: Memory | None = None) -> McpEndpoint:
     """The local endpoint: tools over one Memory, tokens from the home folder, origins from settings."""
-    from episodic.auth import LocalTokenStore
+    from episodic.kernel.auth import LocalTokenStore
     from episodic.mcp.tools import default_registry
 
     if memory is None:

@@ -17,11 +17,11 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from episodic import __version__ as _package_version
-from episodic import bounded
-from episodic.auth import READ, WRITE, Authenticator, Principal
-from episodic.errors import AuthError, ScopeError
+from episodic.kernel.auth import READ, WRITE, Authenticator, Principal
+from episodic.kernel.errors import AuthError, ScopeError
+from episodic.kernel.models import LOCAL_TENANT
 from episodic.mcp.registry import SERVER_INSTRUCTIONS, ToolRegistry, UnknownToolError
-from episodic.models import LOCAL_TENANT
+from episodic.plumbing import bounded
 
 log = logging.getLogger(__name__)
 

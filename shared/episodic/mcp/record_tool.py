@@ -7,14 +7,14 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import Field
 
-from episodic.agent_card import record_agent_card
-from episodic.auth import READ, WRITE, Principal
-from episodic.errors import InvalidCardError
+from episodic.cards.agent import record_agent_card
+from episodic.kernel.auth import READ, WRITE, Principal
+from episodic.kernel.errors import InvalidCardError
+from episodic.kernel.models import Card
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.models import Card
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 TOOL_NAME = "record_episode"
 WRITE_ANNOTATIONS = {

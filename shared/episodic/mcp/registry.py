@@ -15,8 +15,8 @@ from typing import Any, TypeVar
 import jsonschema
 from pydantic import BaseModel
 
-from episodic.auth import READ, Principal
-from episodic.errors import (
+from episodic.kernel.auth import READ, Principal
+from episodic.kernel.errors import (
     ConfigError,
     EpisodicError,
     InvalidArgumentError,

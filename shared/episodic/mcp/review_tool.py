@@ -1,5 +1,5 @@
 """The MCP tool `review_episode` (write scope): approve, edit, veto or restore a card by session id, so a
-team can review the deployed service remotely. A thin face over `episodic.review.review_episode`."""
+team can review the deployed service remotely. A thin face over `episodic.cards.review.review_episode`."""
 
 from __future__ import annotations
 
@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field, WithJsonSchema
 
-from episodic.auth import READ, WRITE, Principal
-from episodic.errors import InvalidCardError
+from episodic.cards.review import ReviewAction, review_episode
+from episodic.kernel.auth import READ, WRITE, Principal
+from episodic.kernel.errors import InvalidCardError
+from episodic.kernel.models import Card, CardRecord
 from episodic.mcp.registry import Tool, ToolOutput
 from episodic.mcp.schema import ToolArguments
-from episodic.models import Card, CardRecord
-from episodic.review import ReviewAction, review_episode
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 TOOL_NAME = "review_episode"
 REVIEW_ANNOTATIONS = {

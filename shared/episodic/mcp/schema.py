@@ -12,7 +12,7 @@ from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from episodic.errors import InvalidArgumentError
+from episodic.kernel.errors import InvalidArgumentError
 
 A = TypeVar("A", bound=BaseModel)
 NULL = {"type": "null"}

@@ -7,13 +7,13 @@ import sys
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TextIO
 
-from episodic import bounded
-from episodic.auth import READ, WRITE, Principal
+from episodic.kernel.auth import READ, WRITE, Principal
 from episodic.mcp.protocol import INTERNAL_ERROR, INVALID_REQUEST, PARSE_ERROR, McpServer, valid_id
+from episodic.plumbing import bounded
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
-    from episodic.settings import Settings
+    from episodic.kernel.memory import Memory
+    from episodic.kernel.settings import Settings
 
 
 def _error(code: int, message: str, request_id: Any = None) -> dict[str, Any]:

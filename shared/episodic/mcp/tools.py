@@ -1,6 +1,6 @@
 """The MCP read tools (search_traces, get_episode) and the default registry (read + record_episode).
 
-Tools call the core (`episodic.search`); the registry (`mcp.registry`) turns core errors into tool errors.
+Tools call the core (`episodic.core.search`); the registry (`mcp.registry`) turns core errors into tool errors.
 """
 
 from __future__ import annotations
@@ -11,10 +11,11 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from episodic.auth import Principal
-from episodic.errors import (
+from episodic.kernel.auth import Principal
+from episodic.kernel.errors import (
     InvalidArgumentError,
 )
+from episodic.kernel.models import AgentName, Card, CardRecord, SearchFilters, SearchHit
 from episodic.mcp.record_tool import record_tool
 from episodic.mcp.registry import (  # re-exported: the faces and tests import the registry from here
     READ_ONLY,
@@ -24,10 +25,9 @@ from episodic.mcp.registry import (  # re-exported: the faces and tests import t
     UnknownToolError,
 )
 from episodic.mcp.schema import Query, ToolArguments
-from episodic.models import AgentName, Card, CardRecord, SearchFilters, SearchHit
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 log = logging.getLogger(__name__)
 
@@ -209,10 +209,10 @@ def episode_json(record: CardRecord) -> dict[str, Any]:
 
 def read_tools(memory: Memory) -> list[Tool]:
     """search_traces and get_episode over one Memory (built once per server)."""
-    from episodic.confidence import shown
-    from episodic.models import Confidence
-    from episodic.present import episode_text, pack_card, pointer_line
-    from episodic.search import get_episode, search_traces
+    from episodic.cards.present import episode_text, pack_card, pointer_line
+    from episodic.core.confidence import shown
+    from episodic.core.search import get_episode, search_traces
+    from episodic.kernel.models import Confidence
 
     def search(principal: Principal, args: SearchArguments) -> ToolOutput:
         include_unverified = args.include_unverified
@@ -305,7 +305,7 @@ def read_only_registry(memory: Memory) -> ToolRegistry:
 
 
 def default_registry(memory: Memory) -> ToolRegistry:
-    """The core's tools, then each registered feature's (episodic.feature: the registry knows no feature)."""
+    """The core's tools, then each registered feature's (episodic.kernel.feature_contract: the registry knows no feature)."""
     from episodic.mcp.review_tool import review_tool
 
     features = [tool for feature in memory.features for tool in feature.tools(memory)]

@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from episodic.models import NotEpisode, SessionSource, Trajectory
+from episodic.kernel.models import NotEpisode, SessionSource, Trajectory
+from episodic.kernel.ports import TranscriptSource
+from episodic.kernel.settings import Settings
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.parse.codex import CodexSource
 from episodic.parse.discovery import group_sessions, iter_candidate_files
@@ -14,8 +16,6 @@ from episodic.parse.formats import CLAUDE_CODE, CODEX, GEMINI, by_format, candid
 from episodic.parse.gemini import GeminiSource
 from episodic.parse.single_file import SingleFileSource
 from episodic.parse.text import TextScrubber
-from episodic.ports import TranscriptSource
-from episodic.settings import Settings
 
 
 def agent_roots(settings: Settings) -> list[tuple[str, Path]]:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from episodic.models import ParseStats
+from episodic.kernel.models import ParseStats
 from episodic.parse.text import clean_user_text
 
 FILE_READ_TOOLS = frozenset({"Read", "NotebookRead"})

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 
-from episodic.marker import DISTILLER_MARKER
 from episodic.parse.builder import RawSession
+from episodic.plumbing.marker import DISTILLER_MARKER
 
 # Other memory tools mark their summariser prompts (obra/episodic-memory src/constants.ts and sync.ts).
 MEMORY_TOOL_MARKERS = (

@@ -7,8 +7,8 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from episodic import bounded
-from episodic.models import NotEpisode, ParseStats, SessionSource, Trajectory
+from episodic.kernel.models import NotEpisode, ParseStats, SessionSource, Trajectory
+from episodic.kernel.ports import TranscriptSource
 from episodic.parse.builder import EntryReader, RawEvent, RawSession
 from episodic.parse.classify import not_episode_reason
 from episodic.parse.discovery import INTERNAL_AGENT_PREFIXES, default_roots, group_sessions, is_agent_file
@@ -16,7 +16,7 @@ from episodic.parse.discovery import iter_candidate_files as _candidates
 from episodic.parse.reader import iter_entries, looks_like_codex, looks_like_json_document
 from episodic.parse.text import TextScrubber
 from episodic.parse.trajectory import build_trajectory
-from episodic.ports import TranscriptSource
+from episodic.plumbing import bounded
 
 
 class ClaudeCodeSource(TranscriptSource):
@@ -38,7 +38,7 @@ class ClaudeCodeSource(TranscriptSource):
 
     def default_paths(self) -> list[Path]:
         if self.roots is None:
-            from episodic.settings import load_settings
+            from episodic.kernel.settings import load_settings
 
             roots = default_roots(load_settings())
         else:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from episodic.models import SessionSource
+from episodic.kernel.models import SessionSource
 from episodic.parse.builder import RawCall, RawEvent
 from episodic.parse.formats import CODEX, COMPRESSED_SUFFIX, codex_roots
 from episodic.parse.reader import iter_entries
@@ -129,7 +129,7 @@ class CodexSource(SingleFileSource):
     def default_roots(self) -> list[Path]:
         if self.roots is not None:
             return self.roots
-        from episodic.settings import load_settings
+        from episodic.kernel.settings import load_settings
 
         return codex_roots(load_settings())
 

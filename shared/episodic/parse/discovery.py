@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from episodic import bounded
-from episodic.models import SessionSource
-from episodic.settings import Settings
+from episodic.kernel.models import SessionSource
+from episodic.kernel.settings import Settings
+from episodic.plumbing import bounded
 
 # Folders beside transcripts that hold other data (file backups, memory notes, large tool outputs).
 SKIP_DIRS = frozenset({"file-history", "memory", "tool-results", "todos", "shell-snapshots", "debug"})

@@ -7,10 +7,10 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
-from episodic import bounded
+from episodic.kernel.settings import Settings
 from episodic.parse.discovery import NOT_TRANSCRIPTS, SKIP_DIRS
 from episodic.parse.reader import CODEX_TYPES
-from episodic.settings import Settings
+from episodic.plumbing import bounded
 
 CLAUDE_CODE = "claude-code"
 CODEX = "codex"

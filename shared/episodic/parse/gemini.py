@@ -13,14 +13,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from episodic import bounded
-from episodic.marker import strip_hook_context
-from episodic.models import SessionSource
+from episodic.kernel.models import SessionSource
 from episodic.parse.builder import RawCall, RawEvent
 from episodic.parse.formats import GEMINI, gemini_roots
 from episodic.parse.reader import iter_entries, load_document, looks_like_json_document
 from episodic.parse.single_file import AgentSession, SingleFileSource, exit_code_in, note_time
 from episodic.parse.text import TextScrubber, clean_user_text
+from episodic.plumbing import bounded
+from episodic.plumbing.marker import strip_hook_context
 
 SHELL_TOOL = "run_shell_command"
 EDIT_TOOLS = frozenset({"write_file", "replace"})
@@ -79,7 +79,7 @@ class GeminiSource(SingleFileSource):
     def default_roots(self) -> list[Path]:
         if self.roots is not None:
             return self.roots
-        from episodic.settings import load_settings
+        from episodic.kernel.settings import load_settings
 
         return gemini_roots(load_settings())
 

@@ -7,8 +7,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from episodic import bounded
-from episodic.models import ParseStats
+from episodic.kernel.models import ParseStats
+from episodic.plumbing import bounded
 
 try:  # a core dependency; the Lambda package does without it (stdlib only)
     import orjson

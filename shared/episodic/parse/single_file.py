@@ -13,14 +13,14 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from episodic import bounded
-from episodic.models import NotEpisode, ParseStats, SessionSource, Trajectory
+from episodic.kernel.models import NotEpisode, ParseStats, SessionSource, Trajectory
+from episodic.kernel.ports import TranscriptSource
 from episodic.parse.builder import RawSession
 from episodic.parse.classify import not_episode_reason
 from episodic.parse.formats import by_format, candidate_files
 from episodic.parse.text import TextScrubber
 from episodic.parse.trajectory import build_trajectory
-from episodic.ports import TranscriptSource
+from episodic.plumbing import bounded
 
 _EXIT_CODE_RES = (
     re.compile(r"Process exited with code (-?\d+)"),  # Codex exec_command

@@ -6,8 +6,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from episodic.marker import strip_injected
 from episodic.parse.injected import split_injected
+from episodic.plumbing.marker import strip_injected
 from episodic.scrub.companions import NEAR_KEY_ID_ENTROPY, redact_aws_secrets
 
 # How far a cut edge may move to land on whitespace, so a cut never splits a token (a key, a path) in two.

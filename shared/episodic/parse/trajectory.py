@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from episodic.models import Event, SessionSource, ToolCall, Trajectory
+from episodic.kernel.models import Event, SessionSource, ToolCall, Trajectory
 from episodic.parse.builder import FILE_EDIT_TOOLS, FILE_READ_TOOLS, SHELL_TOOLS, RawCall, RawSession
 from episodic.parse.text import ScrubCounter, TextScrubber, last_path_component
 

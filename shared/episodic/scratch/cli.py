@@ -8,11 +8,11 @@ from typing import TYPE_CHECKING
 import click
 
 from episodic.cli.errors import TENANT
-from episodic.errors import ConfigError
-from episodic.settings import load_settings
+from episodic.kernel.errors import ConfigError
+from episodic.kernel.settings import load_settings
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
     from episodic.scratch.service import ScratchMemory
 
 
@@ -116,7 +116,7 @@ def register(group: click.Group) -> None:
 
         memory, scratch = _scratch()
         tenant = tenant or memory.settings.tenant
-        from episodic.session_ids import card_session_id
+        from episodic.sessions.ids import card_session_id
 
         session_id = card_session_id(memory, tenant, session_id)
         card = memory.store.delete(tenant, session_id)

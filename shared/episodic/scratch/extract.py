@@ -20,7 +20,7 @@ from episodic.distill.evidence import (
     normalise_command,
     shell_command,
 )
-from episodic.models import ToolCall, Trajectory
+from episodic.kernel.models import ToolCall, Trajectory
 from episodic.scratch.check import summary_problems
 from episodic.scratch.models import MAX_SUMMARY_CHARS, ScratchRecord, ToolOutcome
 from episodic.scrub import Scrubber

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from episodic.feature import Feature, SessionObserver
+from episodic.kernel.feature_contract import Feature, SessionObserver
 from episodic.scratch import SCRATCH
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
-    from episodic.models import Trajectory
+    from episodic.kernel.memory import Memory
+    from episodic.kernel.models import Trajectory
     from episodic.scratch.service import ScratchMemory
 
 

@@ -8,7 +8,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field, field_validator
 
-from episodic.models import check_tenant
+from episodic.kernel.models import check_tenant
 
 TTL_MIN_DAYS = 3
 TTL_MAX_DAYS = 14

@@ -14,8 +14,8 @@ from datetime import datetime
 import numpy as np
 from pydantic import BaseModel
 
-from episodic.errors import InvalidArgumentError, ParityError
-from episodic.models import check_tenant
+from episodic.kernel.errors import InvalidArgumentError, ParityError
+from episodic.kernel.models import check_tenant
 from episodic.scratch.models import ScratchHit, ScratchRecord
 
 

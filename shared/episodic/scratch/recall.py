@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Literal
 
-from episodic.errors import InvalidArgumentError
-from episodic.models import check_tenant
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.models import check_tenant
+from episodic.kernel.settings import DeployedSettings
 from episodic.scratch.models import K_MAX, K_MIN, ScratchHit, ToolOutcome
 from episodic.scratch.service import CLOCK_SKEW, ScratchMemory
-from episodic.settings import DeployedSettings
 
 log = logging.getLogger(__name__)
 

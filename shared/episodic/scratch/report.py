@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from episodic.models import NotEpisode
-from episodic.ports import TranscriptSource
+from episodic.kernel.models import NotEpisode
+from episodic.kernel.ports import TranscriptSource
 from episodic.scratch.check import summary_problems
 from episodic.scratch.extract import DEFAULT_MAX_PER_SESSION, extract_outcomes
 from episodic.scratch.models import ScratchRecord, ToolOutcome

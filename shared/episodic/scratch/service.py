@@ -7,15 +7,15 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from episodic.models import Trajectory
-from episodic.ports import Embedder
+from episodic.kernel.models import Trajectory
+from episodic.kernel.ports import Embedder
+from episodic.kernel.settings import Settings
 from episodic.scratch import SCRATCH  # the feature's name
 from episodic.scratch.port import ScratchManifest, ScratchStore
 from episodic.scrub import Scrubber
-from episodic.settings import Settings
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
     from episodic.scratch.extract import Extraction
 
 # a record a little ahead of this clock may come from a machine whose clock runs fast: not swept

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import numpy as np
 
+from episodic.plumbing.sqlite_conn import TenantTableFile, transaction
 from episodic.scratch.models import ScratchHit, ScratchRecord, ToolOutcome
 from episodic.scratch.port import ScratchManifest, ScratchStore
-from episodic.sqlite_conn import TenantTableFile, transaction
 
 SCRATCH_FILE = "scratch.sqlite3"  # beside the card index in the home folder
 

@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import Field
 
-from episodic.auth import Principal
+from episodic.kernel.auth import Principal
 from episodic.mcp.registry import Tool, ToolOutput
 from episodic.mcp.schema import Query, ToolArguments
 from episodic.scratch.models import K_MAX, K_MIN
 from episodic.scratch.pack import pack_recalls
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
+    from episodic.kernel.memory import Memory
 
 NO_RECALL_TEXT = (
     "No sufficiently similar tool outcome in the last {days} days for this query. This is a real answer, "
@@ -83,7 +83,7 @@ def scratch_tools(memory: Memory) -> list[Tool]:
     scratch = scratch_of(memory)
     if scratch is None:
         return []
-    from episodic.review import serves_session
+    from episodic.cards.review import serves_session
     from episodic.scratch.recall import recall_similar
 
     def recall(principal: Principal, args: RecallArguments) -> ToolOutput:
@@ -94,7 +94,7 @@ def scratch_tools(memory: Memory) -> list[Tool]:
                 DEGRADED_TEXT.format(reason=degraded_reason(found.degraded, wait)), is_error=True
             )
         approved_only = args.approved_only or memory.settings.review_required
-        hits = [  # a vetoed session's words leave every face (episodic.review)
+        hits = [  # a vetoed session's words leave every face (episodic.cards.review)
             h
             for h in found.hits
             if serves_session(memory, principal.tenant_id, h.record.session_id, approved_only=approved_only)

@@ -16,6 +16,8 @@ other high-entropy string that is not a known token format and not the value of 
 name. Provider formats with a distinctive prefix are rows of data in `catalogue`. Every trigger literal of every
 rule is found by one search (`engine`: Hyperscan where its wheel exists, else Aho-Corasick automata).
 Scrubbing never raises and is idempotent: a placeholder is never matched again.
+
+May import: `kernel/` only.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 from episodic.scrub.catalogue import catalogue_kinds, catalogue_rules
 from episodic.scrub.companions import (
     BASE64_MARKS,

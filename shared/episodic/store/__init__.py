@@ -2,4 +2,6 @@
 
 `episodic.store.sqlite.SQLiteStore` is the embedded index; `parity` and `hybrid` hold the rules every
 store shares (the parity error message, the safe keyword query, fusion and the threshold rule).
+
+May import: `kernel/`, `plumbing/`, `scrub/`, `parse/`, `embed/`.
 """

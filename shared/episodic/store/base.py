@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from episodic.errors import InvalidArgumentError, ParityError
-from episodic.models import (
+from episodic.kernel.errors import InvalidArgumentError, ParityError
+from episodic.kernel.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
     UNEMBEDDED_WHEN_UNUSED,
@@ -25,7 +25,7 @@ from episodic.models import (
     SearchFilters,
     SearchHit,
 )
-from episodic.ports import StoredVector, VectorStore
+from episodic.kernel.ports import StoredVector, VectorStore
 from episodic.store import hybrid
 from episodic.store.parity import check_parity, extended, require_tenant
 

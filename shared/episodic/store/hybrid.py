@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from episodic.models import OPTIONAL_RENDERINGS
+from episodic.kernel.models import OPTIONAL_RENDERINGS
 
 KEYWORD_RESCUE_FACTOR = 0.5
 CANDIDATES = 50  # vector candidates before fusion: far more than k (<= 5), few enough to stay fast

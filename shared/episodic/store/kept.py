@@ -26,10 +26,10 @@ import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
 
-from episodic import bounded
-from episodic.models import Trajectory, check_tenant
-from episodic.ports import KeptTrajectories
-from episodic.private_home import DIR_MODE, FILE_MODE
+from episodic.kernel.models import Trajectory, check_tenant
+from episodic.kernel.ports import KeptTrajectories
+from episodic.plumbing import bounded
+from episodic.plumbing.private_home import DIR_MODE, FILE_MODE
 
 log = logging.getLogger(__name__)
 

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 
 import numpy as np
 
-from episodic.models import Outcome, SearchFilters
+from episodic.kernel.models import Outcome, SearchFilters
 
 
 def timestamp(value: datetime | None) -> float | None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from episodic.errors import ParityError
-from episodic.models import UNEMBEDDED_WHEN_UNUSED, IndexManifest, check_tenant
+from episodic.kernel.errors import ParityError
+from episodic.kernel.models import UNEMBEDDED_WHEN_UNUSED, IndexManifest, check_tenant
 
 
 def describe(manifest: IndexManifest) -> str:

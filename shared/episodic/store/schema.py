@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from collections.abc import Callable
 
-from episodic.errors import ConfigError
+from episodic.kernel.errors import ConfigError
 
 _V1 = (
     "CREATE TABLE manifest (id INTEGER PRIMARY KEY CHECK (id = 1), embedder_id TEXT NOT NULL, "
@@ -41,7 +41,7 @@ def _statements(statements: tuple[str, ...]) -> Callable[[sqlite3.Connection], N
 # Append only: a released migration never changes. Each runs in the same transaction as its version bump.
 # v2: the coding agent that wrote each session (cards indexed before it were all Claude Code's)
 _V2 = ("ALTER TABLE cards ADD COLUMN agent TEXT NOT NULL DEFAULT 'claude-code'",)
-# v3: a person's review of the card (episodic.review): 'vetoed' rows leave the query pool
+# v3: a person's review of the card (episodic.cards.review): 'vetoed' rows leave the query pool
 _V3 = ("ALTER TABLE cards ADD COLUMN review TEXT NOT NULL DEFAULT 'unreviewed'",)
 MIGRATIONS: list[Callable[[sqlite3.Connection], None]] = [
     _statements(_V1),

@@ -19,21 +19,21 @@ from pathlib import Path
 
 import numpy as np
 
-from episodic.models import (
+from episodic.kernel.models import (
     DEFAULT_KEYWORD_WEIGHT,
     DEFAULT_RENDERING_WEIGHTS,
     CardRecord,
     IndexManifest,
     SearchFilters,
 )
-from episodic.ports import IngestFailure, IngestLedger, ReviewableStore
-from episodic.render import keyword_text
-from episodic.sqlite_conn import open_connection, transaction
+from episodic.kernel.ports import IngestFailure, IngestLedger, ReviewableStore
+from episodic.plumbing.sqlite_conn import open_connection, transaction
 from episodic.store import hybrid
 from episodic.store.base import CandidateQuery, Candidates, RuleEnforcingStore
 from episodic.store.keywords import TenantKeywords, fold
 from episodic.store.matrix import TenantMatrix, normalise_tags, timestamp
 from episodic.store.parity import require_tenant
+from episodic.store.render import keyword_text
 from episodic.store.schema import migrate
 
 _PAGE = 500
@@ -372,7 +372,7 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
         rows = conn.execute(f"SELECT rowid, record FROM cards WHERE rowid IN ({marks})", list(rowids))
         return {rowids[rowid]: CardRecord.model_validate_json(raw) for rowid, raw in rows.fetchall()}
 
-    # ------------------------------------------------------------------ review state (episodic.review)
+    # ------------------------------------------------------------------ review state (episodic.cards.review)
 
     def _admitted(
         self, conn: sqlite3.Connection, tenant: str, matrix: TenantMatrix, filters: SearchFilters

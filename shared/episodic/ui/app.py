@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from episodic.dream.archive import local_archive
-from episodic.settings import Settings
+from episodic.kernel.settings import Settings
 from episodic.ui.data import LocalSource, ViewerSource
 from episodic.ui.server import make_ui_server
 from episodic.ui.views import Viewer

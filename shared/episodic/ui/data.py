@@ -8,12 +8,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from episodic.models import CardRecord, SearchFilters, SearchHit
+from episodic.kernel.models import CardRecord, SearchFilters, SearchHit
 from episodic.ui.render import home_relative
 
 if TYPE_CHECKING:
-    from episodic.memory import Memory
-    from episodic.models import Trajectory
+    from episodic.kernel.memory import Memory
+    from episodic.kernel.models import Trajectory
 
 MAX_LISTED = 500  # the browse page lists at most this many episodes (newest first)
 
@@ -128,7 +128,7 @@ class LocalSource(ViewerSource):
         self.label = f"local index {home_relative(memory.settings.db_path, self.home)}"
 
     def search(self, tenant_id: str, query: str, browse: Browse) -> list[SearchHit]:
-        from episodic.search import search_traces
+        from episodic.core.search import search_traces
 
         filters = SearchFilters(
             include_unverified=browse.outcome != "verified",
@@ -146,13 +146,13 @@ class LocalSource(ViewerSource):
         return self.memory.store.get(tenant_id, session_id)
 
     def resolve(self, tenant_id: str, typed: str) -> str:
-        from episodic.session_ids import card_session_id
+        from episodic.sessions.ids import card_session_id
 
         return card_session_id(self.memory, tenant_id, typed)
 
     def survey(self, record: CardRecord) -> SurveyView:
-        from episodic.agent_card import owned_trajectory
-        from episodic.survey import render_survey
+        from episodic.cards.agent import owned_trajectory
+        from episodic.sessions.survey import render_survey
 
         _, trajectory = owned_trajectory(self.memory, record.tenant_id, record.session_id, record)
         if trajectory is None:
@@ -177,7 +177,7 @@ class LocalSource(ViewerSource):
     def review(
         self, tenant_id: str, session_id: str, action: str, *, reason: str, card: dict[str, Any] | None
     ) -> tuple[CardRecord, list[str]]:
-        from episodic.review import review_episode
+        from episodic.cards.review import review_episode
 
         done = review_episode(
             self.memory, tenant_id, session_id, action, reason=reason, card=card, reviewer="ui"

@@ -11,8 +11,8 @@ from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
-from episodic.errors import AuthError, EpisodicError, InvalidArgumentError, NotFoundError
-from episodic.models import Card, CardRecord, Confidence, DistillerInfo, Review, ReviewState, SearchHit
+from episodic.kernel.errors import AuthError, EpisodicError, InvalidArgumentError, NotFoundError
+from episodic.kernel.models import Card, CardRecord, Confidence, DistillerInfo, Review, ReviewState, SearchHit
 from episodic.ui.data import Browse, SurveyView, ViewerSource
 
 PROTOCOL_VERSION = "2025-11-25"

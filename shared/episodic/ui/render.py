@@ -14,7 +14,7 @@ from markdown_it import MarkdownIt
 from markupsafe import Markup
 
 from episodic.dream.record import CITATION_RE, CITED_HEADING, ParsedRecord
-from episodic.models import Confidence
+from episodic.kernel.models import Confidence
 
 HEADING_CHARS = 120  # a heading longer than this is cut at a word (the CSS ellipsis cuts it to the width)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")

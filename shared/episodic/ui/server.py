@@ -9,8 +9,14 @@ import socket
 import threading
 from urllib.parse import parse_qs, urlsplit
 
-from episodic.errors import InvalidArgumentError
-from episodic.http_clients import STOP_POLL_SECONDS, BoundedHandler, BoundedServer, ClientLimits, request_head
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.plumbing.http_clients import (
+    STOP_POLL_SECONDS,
+    BoundedHandler,
+    BoundedServer,
+    ClientLimits,
+    request_head,
+)
 from episodic.ui.security import KEY_PARAM, OPEN_PATH, SECURITY_HEADERS, Guard, Refused
 from episodic.ui.views import Response, Viewer
 
@@ -127,7 +133,7 @@ class _Handler(BoundedHandler):
 
 
 class UiServer(BoundedServer):
-    """Clients bounded like `episodic serve`'s (`episodic.http_clients`)."""
+    """Clients bounded like `episodic serve`'s (`episodic.plumbing.http_clients`)."""
 
     ipv6_twin: socket.socket | None = None  # the same port held on ::1 (`_hold_ipv6_twin`)
 

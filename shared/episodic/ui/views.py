@@ -15,12 +15,12 @@ from urllib.parse import quote, unquote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from episodic.confidence import by_tier
-from episodic.errors import EpisodicError, InvalidCardError
+from episodic.cards.present import pack_card, pointer_line
+from episodic.cards.review import needs_review, queue_order
+from episodic.core.confidence import by_tier
+from episodic.kernel.errors import EpisodicError, InvalidCardError
+from episodic.kernel.models import AGENTS, Card, CardRecord, Outcome, ReviewState, SearchHit
 from episodic.mcp.tools import PACKED_CARD_CHARS
-from episodic.models import AGENTS, Card, CardRecord, Outcome, ReviewState, SearchHit
-from episodic.present import pack_card, pointer_line
-from episodic.review import needs_review, queue_order
 from episodic.ui import pages
 from episodic.ui.data import MAX_LISTED, Browse, ViewerSource, sort_newest
 from episodic.ui.render import (

@@ -24,10 +24,10 @@ import numpy as np
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.evaluation.runner import default_embedder
-from episodic.models import Card, Trajectory
+from episodic.kernel.models import Card, Trajectory
+from episodic.kernel.settings import load_settings
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
-from episodic.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 FIELDS = ("problem", "steps", "key_decisions", "insight", "dead_ends", "misleading_intuitions",

@@ -30,16 +30,16 @@ from typing import Any
 
 import numpy as np
 
+from episodic.cards.opening import exchanges
+from episodic.core.search import search_traces
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.runner import run_evaluation
 from episodic.evaluation.systems.base import SYSTEMS, register_system
 from episodic.evaluation.systems.cards import DefaultSystem
-from episodic.models import LOCAL_TENANT, OPENING, CardRecord, IndexManifest, SearchFilters
-from episodic.opening import exchanges
-from episodic.ports import StoredVector
-from episodic.render import render
-from episodic.search import search_traces
-from episodic.settings import load_settings
+from episodic.kernel.models import LOCAL_TENANT, OPENING, CardRecord, IndexManifest, SearchFilters
+from episodic.kernel.ports import StoredVector
+from episodic.kernel.settings import load_settings
+from episodic.store.render import render
 
 REPO = Path(__file__).resolve().parents[1]
 

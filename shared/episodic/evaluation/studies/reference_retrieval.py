@@ -15,11 +15,11 @@ import json
 import time
 from pathlib import Path
 
-from episodic.errors import DistillError
 from episodic.evaluation.runner import run_evaluation
-from episodic.models import Card, DistillerInfo, DistillUsage, Trajectory
-from episodic.ports import Distiller, DistillResult
-from episodic.settings import load_settings
+from episodic.kernel.errors import DistillError
+from episodic.kernel.models import Card, DistillerInfo, DistillUsage, Trajectory
+from episodic.kernel.ports import Distiller, DistillResult
+from episodic.kernel.settings import load_settings
 
 REPO = Path(__file__).resolve().parents[1]
 

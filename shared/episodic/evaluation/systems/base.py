@@ -10,11 +10,11 @@ from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 
-from episodic.errors import InvalidArgumentError
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.progress import Progress
-from episodic.ports import Distiller, Embedder
-from episodic.settings import Settings
+from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.ports import Distiller, Embedder
+from episodic.kernel.settings import Settings
 
 T = TypeVar("T")
 

@@ -11,8 +11,8 @@ import numpy as np
 
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.systems.base import RetrievalSystem, SystemContext, rank_by_scores, register_system
-from episodic.models import LOCAL_TENANT, OPENING, Outcome, SearchFilters, SearchHit
-from episodic.render import render
+from episodic.kernel.models import LOCAL_TENANT, OPENING, Outcome, SearchFilters, SearchHit
+from episodic.store.render import render
 
 
 def card_vectors(context: SystemContext, corpus: EvalCorpus, rendering: str) -> tuple[list[str], np.ndarray]:
@@ -74,7 +74,7 @@ def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
 
     def build() -> Any:
         from episodic.assembly import build_memory, sqlite_store_at
-        from episodic.card_write import store_card
+        from episodic.cards.write import store_card
 
         settings = context.settings.model_copy(
             update={"max_k": max(len(corpus.cards), 1), "min_similarity": -1.0}
@@ -105,7 +105,7 @@ def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
 
 @register_system
 class DefaultSystem(RetrievalSystem):
-    """`episodic.search.search_traces` as the MCP tool runs it (hybrid, fused), all outcomes.
+    """`episodic.core.search.search_traces` as the MCP tool runs it (hybrid, fused), all outcomes.
 
     Ranks come from the store with the similarity floor off and k = corpus size (the store fuses at
     most its vector and keyword candidates, so a target outside both lists is a miss). Each query
@@ -130,13 +130,13 @@ class DefaultSystem(RetrievalSystem):
         self._filters = SearchFilters(include_unverified=not self.verified_only)
 
     def rank(self, query: str) -> list[str]:
-        from episodic.search import search_traces
+        from episodic.core.search import search_traces
 
         self._hits = search_traces(self.memory, LOCAL_TENANT, query, k=self.size, filters=self._filters)
         return [hit.record.session_id for hit in self._hits]
 
     def query_notes(self, query: str, target: str) -> dict[str, Any]:
-        from episodic.search import search_traces
+        from episodic.core.search import search_traces
 
         notes: dict[str, Any] = {}
         record = self.memory.store.get(LOCAL_TENANT, target)

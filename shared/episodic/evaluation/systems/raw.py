@@ -6,11 +6,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from episodic.cards.opening import EXCHANGE_CHARS, exchanges
 from episodic.evaluation.corpus import EvalCorpus
 from episodic.evaluation.systems.base import RetrievalSystem, rank_by_scores, register_system
 from episodic.evaluation.systems.bm25 import BM25Index, tokenize
-from episodic.models import ToolCall, Trajectory
-from episodic.opening import EXCHANGE_CHARS, exchanges
+from episodic.kernel.models import ToolCall, Trajectory
 
 # what keyword history search sees of a tool call: its command (or short input values) and output
 _INPUT_VALUE_CHARS = 500

@@ -1,0 +1,104 @@
+"""How sure a hit is: the decision rule between a full card, a one-line pointer and silence.
+
+Two measures must agree (README "Injection", chosen on the dev set's fold A, reported on fold B):
+- the fused score (store.hybrid): the blended cosine standardised over the tenant's own cards plus the
+  keyword half, i.e. how far a session stands above the rest of *this* index for the query. Inside one
+  codebase every card clears a fixed cosine floor (the dev set's negatives have a median top similarity
+  of 0.45, as high as found positives), so the cosine alone cannot tell them apart;
+- the cosine similarity itself, in the embedder's own scale (multiples of its calibrated floor): a session
+  that stands out of a crowd of unrelated cards is still not the same problem when it is far in absolute
+  terms (on the dev set, a strong cosine bar of 0.50 instead of 0.55 gives 5 of 40 negatives a full card).
+
+- strong: score >= strong_score and similarity >= STRONG_FACTOR x floor; a full card, described as close;
+- weak: score >= weak_score and similarity >= WEAK_FACTOR x floor; a one-line pointer even unasked (the hook);
+- faint: score >= faint_score and similarity >= FAINT_FACTOR x floor; a compact entry only for an agent that
+  asks (search_traces, `episodic search`), labelled faint; the hook stays silent on it;
+- below: dropped: no match at all is the real answer.
+
+With the local judge (episodic.judge) a judged hit also carries `judge`, the judge's probability that the
+card is the prompt's problem. With `judge_strong` set, the judge decides the full card: strong when the judge
+is at least that sure and the cosine clears the weak tier's bar (the judge reorders and vouches; it does not
+lift a far card); a judged hit below it is at most weak. An unjudged hit (another card kind, no judge, a judge
+past its deadline) keeps the rule above.
+
+A z-score over a handful of cards cannot reach the bar (the largest z of n values is (n-1)/sqrt(n)) and
+measures nothing there: below MIN_POOL cards only the cosine bars apply.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from episodic.kernel.models import Confidence, SearchHit
+
+MIN_POOL = 20  # the pool a z-score needs before it says anything (max z of 20 values is 4.25)
+STRONG_FACTOR = 2.2  # MiniLM: floor 0.25 -> a full card needs cosine >= 0.55
+WEAK_FACTOR = 1.6  # MiniLM: floor 0.25 -> an unasked pointer needs cosine >= 0.40
+FAINT_FACTOR = 1.4  # MiniLM: floor 0.25 -> an entry for an agent that asks needs cosine >= 0.35
+
+
+@dataclass(frozen=True)
+class ConfidenceRule:
+    strong_score: float
+    weak_score: float
+    min_similarity: float  # the embedder's floor (a hit below it never reaches this rule)
+    faint_score: float = 2.0
+    judge_strong: float | None = (
+        None  # the judge's probability for a full card (None: the fused score decides)
+    )
+
+    @property
+    def strong_similarity(self) -> float:
+        return self.min_similarity * STRONG_FACTOR
+
+    @property
+    def weak_similarity(self) -> float:
+        return self.min_similarity * WEAK_FACTOR
+
+    @property
+    def faint_similarity(self) -> float:
+        return self.min_similarity * FAINT_FACTOR
+
+    def tier(self, hit: SearchHit) -> Confidence | None:
+        small = 0 < hit.pool_size < MIN_POOL
+        judged = hit.judge is not None and self.judge_strong is not None
+        if judged and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
+            return Confidence.STRONG
+        if (
+            not judged
+            and hit.similarity >= self.strong_similarity
+            and (small or hit.score >= self.strong_score)
+        ):
+            return Confidence.STRONG
+        if hit.similarity >= self.weak_similarity and (small or hit.score >= self.weak_score):
+            return Confidence.WEAK
+        if hit.similarity >= self.faint_similarity and (small or hit.score >= self.faint_score):
+            return Confidence.FAINT
+        return None
+
+    def label(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
+        """The hits, best first, each with its confidence (None: below the faint bar)."""
+        return [hit.model_copy(update={"confidence": self.tier(hit)}) for hit in hits]
+
+
+# best first: a tier is the verdict on a hit, so a faint hit never comes before a weak one even when its fused
+# score is higher (the tiers weigh the cosine too); below the faint bar last
+TIER_ORDER: dict[Confidence | None, int] = {
+    Confidence.STRONG: 0,
+    Confidence.WEAK: 1,
+    Confidence.FAINT: 2,
+    None: 3,
+}
+
+
+def by_tier(hits: Sequence[SearchHit]) -> list[SearchHit]:
+    """The hits best first: by tier, then in their ranked order within a tier (a stable sort)."""
+    return sorted(hits, key=lambda hit: TIER_ORDER[hit.confidence])
+
+
+def shown(hits: Sequence[SearchHit], include_weak: bool) -> list[SearchHit]:
+    """What an agent is given, best first: the strong hits, and the weak and faint ones unless it asked for
+    strong only; never those below the faint bar."""
+    wanted = set(Confidence) if include_weak else {Confidence.STRONG}
+    return by_tier([hit for hit in hits if hit.confidence in wanted])
