@@ -349,3 +349,13 @@ def test_the_floor_script_prints_the_listed_upward_imports_and_passes() -> None:
     done = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stdout + done.stderr
     assert f"{len(UPWARD)} upward of " in done.stdout
+
+
+def test_a_module_over_450_lines_says_why_at_its_top() -> None:
+    long = []
+    for path in sorted((SHARED / "episodic").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        doc = ast.get_docstring(ast.parse(text)) or ""
+        if len(text.splitlines()) > 450 and "Over 450 lines" not in doc:
+            long.append(str(path.relative_to(SHARED)))
+    assert long == []

@@ -2,6 +2,9 @@
 
 The chain: executable → MCP entry → hook entry → server reachable → token valid for the tenant that
 holds the cards → index non-empty → embedder parity. A failing link names the command that mends it.
+
+Over 450 lines: one check a link of the chain, in the chain's order, each with its fix; the per-agent and
+configuration checks are apart (doctor_agents, doctor_config).
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""CLI faces of serving: `serve`, `mcp`, `token add|list|revoke`, `setup claude-code|cursor`, `hook`."""
+"""CLI faces of serving: `serve`, `mcp`, `token add|list|revoke`, `setup claude-code|cursor`, `hook`.
+
+Over 450 lines: the click declarations of `serve`, `mcp`, `token` and `setup`, whose options carry their help
+text; the work is in setup_clients, setup_agents, agent_hooks and setup_steps.
+"""
 
 from __future__ import annotations
 
