@@ -129,13 +129,13 @@ def test_an_asset_links_the_dependency_tree_and_a_rebuild_never_writes_into_it(t
     assert list(tree.glob("botocore/__pycache__/*.pyc"))  # built for this interpreter: bytecode kept
     (asset / shared).unlink()
     (asset / shared).write_text("edited in the asset folder")  # a file of its own, not the tree's
-    (asset / "episodic" / "ingest.py").unlink()
-    os.link(tree / shared, asset / "episodic" / "ingest.py")  # a code file's place taken by a link
+    (asset / "episodic" / "core" / "ingest.py").unlink()
+    os.link(tree / shared, asset / "episodic" / "core" / "ingest.py")  # a code file's place taken by a link
     lambda_assets.build_asset("mcp", asset, platform)  # rebuilt over the existing folder
     assert (tree / shared).read_bytes() == before
     assert (asset / shared).read_bytes() == before
-    source = lambda_assets.REPO_ROOT / "shared" / "episodic" / "ingest.py"
-    assert (asset / "episodic" / "ingest.py").read_bytes() == source.read_bytes()
+    source = lambda_assets.REPO_ROOT / "shared" / "episodic" / "core" / "ingest.py"
+    assert (asset / "episodic" / "core" / "ingest.py").read_bytes() == source.read_bytes()
     assert (tree / shared).read_bytes() == before  # the code file replaced the link, not written through
 
 
@@ -159,7 +159,7 @@ def test_synth_bundles_every_asset_for_the_lambda_runtime_and_reuses_unchanged_o
     handlers = sorted(p.name for f in folders for p in (f / "lambdas").iterdir() if p.is_dir())
     assert handlers == sorted(lambda_assets.FUNCTIONS)
     for folder in folders:
-        assert (folder / "episodic" / "ingest.py").is_file()
+        assert (folder / "episodic" / "core" / "ingest.py").is_file()
         assert list((folder / "numpy").rglob("*cpython-313-aarch64-linux-gnu.so"))  # arm64 / 3.13 wheels
         assert _installed_version(folder, "botocore") == lambda_assets.BOTOCORE_VERSION
         assert _installed_version(folder, "boto3") == lambda_assets.BOTOCORE_VERSION
@@ -181,7 +181,7 @@ def test_the_content_hash_changes_with_any_code_file(tmp_path: Path, monkeypatch
     (copy / "shared" / "episodic" / "__pycache__").mkdir(exist_ok=True)
     (copy / "shared" / "episodic" / "__pycache__" / "x.pyc").write_bytes(b"bytecode is not content")
     assert lambda_assets.content_hash("mcp") == before["mcp"]
-    with (copy / "shared" / "episodic" / "ingest.py").open("a") as changed:
+    with (copy / "shared" / "episodic" / "core" / "ingest.py").open("a") as changed:
         changed.write("\n# changed\n")
     assert lambda_assets.content_hash("mcp") != before["mcp"]
 
