@@ -28,6 +28,7 @@ from stacks.lambda_assets import (
     build_asset,
     dependencies,
     fill_wheelhouse,
+    judge_dependencies,
     size_of,
     this_interpreter,
 )
@@ -52,6 +53,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wheels for {platform.tag} in {fill_wheelhouse(platform).relative_to(REPO_ROOT)}")
         # installed from them now, offline, once: the first synth (or asset test) then only links it
         print(f"installed for {platform.tag} in {dependencies(platform).relative_to(REPO_ROOT)}")
+        print(f"the judge's for {platform.tag} in {judge_dependencies(platform).relative_to(REPO_ROOT)}")
         return 0
     names = args.functions or list(FUNCTIONS)
     for name in names:
