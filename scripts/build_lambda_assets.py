@@ -5,6 +5,7 @@ inside or a size report); synth does not need this script.
     python scripts/build_lambda_assets.py                 # all functions, for the Lambda runtime (arm64, 3.13)
     python scripts/build_lambda_assets.py mcp             # one
     python scripts/build_lambda_assets.py --report        # sizes only
+    python scripts/build_lambda_assets.py mcp --judge     # the MCP asset as `-c reranker=local` bundles it
     python scripts/build_lambda_assets.py --fetch-wheels  # fill the wheelhouse and install from it (scripts/install does it)
     python scripts/build_lambda_assets.py --fetch-wheels --host  # ... for this interpreter (the asset test)
 
@@ -27,6 +28,7 @@ from stacks.lambda_assets import (
     build_asset,
     dependencies,
     fill_wheelhouse,
+    judge_dependencies,
     size_of,
     this_interpreter,
 )
@@ -42,19 +44,23 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--report", action="store_true", help="print the sizes of the built assets and exit")
     parser.add_argument("--fetch-wheels", action="store_true", help="download the wheels and exit")
     parser.add_argument("--host", action="store_true", help="for this interpreter, not the Lambda runtime")
+    parser.add_argument(
+        "--judge", action="store_true", help="the MCP asset carries the local judge (-c reranker=local)"
+    )
     args = parser.parse_args(argv)
     platform = this_interpreter() if args.host else LAMBDA
     if args.fetch_wheels:
         print(f"wheels for {platform.tag} in {fill_wheelhouse(platform).relative_to(REPO_ROOT)}")
         # installed from them now, offline, once: the first synth (or asset test) then only links it
         print(f"installed for {platform.tag} in {dependencies(platform).relative_to(REPO_ROOT)}")
+        print(f"the judge's for {platform.tag} in {judge_dependencies(platform).relative_to(REPO_ROOT)}")
         return 0
     names = args.functions or list(FUNCTIONS)
     for name in names:
         target = BUILD_DIR / name
         if not args.report:
             shutil.rmtree(target, ignore_errors=True)
-            build_asset(name, target, platform)
+            build_asset(name, target, platform, judge=args.judge and name == "mcp")
         if target.is_dir():
             print(f"{name:<11} {size_of(target) / 1e6:7.1f} MB unzipped  {target.relative_to(REPO_ROOT)}")
         else:

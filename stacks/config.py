@@ -42,6 +42,7 @@ RERANK_MODEL_REGIONS: dict[str, tuple[str, ...]] = {
     "amazon.rerank-v1:0": ("ap-northeast-1", "ca-central-1", "eu-central-1", "us-west-2"),
     "cohere.rerank-v3-5:0": ("ap-northeast-1", "ca-central-1", "eu-central-1", "us-east-1", "us-west-2"),
 }
+RERANKERS = ("none", "bedrock", "local")
 # the geography to suggest for a region's prefix
 _REGION_GEOGRAPHY = (("us-gov-", "us-gov"), ("us-", "us"), ("eu-", "eu"), ("ap-", "apac"), ("ca-", "ca"))
 
@@ -77,7 +78,8 @@ class StackConfig:
     alarm_email: str | None = None  # subscribed to the alarm topic (confirm the e-mail AWS sends)
     read_only: bool = False  # serve the read tools only; the MCP role gets no write permission
     harvester_tenants: tuple[str, ...] = ()  # one upload policy per tenant, scoped to its prefix
-    # the second stage of search (episodic.aws.bedrock_reranker): off by default; `-c reranker=bedrock`
+    # the second stage of search: off by default; `-c reranker=bedrock` (episodic.aws.bedrock_reranker) or
+    # `-c reranker=local` (the cross-encoder judge, episodic.judge, carried in the MCP function's asset)
     reranker: str = "none"
     rerank_model_id: str = "amazon.rerank-v1:0"
 
@@ -122,8 +124,10 @@ class StackConfig:
             raise ContextError("cardStore=opensearch needs the collection: add -c scratchMemory=opensearch")
         for key, model in (("bedrockModelId", self.bedrock_model_id), ("titanModelId", self.titan_model_id)):
             self._check_model_id(key, model)
-        if self.reranker not in ("none", "bedrock"):
-            raise ContextError(f"reranker must be 'none' or 'bedrock', got {self.reranker!r}")
+        if self.reranker not in RERANKERS:
+            raise ContextError(
+                f"reranker must be one of {', '.join(map(repr, RERANKERS))}, got {self.reranker!r}"
+            )
         if self.rerank_model_id not in RERANK_MODEL_REGIONS:
             raise ContextError(
                 f"rerankModelId {self.rerank_model_id!r} is not a Bedrock reranker: use one of "

@@ -29,25 +29,35 @@ _UNUSED_IMAGE = "public.ecr.aws/sam/build-python3.13"
 class LocalAssetBundler:
     """CDK local bundling: builds the asset on this machine (pip from the local wheelhouse, no Docker)."""
 
-    def __init__(self, name: str, platform: lambda_assets.Platform = lambda_assets.LAMBDA) -> None:
+    def __init__(
+        self, name: str, platform: lambda_assets.Platform = lambda_assets.LAMBDA, *, judge: bool = False
+    ) -> None:
         self.name = name
         self.platform = platform
+        self.judge = judge
 
     def try_bundle(self, output_dir: str, *_options: Any, **_keywords: Any) -> bool:
-        lambda_assets.build_asset(self.name, Path(output_dir), self.platform)
+        lambda_assets.build_asset(self.name, Path(output_dir), self.platform, judge=self.judge)
         return True
+
+
+def carries_judge(config: StackConfig, name: str) -> bool:
+    """`-c reranker=local`: the MCP function (the read path) carries the judge; no other function searches."""
+    return config.reranker == "local" and name == "mcp"
 
 
 def lambda_code(scope: Construct, config: StackConfig, name: str) -> lambda_.Code:
     """Bundled during synth (cached in cdk.out by content hash); with `-c bundle=false`, the raw source."""
     if config.bundle:
+        judge = carries_judge(config, name)
         # the custom hash is the content: an unchanged tree finds its asset.<hash> folder and is not rebuilt
         return lambda_.Code.from_asset(
             str(SOURCE_DIR / name),
-            asset_hash=lambda_assets.content_hash(name),
+            asset_hash=lambda_assets.content_hash(name, judge=judge),
             asset_hash_type=cdk.AssetHashType.CUSTOM,
             bundling=cdk.BundlingOptions(
-                image=cdk.DockerImage.from_registry(_UNUSED_IMAGE), local=LocalAssetBundler(name)
+                image=cdk.DockerImage.from_registry(_UNUSED_IMAGE),
+                local=LocalAssetBundler(name, judge=judge),
             ),
         )
     Annotations.of(scope).add_warning_v2(

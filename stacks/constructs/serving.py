@@ -28,6 +28,7 @@ from stacks.constructs.permissions import (
     vector_statement,
 )
 from stacks.constructs.storage import Storage
+from stacks.lambda_assets import JUDGE_MODEL_FOLDER, LAMBDA_TASK_ROOT
 from stacks.nag import acknowledge
 
 MCP_PATH = "/mcp"
@@ -111,6 +112,9 @@ class Serving(Construct):
         if config.reranker == "bedrock":
             environment["EPISODIC_RERANKER"] = "bedrock"
             environment["EPISODIC_RERANK_MODEL_ID"] = config.rerank_model_id
+        if config.reranker == "local":  # the judge and its model travel in this function's asset
+            environment["EPISODIC_RERANKER"] = "local"
+            environment["EPISODIC_JUDGE_MODEL_DIR"] = f"{LAMBDA_TASK_ROOT}/{JUDGE_MODEL_FOLDER}"
         self.mcp = PythonFunction(
             self,
             "Mcp",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,3 +67,43 @@ def synth(outdir: Path, *, nag: bool = True, **context: Any) -> Synth:
 def default_synth(tmp_path_factory: pytest.TempPathFactory) -> Synth:
     """The stack as `cdk synth` builds it from cdk.json, with cdk-nag AwsSolutions checks on."""
     return synth(tmp_path_factory.mktemp("cdk-default"))
+
+
+# what the Lambda Python runtime provides beside the standard library
+RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
+
+
+def runtime_folder(tmp_path: Path) -> Path:
+    """boto3 and its dependencies only, linked from this venv: what the Lambda runtime adds to sys.path."""
+    folder = tmp_path / "runtime"
+    folder.mkdir()
+    for name in RUNTIME_PACKAGES:
+        module = __import__(name)
+        source = Path(module.__file__ or "")
+        source = source.parent if source.name == "__init__.py" else source
+        (folder / source.name).symlink_to(source)
+    return folder
+
+
+def run_from_asset_alone(script: str, asset: Path, tmp_path: Path, *args: str) -> dict[str, Any]:
+    """`script` (argv: asset, runtime folder, *args) in a Python that sees only the asset, the runtime's boto3
+    and the standard library; its last line of output, read as JSON."""
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-I",  # no PYTHONPATH, no user site, not this checkout
+            "-S",  # no site-packages: only the asset, the runtime's boto3 and the standard library
+            "-c",
+            script,
+            str(asset),
+            str(runtime_folder(tmp_path)),
+            *args,
+        ],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    report: dict[str, Any] = json.loads(result.stdout.strip().splitlines()[-1])
+    return report

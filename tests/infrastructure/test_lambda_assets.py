@@ -9,21 +9,16 @@ import json
 import os
 import re
 import shutil
-import subprocess
-import sys
 import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import synth
+from conftest import run_from_asset_alone, synth
 from episodic.aws.search_mode import TEXT_QUERY_PARAMETERS
 
 from stacks import lambda_assets
 from stacks.constructs import functions
-
-# what the Lambda Python runtime provides beside the standard library
-RUNTIME_PACKAGES = ("boto3", "botocore", "s3transfer", "jmespath", "dateutil", "urllib3", "six")
 
 IMPORT_ONLY_FROM_ASSET = """
 import json, sys
@@ -38,18 +33,6 @@ outside = sorted(
 )
 print(json.dumps({"handler": module.handler.__module__, "outside": outside}))
 """
-
-
-def _runtime_folder(tmp_path: Path) -> Path:
-    """boto3 and its dependencies only, linked from this venv: what the Lambda runtime adds to sys.path."""
-    folder = tmp_path / "runtime"
-    folder.mkdir()
-    for name in RUNTIME_PACKAGES:
-        module = __import__(name)
-        source = Path(module.__file__ or "")
-        source = source.parent if source.name == "__init__.py" else source
-        (folder / source.name).symlink_to(source)
-    return folder
 
 
 def _installed_version(folder: Path, package: str) -> str:
@@ -98,24 +81,7 @@ def test_every_handler_imports_from_its_built_asset_alone(name: str, tmp_path: P
     # the asset's own boto3/botocore, at the pin: the runtime's copy may predate S3 Vectors' hybrid query
     assert (asset / "boto3").is_dir() and (asset / "botocore").is_dir()
     assert _installed_version(asset, "botocore") == lambda_assets.BOTOCORE_VERSION
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-I",  # no PYTHONPATH, no user site, not this checkout
-            "-S",  # no site-packages: only the asset, the runtime's boto3 and the standard library
-            "-c",
-            IMPORT_ONLY_FROM_ASSET,
-            str(asset),
-            str(_runtime_folder(tmp_path)),
-            f"lambdas.{name}.handler",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=tmp_path,
-        check=False,
-    )
-    assert result.returncode == 0, result.stderr
-    report = json.loads(result.stdout.strip().splitlines()[-1])
+    report = run_from_asset_alone(IMPORT_ONLY_FROM_ASSET, asset, tmp_path, f"lambdas.{name}.handler")
     assert report == {"handler": f"lambdas.{name}.handler", "outside": []}
 
 
@@ -145,9 +111,11 @@ def test_synth_bundles_every_asset_for_the_lambda_runtime_and_reuses_unchanged_o
     calls: list[str] = []
     build = lambda_assets.build_asset
 
-    def counting_build(name: str, output_dir: Path, platform: lambda_assets.Platform) -> Path:
+    def counting_build(
+        name: str, output_dir: Path, platform: lambda_assets.Platform, *, judge: bool = False
+    ) -> Path:
         calls.append(name)
-        return build(name, output_dir, platform)
+        return build(name, output_dir, platform, judge=judge)
 
     monkeypatch.setattr(lambda_assets, "build_asset", counting_build)
     first = synth(tmp_path, nag=False, bundle=True, dreaming=True)  # every function, the dream one too

@@ -136,7 +136,7 @@ def test_the_stack_knows_the_adapters_models_and_regions() -> None:
 @pytest.mark.parametrize(
     ("context", "message"),
     [
-        ({"reranker": "cohere"}, "reranker must be 'none' or 'bedrock'"),
+        ({"reranker": "cohere"}, "reranker must be one of .none., .bedrock., .local."),
         (
             {"reranker": "bedrock", "rerankModelId": "amazon.titan-embed-text-v2:0"},
             "is not a Bedrock reranker",

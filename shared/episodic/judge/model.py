@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from episodic.kernel.errors import EpisodicError
+from episodic.plumbing.cpus import available_cpus
 
 if TYPE_CHECKING:
     import numpy as np
@@ -79,12 +80,6 @@ def check_model_dir(model_dir: Path) -> None:
                 f"the judge's {name} at {model_dir} is not the pinned file (SHA-256 differs); "
                 f"reinstall it with {INSTALL_HINT}"
             )
-
-
-def available_cpus() -> int:
-    from episodic.embed.minilm import available_cpus as cpus
-
-    return cpus()
 
 
 class CrossEncoder:
