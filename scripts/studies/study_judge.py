@@ -180,6 +180,60 @@ def hook(
     return pos / npos, neg / nneg, right / max(cards, 1)
 
 
+def hook_selection(
+    top: list[dict[str, Any]], floor: float, weak_bar: float | None, weight: float = 0.2, depth: int = 3
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(full cards, pointers) the hook gives on LLM cards with the defaults (episodic.core.confidence and
+    hooks.server.select_hits over search_traces' best 3): the judge's p >= 0.5 for a card, and with `weak_bar`
+    a judged hit below that probability at most faint (never pointed to)."""
+    rank = {"strong": 0, "weak": 1, "faint": 2, None: 3}
+    tiers = []
+    for i, h in enumerate(reorder(top, weight, "card", depth)[:3]):
+        logit = h.get("judged") if i < depth else None
+        p = None if logit is None else 1 / (1 + np.exp(-logit))
+        small = 0 < h["pool"] < 20
+        tier = None
+        if p is not None and weak_bar is not None and p < weak_bar:
+            tier = None
+        elif (p is not None and p >= 0.5 and h["sim"] >= 1.6 * floor) or (
+            p is None and h["sim"] >= 2.2 * floor and (small or h["score"] >= 3.5)
+        ):
+            tier = "strong"
+        elif h["sim"] >= 1.6 * floor and (small or h["score"] >= 3.25):
+            tier = "weak"
+        tiers.append((h["sid"], tier))
+    given = [sid_tier for sid_tier in sorted(tiers, key=lambda x: rank[x[1]]) if sid_tier[1]]
+    if not given:
+        return (), ()
+    (best, tier), rest = given[0], [sid for sid, _ in given[1:3]]
+    return ((best,), tuple(rest)) if tier == "strong" else ((), (best, *rest))
+
+
+def pointer_bar(rows: list[dict[str, Any]], floor: float) -> None:
+    """The judge's bar for a pointer on LLM cards: per fold the bar with the most targets given as card or
+    pointer and at most 0.40 of the negatives given anything, read on the other fold."""
+
+    def figures(fold: str, bar: float | None) -> tuple[float, float, float]:
+        pos = [r for r in rows if r["fold"] == fold and r["target"]]
+        neg = [r for r in rows if r["fold"] == fold and not r["target"]]
+        given = [(r, hook_selection(r["verified"], floor, bar)) for r in pos + neg]
+        card = sum(r["target"] in c for r, (c, _) in given[: len(pos)]) / len(pos)
+        surfaced = sum(r["target"] in c + p for r, (c, p) in given[: len(pos)]) / len(pos)
+        anything = sum(bool(c or p) for _, (c, p) in given[len(pos) :]) / len(neg)
+        return card, surfaced, anything
+
+    bars = [None, 0.001, 0.002, 0.003, 0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5]
+    for chosen, read in (("A", "B"), ("B", "A")):
+        ok = [b for b in bars if figures(chosen, b)[2] <= 0.40]
+        bar = max(ok, key=lambda b: (figures(chosen, b)[1], -(b or 0)))
+        before, after = figures(read, None), figures(read, bar)
+        print(
+            f"cards hook pointer bar chosen on {chosen} (p < {bar}: no pointer), read on {read}: target as card "
+            f"{before[0]:.3f} -> {after[0]:.3f}, as card or pointer {before[1]:.3f} -> {after[1]:.3f}, "
+            f"negatives with anything {before[2]:.3f} -> {after[2]:.3f}"
+        )
+
+
 def report(data: dict[str, Any]) -> None:
     floor = data["floor"]
     sizes = [n for n, _ in data["latency"]]
@@ -246,6 +300,8 @@ def report(data: dict[str, Any]) -> None:
                     for p in ("all", "verified")
                 ]
                 print(f"  {label} w {w} reads {t}: " + "  ".join(f"{x[0]:.3f}/{x[1]:.3f}" for x in figures))
+    if "cards" in data["sets"]:
+        pointer_bar(data["sets"]["cards"], floor)
 
 
 def chart(data: dict[str, Any], path: Path) -> None:

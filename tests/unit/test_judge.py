@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from episodic.assembly import build_reranker
 from episodic.cards.write import embed_card
+from episodic.core.confidence import shown
 from episodic.core.search import search_traces
 from episodic.judge.model import (
     MODEL_FILES,
@@ -25,7 +26,7 @@ from episodic.judge.model import (
 )
 from episodic.judge.reranker import JudgeWeights, LocalReranker
 from episodic.kernel.memory import Memory
-from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
+from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, SearchFilters, SearchHit
 from episodic.kernel.ports import Reranker
 from episodic.kernel.settings import load_settings
 from mcp_testkit import ALPHA, build_memory
@@ -222,3 +223,57 @@ def test_a_judge_stopped_at_its_deadline_stays_on_for_the_next_search(tmp_path: 
     encoder._session = session
     judged = search_traces(memory, ALPHA, "CloudFront kept serving the old index.html after I deployed", k=3)
     assert judged[0].record.session_id == "s-cdn" and judged[0].judge is not None
+
+
+def test_a_judged_hit_the_judge_rules_out_is_faint_not_a_pointer() -> None:
+    from episodic.core.confidence import ConfidenceRule
+    from episodic.kernel.models import Confidence
+
+    rule = ConfidenceRule(3.5, 3.25, 0.25, judge_strong=0.5, judge_weak=0.002)
+    record = llm_record("s-1", "a problem", "an insight")
+
+    def tier(score: float, similarity: float, judge: float | None) -> Confidence | None:
+        return rule.tier(
+            SearchHit(record=record, score=score, similarity=similarity, pool_size=40, judge=judge)
+        )
+
+    assert tier(3.3, 0.45, 0.01) == Confidence.WEAK  # unsure but not ruled out: still a pointer
+    assert tier(3.3, 0.45, 0.001) == Confidence.FAINT  # ruled out: only for an agent that asks
+    assert tier(1.0, 0.30, 0.001) is None  # below the faint bars it stays dropped
+    assert tier(3.3, 0.45, None) == Confidence.WEAK  # not judged: the fused score's rule
+
+
+class FixedJudge(Reranker):
+    """A second stage that keeps the order and gives each card the judge's probability listed for it."""
+
+    name = "fixed"
+    depth = 20
+
+    def __init__(self, probabilities: dict[str, float]) -> None:
+        self.probabilities = probabilities
+
+    def rerank(self, query: str, hits: list[SearchHit]) -> list[SearchHit]:  # type: ignore[override]
+        return [h.model_copy(update={"judge": self.probabilities.get(h.record.session_id)}) for h in hits]
+
+
+@pytest.mark.parametrize(("judge_weak", "pointed"), [(0.002, {"s-docker"}), ("off", {"s-docker", "s-cdn"})])
+def test_the_hook_points_to_no_card_the_judge_rules_out(
+    tmp_path: Path, judge_weak: float | str, pointed: set[str]
+) -> None:
+    from episodic.hooks import server as hook_server
+    from episodic.hooks.packing import is_strong
+
+    memory = memory_with_cards(tmp_path, rerank_seconds=0.0, judge_weak=judge_weak)
+    memory.reranker = FixedJudge({"s-fixture": 0.9, "s-cdn": 0.0005})  # s-docker: another card kind
+    hits = search_traces(memory, ALPHA, QUERY, k=3, filters=SearchFilters(include_unverified=False))
+    results = [
+        {
+            "session_id": h.record.session_id,
+            "card": {"outcome": "verified"},
+            "confidence": h.confidence and h.confidence.value,
+        }
+        for h in shown(hits, include_weak=True)
+    ]
+    selected = hook_server.select_hits(results, approved_only=False)
+    assert [h["session_id"] for h in selected if is_strong(h)] == ["s-fixture"]
+    assert {h["session_id"] for h in selected if not is_strong(h)} == pointed

@@ -18,8 +18,10 @@ Two measures must agree (README "Injection", chosen on the dev set's fold A, rep
 With the local judge (episodic.judge) a judged hit also carries `judge`, the judge's probability that the
 card is the prompt's problem. With `judge_strong` set, the judge decides the full card: strong when the judge
 is at least that sure and the cosine clears the weak tier's bar (the judge reorders and vouches; it does not
-lift a far card); a judged hit below it is at most weak. An unjudged hit (another card kind, no judge, a judge
-past its deadline) keeps the rule above.
+lift a far card); a judged hit below it is at most weak. With `judge_weak` set, a judged hit the judge finds
+that unlikely (p < judge_weak) is at most faint: the hook does not point to it, an agent that asks still sees it
+(on the dev set's LLM cards the fused score alone gave 0.45 of the negatives a pointer; issue 49). An unjudged
+hit (another card kind, no judge, a judge past its deadline) keeps the rule above.
 
 A z-score over a handful of cards cannot reach the bar (the largest z of n values is (n-1)/sqrt(n)) and
 measures nothing there: below MIN_POOL cards only the cosine bars apply.
@@ -47,6 +49,7 @@ class ConfidenceRule:
     judge_strong: float | None = (
         None  # the judge's probability for a full card (None: the fused score decides)
     )
+    judge_weak: float | None = None  # below this probability a judged hit is at most faint (None: off)
 
     @property
     def strong_similarity(self) -> float:
@@ -62,6 +65,8 @@ class ConfidenceRule:
 
     def tier(self, hit: SearchHit) -> Confidence | None:
         small = 0 < hit.pool_size < MIN_POOL
+        if self.judge_weak is not None and hit.judge is not None and hit.judge < self.judge_weak:
+            return self.faint(hit, small)
         judged = hit.judge is not None and self.judge_strong is not None
         if judged and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
             return Confidence.STRONG
@@ -73,6 +78,10 @@ class ConfidenceRule:
             return Confidence.STRONG
         if hit.similarity >= self.weak_similarity and (small or hit.score >= self.weak_score):
             return Confidence.WEAK
+        return self.faint(hit, small)
+
+    def faint(self, hit: SearchHit, small: bool) -> Confidence | None:
+        """FAINT when the hit clears the faint tier's bars, else None."""
         if hit.similarity >= self.faint_similarity and (small or hit.score >= self.faint_score):
             return Confidence.FAINT
         return None

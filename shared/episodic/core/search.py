@@ -95,6 +95,7 @@ def confidence_rule(memory: Memory) -> ConfidenceRule:
         memory.min_similarity,
         faint_score=settings.faint_score,
         judge_strong=settings.judge_strong,
+        judge_weak=settings.judge_weak,
     )
 
 

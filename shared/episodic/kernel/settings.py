@@ -100,6 +100,11 @@ class Settings(BaseSettings):
     # the judge's probability for a full card (episodic.core.confidence; None: the fused score's bars decide). 0.5,
     # its own decision point, is the bar each dev fold chooses with at most one of its negatives given a card
     judge_strong: float | None = Field(default=0.5, ge=0.0, le=1.0)
+    # below this probability a judged hit gets no pointer from the hook, only a faint entry for an agent that
+    # asks (None: the fused score's bars decide). Fold A chose 0.002, fold B 0.001 (the most targets as card or
+    # pointer with at most 0.40 of the negatives given anything); read on B: negatives with anything 0.438 -> 0.312,
+    # targets as card or pointer 0.571 -> 0.560 (scripts/studies/study_judge.py)
+    judge_weak: float | None = Field(default=0.002, ge=0.0, le=1.0)
     rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
     # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
     rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -210,7 +215,7 @@ class Settings(BaseSettings):
     keep_trajectories: bool = True
     keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
 
-    @field_validator("judge_llm_weight", "judge_offline_weight", "judge_strong", mode="before")
+    @field_validator("judge_llm_weight", "judge_offline_weight", "judge_strong", "judge_weak", mode="before")
     @classmethod
     def _weight_off(cls, value: Any) -> Any:
         """`none` / `off` / "" (an environment variable or the config file): that card kind is not judged."""
