@@ -92,6 +92,8 @@ def build_runtime(settings: Settings | None = None, clients: AwsClients | None =
     clients = clients or AwsClients(settings)
     memory = build_memory(settings, clients=clients)
     memory.uploaded = uploaded_sessions(settings, clients.get("s3"))
+    if memory.reranker is not None:  # at init, not inside the first search's deadline (-c reranker=local)
+        memory.reranker.warm()
     mode = store_search_mode(memory.store, log=logger)
     return McpRuntime(settings=settings, memory=memory, search_mode=mode)
 

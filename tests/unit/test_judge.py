@@ -277,3 +277,42 @@ def test_the_hook_points_to_no_card_the_judge_rules_out(
     selected = hook_server.select_hits(results, approved_only=False)
     assert [h["session_id"] for h in selected if is_strong(h)] == ["s-fixture"]
     assert {h["session_id"] for h in selected if not is_strong(h)} == pointed
+
+
+@needs_model
+def test_warming_loads_the_model_before_the_first_search_and_an_altered_one_turns_the_judge_off(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    sound = CrossEncoder(default_model_dir())
+    LocalReranker(sound).warm()
+    assert sound._session is not None  # loaded at warm-up, not inside the first search's deadline
+    altered = LocalReranker(CrossEncoder(altered_copy(tmp_path, "model.onnx")))
+    with caplog.at_level(logging.ERROR):
+        altered.warm()
+    assert altered.disabled and "model.onnx" in altered.disabled
+    assert any("first stage" in r.getMessage() for r in caplog.records)
+
+
+def test_the_mcp_lambda_warms_its_second_stage_at_init(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    import lambdas.mcp.handler as mcp_handler
+
+    class Counting(StuckReranker):
+        warmed = 0
+
+        def warm(self) -> None:
+            Counting.warmed += 1
+
+    settings = load_settings(home=tmp_path, embedder="hashing")
+    memory = build_memory(settings)
+    memory.reranker = Counting()
+    monkeypatch.setattr(mcp_handler, "build_memory", lambda settings, clients: memory)
+    monkeypatch.setattr(mcp_handler, "store_search_mode", lambda store, log: None)
+
+    class NoClients:
+        def get(self, name: str) -> None:
+            return None
+
+    mcp_handler.build_runtime(settings=settings, clients=NoClients())  # type: ignore[arg-type]
+    assert Counting.warmed == 1

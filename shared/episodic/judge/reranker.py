@@ -142,3 +142,15 @@ class LocalReranker(Reranker):
 
     def cancel(self) -> None:
         self.encoder.cancel()
+
+    def warm(self) -> None:
+        """Load the model before the first search (its 0.6 s deadline would otherwise pay for the load)."""
+        if self.disabled is not None:
+            return
+        try:
+            self.encoder.load()
+        except ModelProblem as exc:
+            self.disabled = str(exc)
+            log.error(
+                "the local judge is off for this process (%s); searches keep the first stage's order", exc
+            )

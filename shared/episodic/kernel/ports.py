@@ -90,6 +90,9 @@ class Reranker(ABC):
     def cancel(self) -> None:  # noqa: B027 - optional: most second stages cannot stop a call under way
         """Stop the work of a `rerank` whose caller gave up on it (its deadline passed); may do nothing."""
 
+    def warm(self) -> None:  # noqa: B027 - optional: a remote second stage has nothing to load
+        """Load now what the first `rerank` would load, so the first search fits its deadline; may do nothing."""
+
 
 @dataclass
 class StoredVector:

@@ -164,6 +164,10 @@ def build_endpoint(settings: Settings, memory: Memory | None = None) -> McpEndpo
         memory = build_memory(settings)
         # concurrent searches share one embedding pass (same vectors; no wait when alone)
         memory = replace(memory, embedder=CoalescingEmbedder(memory.embedder))
+        if memory.reranker is not None:  # the judge loads beside the first requests, not inside a deadline
+            import threading
+
+            threading.Thread(target=memory.reranker.warm, name="warm-reranker", daemon=True).start()
     return McpEndpoint(
         default_registry(memory),
         authenticator=LocalTokenStore(settings.tokens_path),
