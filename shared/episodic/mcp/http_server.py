@@ -150,24 +150,33 @@ class BackgroundServer:
         self._thread.join(timeout=5)
 
 
+def local_memory(settings: Settings) -> Memory:
+    """The server's one Memory: concurrent searches share one embedding pass (same vectors; no wait when alone)."""
+    from dataclasses import replace
+
+    from episodic.assembly import build_memory
+    from episodic.embed.coalesce import CoalescingEmbedder
+
+    memory = build_memory(settings)
+    return replace(memory, embedder=CoalescingEmbedder(memory.embedder))
+
+
+def warm_second_stage(memory: Memory) -> None:
+    """The judge loads beside the first requests, not inside a search's deadline; not a daemon thread, so an exit
+    waits for a load under way (onnxruntime aborts the process when torn down mid-load)."""
+    if memory.reranker is not None:
+        import threading
+
+        threading.Thread(target=memory.reranker.warm, name="warm-reranker").start()
+
+
 def build_endpoint(settings: Settings, memory: Memory | None = None) -> McpEndpoint:
     """The local endpoint: tools over one Memory, tokens from the home folder, origins from settings."""
     from episodic.kernel.auth import LocalTokenStore
     from episodic.mcp.tools import default_registry
 
     if memory is None:
-        from dataclasses import replace
-
-        from episodic.assembly import build_memory
-        from episodic.embed.coalesce import CoalescingEmbedder
-
-        memory = build_memory(settings)
-        # concurrent searches share one embedding pass (same vectors; no wait when alone)
-        memory = replace(memory, embedder=CoalescingEmbedder(memory.embedder))
-        if memory.reranker is not None:  # the judge loads beside the first requests, not inside a deadline
-            import threading
-
-            threading.Thread(target=memory.reranker.warm, name="warm-reranker", daemon=True).start()
+        memory = local_memory(settings)
     return McpEndpoint(
         default_registry(memory),
         authenticator=LocalTokenStore(settings.tokens_path),
@@ -183,7 +192,8 @@ def serve(
     on_ready: Callable[[McpHttpServer], None] | None = None,
 ) -> None:
     """Serve until interrupted (Ctrl-C); the memory is built once, before the first request."""
-    endpoint = build_endpoint(settings)
+    memory = local_memory(settings)
+    endpoint = build_endpoint(settings, memory)
     httpd = make_server(
         endpoint,
         host or settings.host,
@@ -194,6 +204,7 @@ def serve(
         max_connections_per_client=settings.serve_max_connections_per_client,
         identity=home_identity(envsource.home_dir()),  # as the hook computes it: the config's home
     )
+    warm_second_stage(memory)  # once the port is this server's: a refused start loads nothing
     if on_ready:
         on_ready(httpd)
     try:
