@@ -90,7 +90,9 @@ def index_and_set_up(tmp: Path, **extra: str) -> tuple[Path, Path, int]:
     home.mkdir()
     user_home.mkdir()
     port = free_port()
-    (home / "config.toml").write_text(f'embedder = "hashing"\nport = {port}\n')
+    (home / "config.toml").write_text(  # the holdout withholds 1 session in 10: off, the wiring is checked
+        f'embedder = "hashing"\nport = {port}\nexperiment_enabled = false\n'
+    )
     for args in (["index", str(DEMO)], ["setup", "claude-code", "--write"]):
         done = subprocess.run(
             [str(EPISODIC), *args],

@@ -112,7 +112,7 @@ def test_quickstart_prints_a_close_a_weak_and_a_faint_match(
     quickstarted: tuple[Path, dict[str, str], subprocess.CompletedProcess[str]], home: Path
 ) -> None:
     _, _, done = quickstarted
-    assert "Traceback" not in done.stderr and "Indexing your Claude Code history" in done.stdout
+    assert "Traceback" not in done.stderr and "Indexing your sessions: Claude Code" in done.stdout
     printed = _labels_in(done.stdout)
     assert printed == ["strong", "weak", "faint"], done.stdout[-3000:]
 
@@ -161,7 +161,7 @@ def test_the_viewer_lists_hits_by_tier_and_its_legend_names_faint(
 ) -> None:
     query = quickstarted[1][BELOW_FIRST]
     with episodic_ui("--no-open", env={"EPISODIC_EMBEDDER": "minilm"}) as (_, line):
-        found = re.search(r"(http://127\.[\d.]+:\d+/)\?key=\S+", line)
+        found = re.search(r"(http://[0-9a-f]{32}\.localhost:\d+/)\?key=\S+", line)
         assert found, line
         browser = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
         browser.open(found.group(0), timeout=60).read()
