@@ -16,11 +16,16 @@ below give identical hits and differ in speed only:
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import importlib
+import os
 import re
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from episodic.scrub.finder import LiteralFinder, find_each
@@ -143,9 +148,7 @@ class TriggerSearch:
             expressions.append(run.encode())
             ids.append(len(self.literals) + number)
             flags.append(_hs.HS_FLAG_SOM_LEFTMOST)
-        database = _hs.Database(mode=_hs.HS_MODE_BLOCK)
-        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
-        return database
+        return _compiled(expressions, ids, flags)
 
     def _finders(self, *, force_fallback: bool) -> list[tuple[LiteralFinder, list[int], bool]]:
         """(finder, the index of each of its literals, any case) per chunk of at most 64 literals of a group."""
@@ -279,6 +282,31 @@ class TriggerSearch:
                 kept.append(hit)
                 ends[group] = hit[2]
         return kept
+
+
+def _cache_dir() -> Path:
+    """Compiled databases beside the environment (as the judge's model): one compile per install, not per process."""
+    return Path(sys.prefix) / "share" / "episodic" / "scrub-cache"
+
+
+def _compiled(expressions: list[bytes], ids: list[int], flags: list[int]) -> Any:
+    """The database for these patterns: loaded from the cache when compiled before (a compile costs ~0.2 s, every
+    CLI process that scrubs would pay it), else compiled and saved; a cache that cannot be read or written is
+    skipped, never an error."""
+    key = hashlib.sha256(
+        repr((_hs.__version__ if hasattr(_hs, "__version__") else "", expressions, ids, flags)).encode()
+    )
+    path = _cache_dir() / f"{key.hexdigest()[:32]}.hsdb"
+    with contextlib.suppress(Exception):
+        return _hs.loadb(path.read_bytes(), mode=_hs.HS_MODE_BLOCK)
+    database = _hs.Database(mode=_hs.HS_MODE_BLOCK)
+    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+    with contextlib.suppress(Exception):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_bytes(_hs.dumpb(database))
+        os.replace(tmp, path)
+    return database
 
 
 def _pattern(literal: str, any_case: bool) -> bytes:
