@@ -23,6 +23,7 @@ import tempfile
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from episodic.assembly import build_memory
 from episodic.cards.write import store_card
@@ -122,6 +123,28 @@ def _seed_scratch(memory: object) -> int:
     return scratch.store.add(records, memory.embedder.embed([r.summary for r in records]), scratch.manifest)  # type: ignore[attr-defined]
 
 
+def _count_judged(memory: Any) -> dict[str, int]:
+    """Counts the searches whose candidates the judge read (the server runs in this process): a figure
+    "with the judge" is only one when the judge answered."""
+    reranker = memory.reranker
+    if reranker is None:
+        raise SystemExit("--reranker local: the judge's model is not installed (run scripts/install)")
+    counts = {"searches": 0, "judged": 0, "past_deadline": 0}
+    rerank, deadline = reranker.rerank, memory.settings.rerank_seconds
+
+    def counted(query: str, hits: Any) -> Any:
+        started = time.perf_counter()
+        out = rerank(query, hits)
+        late = deadline > 0 and time.perf_counter() - started > deadline  # its search kept the first stage
+        counts["searches"] += 1
+        counts["past_deadline"] += late
+        counts["judged"] += not late and any(h.judge is not None for h in out)
+        return out
+
+    reranker.rerank = counted
+    return counts
+
+
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -183,6 +206,7 @@ def main() -> None:
         for session_id, card in _cards():
             store_card(memory, TENANT, card, session_id=session_id, distiller=DistillerInfo(kind=kind))
         seeded = _seed_scratch(memory)
+        judged = _count_judged(memory) if judged else None
         token = LocalTokenStore(settings.tokens_path).add(TENANT)
         env = {
             "PATH": envsource.environ().get("PATH", ""),
@@ -229,6 +253,7 @@ def main() -> None:
             "bare_python_startup": _summary(bare_python),
             "child_cpu_p50_ms": {k: round(_pct(v, 0.5) * 1000, 1) for k, v in CPU.items()},
             "load_average_1m": round(os.getloadavg()[0], 2),
+            "judged_searches": judged,
             "targets": {"end_to_end_p95_ms": 150, "startup_ms": 100},
         }
     finally:
@@ -258,6 +283,11 @@ def main() -> None:
         f"(prior similar attempts on {row['with_prior_attempts']}/{args.n}, {report['scratch_records']} outcome records)"
     )
     print(f"  machine load average (1 min) at the end: {report['load_average_1m']}")
+    if judged is not None:
+        print(
+            f"  the judge read the candidates of {judged['judged']} of {judged['searches']} searches "
+            f"({judged['past_deadline']} past its deadline)"
+        )
     print("  targets: end-to-end p95 <= 150 ms, start-up <= 100 ms")
 
 

@@ -7,8 +7,12 @@ then reports p50/p95 of
   - the serving path with the local model: MiniLM query embedding + store.query. (The index holds
     hashing vectors, so the store is queried with the hashing vector of the same text: the latency is
     the same as for a MiniLM-built index of this size, and embedding parity stays intact.)
+  - with --judge, that path plus the local judge (episodic.judge) over the first stage's best `judge_depth`,
+    as search_traces runs it: the cards are then written as an LLM's (the judge reads those), every query
+    differs from the last so the judge's cache of read pairs never answers, and its deadline is off so the
+    figure is the judge's whole cost.
 
-    python scripts/bench_search.py [--cards 10000] [--queries 200] [--no-minilm] [--other-tenant 1000]
+    python scripts/bench_search.py [--cards 10000] [--queries 200] [--no-minilm] [--judge] [--other-tenant 1000]
 """
 
 from __future__ import annotations
@@ -180,7 +184,13 @@ def main() -> None:
         help="also index this many cards for a second tenant (the keyword half then ranks on the "
         "searched tenant's own statistics)",
     )
+    parser.add_argument(
+        "--judge",
+        action="store_true",
+        help="also time the serving path with the local judge (its model installed by scripts/install)",
+    )
     args = parser.parse_args()
+    kind = "claude-code" if args.judge else "heuristic"  # the judge reads LLM-written cards only
     rng = random.Random(7)
     embedder = HashingEmbedder(384)
     manifest = IndexManifest(
@@ -199,7 +209,7 @@ def main() -> None:
                 project=rng.choice(["api", "web", "infra", "data"]),
                 started_at=base + timedelta(hours=i),
                 source_sha256=f"{i:064x}",
-                distiller=DistillerInfo(kind="heuristic"),
+                distiller=DistillerInfo(kind=kind),
             )
             # an offline card, as the default indexes it: its renderings and the session's opening words
             texts = [render(card, r) for r in CARD_RENDERINGS] + [
@@ -260,7 +270,44 @@ def main() -> None:
                 total_ms.append((t2 - t0) * 1000)
             report("MiniLM query embedding alone", embed_ms)
             report("MiniLM embedding + store.query", total_ms)
+            if args.judge:
+                judged_path(store, model, queries, vectors, manifest, embedder.default_min_similarity, args.k)
         store.close()
+
+
+def judged_path(store, model, queries, vectors, manifest, floor, k) -> None:  # type: ignore[no-untyped-def]
+    """MiniLM embedding + store.query + the judge over the best `judge_depth`, as search_traces runs them."""
+    import os
+
+    from episodic.assembly.adapters import local_judge
+    from episodic.core.search import second_stage
+    from episodic.kernel.settings import Settings
+
+    settings = Settings()
+    judge = local_judge(settings)
+    if judge is None:
+        raise SystemExit("the judge's model is not installed: run scripts/install first")
+    judge.warm()
+    filters = SearchFilters()
+    depth = max(k, judge.depth)
+    judge_ms, total_ms, judged = [], [], 0
+    for i, (text, vector) in enumerate(zip(queries, vectors, strict=True)):
+        asked = f"{text} (query {i})"  # never a pair the judge's cache has read
+        t0 = time.perf_counter()
+        model.embed([asked])
+        hits = store.query("local", vector, asked, depth, filters, manifest, floor)
+        t1 = time.perf_counter()
+        ranked = second_stage(judge, asked, hits, 0.0) if len(hits) > 1 else hits
+        t2 = time.perf_counter()
+        judged += any(h.judge is not None for h in ranked)
+        judge_ms.append((t2 - t1) * 1000)
+        total_ms.append((t2 - t0) * 1000)
+    print(
+        f"judge: depth {judge.depth}, {judge.max_tokens} tokens, judged {judged}/{len(queries)} queries, "
+        f"load average {os.getloadavg()[0]:.2f}"
+    )
+    report("the judge alone", judge_ms)
+    report("MiniLM + store.query + the judge", total_ms)
 
 
 if __name__ == "__main__":

@@ -230,14 +230,23 @@ def test_each_packed_card_stays_under_1500_chars(live: Live) -> None:
     assert blocks and all(len(b) <= 1500 for b in blocks)
 
 
-def test_unverified_only_on_request_and_filters_apply(live: Live) -> None:
+def test_unverified_as_labelled_entries_cards_only_on_request_and_filters_apply(live: Live) -> None:
     query = {"query": "docker build permission denied writing npm cache"}
-    default = live.call("search_traces", query)["result"]["structuredContent"]["results"]
-    assert "alpha-docker-cache" not in [h["session_id"] for h in default]
+    default = live.call("search_traces", query)["result"]
+    entry = next(
+        h for h in default["structuredContent"]["results"] if h["session_id"] == "alpha-docker-cache"
+    )
+    assert entry["confidence"] != "strong"  # never a full card unless asked for
+    assert "alpha-do" in default["content"][0]["text"] and "unverified" in default["content"][0]["text"]
+    assert "fix was never confirmed" in default["content"][0]["text"]
+    verified_only = live.call("search_traces", {**query, "include_unverified": False})["result"]
+    assert "alpha-docker-cache" not in [
+        h["session_id"] for h in verified_only["structuredContent"]["results"]
+    ]
     wide = live.call("search_traces", {**query, "include_unverified": True})["result"]["structuredContent"][
         "results"
     ]
-    assert wide[0]["session_id"] == "alpha-docker-cache"
+    assert wide[0]["session_id"] == "alpha-docker-cache" and wide[0]["confidence"] == "strong"
     billing = live.call("search_traces", {"query": "too many clients postgres", "project": "shop"})["result"]
     assert all(h["project"] == "shop" for h in billing["structuredContent"]["results"])
     late = live.call("search_traces", {"query": "pytest fixture conftest", "since": "2026-03-01"})["result"]

@@ -23,7 +23,7 @@ from ui.conftest import episodic_ui
 
 pytestmark = pytest.mark.transcripts
 
-DEV_QUERIES = {  # dev-queries ids whose answers reach the tiers (verified only, as `search` runs by default)
+DEV_QUERIES = {  # dev-queries ids whose answers reach the tiers (verified only: `search --verified-only`)
     "d059": "a close, a weak and a faint hit",
     "d011": "close match, then a faint one (a hit below the faint bar between them)",
     "d005": "faint ones around a hit below the faint bar",
@@ -102,8 +102,8 @@ def _labels_in(text: str) -> list[str]:
 
 
 def _tiers(home: Path, query: str) -> list[str]:
-    """The tiers the JSON answer holds for a query (None: below the faint bar, never printed)."""
-    done = episodic(home, "search", query, "--json")
+    """The tiers the JSON answer holds for a query, verified only (None: below the faint bar, never printed)."""
+    done = episodic(home, "search", query, "--verified-only", "--json")
     assert done.returncode == 0, done.stderr
     return [hit["confidence"] for hit in json.loads(done.stdout)["results"] if hit["confidence"]]
 
@@ -127,7 +127,7 @@ def test_search_prints_every_tier_an_answer_holds_best_first(
             continue
         tiers = _tiers(home, query)
         reached |= set(tiers)
-        done = episodic(home, "search", query)
+        done = episodic(home, "search", query, "--verified-only")
         assert done.returncode == 0 and "Traceback" not in done.stderr, (qid, done.stderr[-3000:])
         printed = _labels_in(done.stdout)
         assert sorted(printed, key=RANK.__getitem__) == printed, (qid, done.stdout)  # best first
@@ -138,10 +138,25 @@ def test_search_prints_every_tier_an_answer_holds_best_first(
 
 
 def test_search_with_nothing_near_says_so(home: Path) -> None:
-    done = episodic(home, "search", NOTHING)
+    done = episodic(home, "search", NOTHING, "--verified-only")
     assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr
     assert _tiers(home, NOTHING) == []  # dev-negatives n007: no session covers it
     assert done.stdout.strip() == "No confident match."
+
+
+def test_by_default_an_unverified_episode_is_a_labelled_entry_never_a_close_match(
+    quickstarted: tuple[Path, dict[str, str], subprocess.CompletedProcess[str]], home: Path
+) -> None:
+    query = quickstarted[1][FAINT_FIRST]  # all outcomes: its answer holds unverified sessions
+    every = json.loads(episodic(home, "search", query, "--all-outcomes", "--json").stdout)["results"]
+    default = json.loads(episodic(home, "search", query, "--json").stdout)["results"]
+    unverified = {h["session_id"] for h in every if h["card"]["outcome"] != "verified" and h["confidence"]}
+    assert unverified and unverified <= {h["session_id"] for h in default}
+    assert all(h["confidence"] != "strong" for h in default if h["session_id"] in unverified)
+    printed = episodic(home, "search", query).stdout
+    assert "its fix was never confirmed]" in printed and "(close match) [" not in printed
+    both = episodic(home, "search", query, "--all-outcomes", "--verified-only")
+    assert both.returncode == 2 and "contradict" in both.stderr
 
 
 def test_a_faint_hit_is_listed_after_a_weak_one(

@@ -159,7 +159,13 @@ def register(group: click.Group) -> None:
     @group.command("search")
     @click.argument("query")
     @click.option("--k", type=int, default=None, help="How many episodes (1-5, default 3).")
-    @click.option("--all-outcomes", is_flag=True, help="Include episodes whose outcome is not verified.")
+    @click.option(
+        "--all-outcomes",
+        is_flag=True,
+        help="Episodes whose fix was never verified may be close matches too (by default they are listed, "
+        "labelled, as weak matches at most).",
+    )
+    @click.option("--verified-only", is_flag=True, help="Leave out episodes whose fix was never verified.")
     @click.option("--project", default=None, help="Only episodes of this project.")
     @click.option(
         "--agent", type=click.Choice(list(AGENTS)), default=None, help="Only this agent's episodes."
@@ -170,6 +176,7 @@ def register(group: click.Group) -> None:
         query: str,
         k: int | None,
         all_outcomes: bool,
+        verified_only: bool,
         project: str | None,
         agent: str | None,
         tenant: str | None,
@@ -177,12 +184,17 @@ def register(group: click.Group) -> None:
     ) -> None:
         """Find past episodes similar to a problem described in plain words."""
         from episodic.assembly import build_memory
+        from episodic.core.confidence import cards_only_if_verified
         from episodic.core.search import search_traces
 
+        if all_outcomes and verified_only:
+            raise click.UsageError("--all-outcomes and --verified-only contradict each other: pick one")
         settings = _settings({})
         memory = build_memory(settings)
-        filters = SearchFilters(include_unverified=all_outcomes, project=project, agent=agent)
+        filters = SearchFilters(include_unverified=not verified_only, project=project, agent=agent)
         hits = search_traces(memory, tenant or settings.tenant, query, k, filters)
+        if not all_outcomes:  # as search_traces gives an agent by default
+            hits = cards_only_if_verified(hits)
         if as_json:
             echo_json({"results": [hit_json(h) for h in hits]})
         else:

@@ -67,7 +67,9 @@ def print_hits(hits: list[Any]) -> None:
         click.echo("No confident match." + (" Possibly related sessions, best first:" if hits else ""))
     for i, hit in enumerate(hits, 1):
         label = CONFIDENCE_LABELS[hit.confidence.value if hit.confidence else "faint"]
-        click.echo(f"[{i}] ({label}) " + pack_card(hit.record, hit.similarity))
+        outcome = hit.record.card.outcome.value
+        unconfirmed = "" if outcome == "verified" else f"[{outcome}: its fix was never confirmed] "
+        click.echo(f"[{i}] ({label}) {unconfirmed}" + pack_card(hit.record, hit.similarity))
         click.echo("")
 
 

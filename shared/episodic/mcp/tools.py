@@ -42,6 +42,10 @@ ENTRIES_HEADER = (
     "not); get_episode ID gives a card:"
 )
 MORE_HEADER = "Also possibly related (weak: maybe related; faint: probably not); get_episode ID gives a card:"
+# entries labelled with an outcome other than verified (listed, never given as cards, unless asked)
+UNVERIFIED_NOTE = (
+    "\n(failed, unverified, informational: that session's fix was never confirmed; read it as a lead.)"
+)
 
 
 # ---------------------------------------------------------------- schemas
@@ -94,9 +98,14 @@ class SearchArguments(ToolArguments):
     k: Annotated[int, Field(ge=1, le=5)] | None = Field(
         None, json_schema_extra={"default": 3}, description="How many episodes (1-5)."
     )
-    include_unverified: bool = Field(
-        False,
-        description="Also return episodes whose fix was never verified (failed, unverified, informational).",
+    # None (the default): such episodes as labelled entries, never full cards (core.confidence)
+    include_unverified: bool | None = Field(
+        None,
+        description=(
+            "Episodes whose fix was never verified (failed, unverified, informational). Omitted: listed as "
+            "one-line entries labelled with their outcome, never as full cards; true: as cards too when "
+            "close; false: left out."
+        ),
     )
     project: str | None = Field(None, description="Only episodes from this project.")
     agent: AgentName | None = Field(None, description="Only episodes of this coding agent's sessions.")
@@ -210,12 +219,12 @@ def episode_json(record: CardRecord) -> dict[str, Any]:
 def read_tools(memory: Memory) -> list[Tool]:
     """search_traces and get_episode over one Memory (built once per server)."""
     from episodic.cards.present import episode_text, pack_card, pointer_line
-    from episodic.core.confidence import shown
+    from episodic.core.confidence import cards_only_if_verified, shown
     from episodic.core.search import get_episode, search_traces
     from episodic.kernel.models import Confidence
 
     def search(principal: Principal, args: SearchArguments) -> ToolOutput:
-        include_unverified = args.include_unverified
+        include_unverified = args.include_unverified is not False
         filters = SearchFilters(
             include_unverified=include_unverified,
             project=args.project or None,
@@ -225,6 +234,8 @@ def read_tools(memory: Memory) -> list[Tool]:
             approved_only=args.approved_only,
         )
         found = search_traces(memory, principal.tenant_id, args.query, k=args.k, filters=filters)
+        if args.include_unverified is None:
+            found = cards_only_if_verified(found)
         hits = shown(found, include_weak=args.include_weak)
         strong = [h for h in hits if h.confidence == Confidence.STRONG]
         entries = [h for h in hits if h.confidence != Confidence.STRONG]
@@ -250,6 +261,8 @@ def read_tools(memory: Memory) -> list[Tool]:
         if entries:
             header = MORE_HEADER if strong else ENTRIES_HEADER.format(scope=scope)
             message = None if strong else header
+            if any(h.record.card.outcome.value != "verified" for h in entries):
+                header += UNVERIFIED_NOTE
             lines = [
                 pointer_line(h.record.session_id, _date(h), h.record.card.problem, _label(h)) for h in entries
             ]
@@ -277,8 +290,9 @@ def read_tools(memory: Memory) -> list[Tool]:
                 "finds them best. No file paths or code. Returns up to k (default 3) "
                 "episodes, best first: close matches as cards (the problem, the insight, dead ends, misleading "
                 "intuitions, critical checks, outcome, date, session_id), possibly related ones as one-line "
-                "entries labelled weak or faint (open one with get_episode). Only verified fixes unless "
-                "include_unverified is true. Says explicitly when nothing matches."
+                "entries labelled weak or faint (open one with get_episode). Full cards are verified fixes only: "
+                "an episode whose fix was never verified is an entry labelled with its outcome. Says "
+                "explicitly when nothing matches."
             ),
             output_schema=SEARCH_OUTPUT_SCHEMA,
         ),
