@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -233,3 +234,36 @@ def test_cards_only_distils_just_the_sessions_the_folder_lacks(hashing_home: Pat
     )
     assert counting.seen == [dropped.stem]  # an LLM distiller is never paid for a card the folder has
     assert result.corpus["card_sets"]["cards"]["distilled"] == 1
+
+
+def test_pseudo_queries_from_later_prompts_then_eval_reads_them(hashing_home: Path, tmp_path: Path) -> None:
+    corpus = tmp_path / "transcripts"
+    shutil.copytree(FIXTURES / "transcripts", corpus)
+    main = next((corpus / "-home-dev-billing").glob("*.jsonl"))
+    lines = main.read_text().splitlines()
+    later = json.loads(lines[0])  # a second prompt in the session, as a user asks it later on
+    later["uuid"] = "b0b0b0b0-0000-5000-8000-000000000001"
+    later["message"]["content"] = (
+        "the invoice dates are still one day early when the runner sits in another timezone"
+    )
+    main.write_text("\n".join([*lines, json.dumps(later)]) + "\n")
+    out = tmp_path / "pseudo.jsonl"
+    result = CliRunner().invoke(
+        build_cli(), ["eval", "pseudo-queries", "--transcripts", str(corpus), "--out", str(out)]
+    )
+    assert result.exit_code == 0, result.output
+    assert "wrote 1 queries for 1 of" in result.stdout
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert rows == [{"query": later["message"]["content"], "session_id": main.stem, "id": "p0001"}]
+    data = _eval("--transcripts", str(corpus), "--queries", str(out), "--systems", "hybrid", "--json")
+    assert data["systems"]["hybrid"]["n"] == 1  # type: ignore[index]
+
+
+def test_pseudo_queries_with_no_later_prompt_say_so(hashing_home: Path, tmp_path: Path) -> None:
+    out = tmp_path / "pseudo.jsonl"
+    result = CliRunner().invoke(
+        build_cli(),
+        ["eval", "pseudo-queries", "--transcripts", str(FIXTURES / "transcripts"), "--out", str(out)],
+    )
+    assert result.exit_code == 1 and "no session has a later prompt" in result.output
+    assert not out.exists()

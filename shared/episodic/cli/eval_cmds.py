@@ -15,6 +15,25 @@ from episodic.kernel.settings import Settings, load_settings
 _GREEDY = "--transcripts"
 
 
+def _query_writer_options(what: str) -> Any:
+    """--transcripts (repeatable) and --out, as every command that writes a queries file takes them."""
+
+    def apply(command: Any) -> Any:
+        command = click.option(
+            "--out", "out", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write."
+        )(command)
+        return click.option(
+            "--transcripts",
+            "transcripts",
+            multiple=True,
+            required=True,
+            type=click.Path(exists=True, file_okay=False),
+            help=f"Folder(s) of transcripts: {what}",
+        )(command)
+
+    return apply
+
+
 def expand_greedy(args: Sequence[str]) -> list[str]:
     """`--transcripts A B C` → `--transcripts A --transcripts B --transcripts C` (click takes one value)."""
     out: list[str] = []
@@ -167,17 +186,7 @@ def register(group: click.Group) -> None:
             _print_text(result)
 
     @eval_group.command("gen-queries", cls=_GreedyCommand)
-    @click.option(
-        "--transcripts",
-        "transcripts",
-        multiple=True,
-        required=True,
-        type=click.Path(exists=True, file_okay=False),
-        help="Folder(s) of transcripts: one query per session found.",
-    )
-    @click.option(
-        "--out", "out", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write."
-    )
+    @_query_writer_options("one query per session found.")
     @click.option("--limit", type=click.IntRange(1), default=None, help="At most this many sessions.")
     def gen_queries_cmd(transcripts: tuple[str, ...], out: str, limit: int | None) -> None:
         """Write one held-out query per session with the configured LLM (Bedrock), leaky ones rejected."""
@@ -193,3 +202,23 @@ def register(group: click.Group) -> None:
         click.echo(f"wrote {len(report.written)} queries to {out}; rejected {len(report.rejected)} sessions")
         for session_id, why in report.rejected:
             click.echo(f"  rejected {session_id}: {why}")
+
+    @eval_group.command("pseudo-queries", cls=_GreedyCommand)
+    @_query_writer_options("each session's later prompts become queries for it.")
+    @click.option(
+        "--per-session", type=click.IntRange(1, 20), default=2, show_default=True, help="Queries a session."
+    )
+    def pseudo_queries_cmd(transcripts: tuple[str, ...], out: str, per_session: int) -> None:
+        """Write each session's later prompts as queries for it: a yardstick nothing was tuned on (no LLM)."""
+        from episodic.evaluation.progress import RichProgress
+        from episodic.evaluation.pseudo_queries import PseudoRules, run_pseudo_queries, write_queries
+
+        with RichProgress() as progress:
+            queries, sessions = run_pseudo_queries(
+                load_settings(), list(transcripts), PseudoRules(per_session=per_session), progress
+            )
+        if not queries:
+            raise click.ClickException("no session has a later prompt long enough to be a query")
+        written = write_queries(queries, Path(out))
+        targets = len({q.session_id for q in queries})
+        click.echo(f"wrote {written} queries for {targets} of {sessions} sessions to {out}")
