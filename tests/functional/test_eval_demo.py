@@ -10,6 +10,7 @@ import pytest
 from click.testing import CliRunner
 from episodic.cli import build_cli
 from episodic.cli.eval_cmds import expand_greedy
+from episodic.judge.model import default_model_dir
 
 REPO = Path(__file__).resolve().parents[2]
 FIXTURES = REPO / "tests" / "fixtures" / "eval"
@@ -267,3 +268,22 @@ def test_pseudo_queries_with_no_later_prompt_say_so(hashing_home: Path, tmp_path
     )
     assert result.exit_code == 1 and "no session has a later prompt" in result.output
     assert not out.exists()
+
+
+@pytest.mark.skipif(
+    not default_model_dir().is_dir(), reason="the judge's model is not installed (scripts/install)"
+)
+def test_eval_with_the_judge_reports_its_cost(
+    hashing_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    corpus = str(FIXTURES / "transcripts")
+    _cli("index", corpus)
+    folder = tmp_path / "cards"
+    _cli("cards", "export", str(folder))  # read back as a folder of cards: a kind the judge reads
+    monkeypatch.setenv("EPISODIC_RERANKER", "local")
+    args = ["--transcripts", corpus, "--queries", str(FIXTURES / "queries.jsonl"), "--cards", str(folder)]
+    data = _eval(*args, "--cards-only", "--systems", "hybrid", "--json", "--report", str(tmp_path / "r"))
+    cost = data["second_stage"]["cards"]  # type: ignore[index]
+    assert cost["name"] == "local" and cost["depth"] == 3 and cost["judged"] > 0
+    assert cost["p95_ms"] >= cost["p50_ms"] > 0
+    assert "## The second stage's cost" in (tmp_path / "r" / "report.md").read_text()

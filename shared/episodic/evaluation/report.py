@@ -107,6 +107,15 @@ def render_summary(result: EvalResult) -> str:
             *(f"- {summary_line(label, r)}" for label, r in result.readability.items()),
             "",
         ]
+    if result.second_stage:
+        from episodic.evaluation.second_stage import second_stage_line
+
+        out += [
+            "## The second stage's cost",
+            "",
+            *(second_stage_line(label, summary) for label, summary in result.second_stage.items()),
+            "",
+        ]
     out += render_injection(result.injection)
     noted = {n: r.notes for n, r in result.systems.items() if r.notes}
     if noted:

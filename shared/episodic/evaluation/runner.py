@@ -20,6 +20,7 @@ from episodic.evaluation.injection import InjectionView, Negative, injection_vie
 from episodic.evaluation.metrics import Comparison, SystemMetrics, compare_all, rank_of, summarize
 from episodic.evaluation.progress import Progress
 from episodic.evaluation.queries import EvalQuery, read_queries
+from episodic.evaluation.second_stage import TimedReranker
 from episodic.evaluation.systems import SystemContext, select_systems
 from episodic.evaluation.systems.cards import default_memory
 from episodic.kernel.errors import InvalidArgumentError
@@ -61,6 +62,8 @@ class EvalResult(BaseModel):
     command: str = ""
     injection: dict[str, InjectionView] = Field(default_factory=dict)  # card set -> what the hook injects
     readability: dict[str, dict[str, Any]] = Field(default_factory=dict)  # card set -> distill.readability
+    # card set -> what the second stage cost (evaluation.second_stage); empty when it is off
+    second_stage: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         """The machine-readable object: systems with metrics and SE, per-query ranks, and context."""
@@ -87,6 +90,7 @@ class EvalResult(BaseModel):
             "seconds": self.seconds,
             "command": self.command,
             **({"readability": self.readability} if self.readability else {}),
+            **({"second_stage": self.second_stage} if self.second_stage else {}),
             **(
                 {"injection": {k: v.model_dump() for k, v in self.injection.items()}}
                 if self.injection
@@ -202,6 +206,7 @@ def run_evaluation(
     notes: dict[str, list[dict[str, Any]]] = {}
     results: dict[str, SystemResult] = {}
     injection: dict[str, InjectionView] = {}
+    second_stages: dict[str, dict[str, Any]] = {}
     texts = [q.query for q in query_list]
     with tempfile.TemporaryDirectory(prefix="episodic-eval-") as workdir:
         for position, card_set in enumerate(sets):
@@ -245,6 +250,9 @@ def run_evaluation(
                 injection[card_set.label] = injection_view(production, card_set.label, present, negative_list)
                 progress.advance()
                 seconds[f"injection@{card_set.label}"] = time.perf_counter() - mark
+            built = context.built("default-memory")
+            if built is not None and isinstance(built.reranker, TimedReranker):
+                second_stages[card_set.label] = built.reranker.summary()
     seconds["total"] = time.perf_counter() - started
 
     query_results = [
@@ -279,4 +287,5 @@ def run_evaluation(
         seconds={name: round(value, 2) for name, value in seconds.items()},
         injection=injection,
         readability=readability,
+        second_stage=second_stages,
     )

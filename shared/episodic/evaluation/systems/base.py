@@ -37,6 +37,10 @@ class SystemContext:
             self._memo[key] = build()
         return self._memo[key]  # type: ignore[no-any-return]
 
+    def built(self, key: str) -> Any:
+        """The artefact `shared` built under `key`, or None when no system asked for it."""
+        return self._memo.get(key)
+
     def embed(self, texts: Sequence[str], label: str, batch: int = 256) -> np.ndarray:
         """Embed with progress, in batches (the embedder caches by content when it can)."""
         self.progress.start(label, len(texts))

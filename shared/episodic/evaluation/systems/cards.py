@@ -81,6 +81,10 @@ def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
         )
         store = sqlite_store_at(settings, context.workdir / "eval-index.sqlite3")
         memory = build_memory(settings, embedder=context.embedder, distiller=context.distiller, store=store)
+        if memory.reranker is not None:  # its cost is reported beside the figures it changed
+            from episodic.evaluation.second_stage import TimedReranker
+
+            memory = replace(memory, reranker=TimedReranker(memory.reranker))
         store.ensure_manifest(memory.manifest)
         distiller = corpus.distiller
         assert distiller is not None, "distill_corpus runs before card systems are built"
