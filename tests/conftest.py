@@ -61,14 +61,41 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Iterator[int]:
     return cores + 1
 
 
+# Modules that share a session fixture too dear to build on every worker: the CDK stack modules synthesize the
+# default app once per worker (`default_synth`) in one jsii runtime (a node process) per worker.
+SHARED_SETUP_FOLDERS = ("tests/infrastructure/",)
+
+
+def work_unit(nodeid: str) -> str:
+    """What one xdist worker runs whole (`--dist loadfile`): a test module, or a folder of SHARED_SETUP_FOLDERS."""
+    module = nodeid.split("::", 1)[0]
+    return next((folder for folder in SHARED_SETUP_FOLDERS if module.startswith(folder)), module)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile` with work_unit's units: each SHARED_SETUP_FOLDERS folder goes to one worker."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedSetupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return SharedSetupScheduling(config, log)  # type: ignore[arg-type]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest modules first (a stable sort keeps each module's tests together and in order), so the
-    last modules handed out are short ones; pyproject's `--no-loadscope-reorder` keeps this order."""
+    """Longest work units first (a stable sort keeps each module's tests together and in order), so the
+    last units handed out are short ones; pyproject's `--no-loadscope-reorder` keeps this order."""
     try:
         seconds: dict[str, float] = json.loads(DURATIONS.read_text())
     except (OSError, ValueError):
         return
-    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))
+    unit_seconds: dict[str, float] = {}
+    for module, measured in seconds.items():
+        unit_seconds[work_unit(module)] = unit_seconds.get(work_unit(module), 0.0) + measured
+    items.sort(key=lambda item: -unit_seconds.get(work_unit(item.nodeid), 0.0))
 
 
 @pytest.fixture(scope="session")
