@@ -49,6 +49,53 @@ def pytest_configure(config: pytest.Config) -> None:
         import compileall
 
         compileall.compile_dir(REPO_ROOT / "shared", quiet=1)
+        if getattr(config.option, "numprocesses", None):
+            _rewrite_test_modules_once(config)
+
+
+def _rewrite_test_modules_once(config: pytest.Config) -> None:
+    """The test modules' assertion-rewritten bytecode, written once by the controller for the workers: each
+    worker otherwise rewrites all of them as it collects (about 2.6 s of CPU each) where bytecode is not
+    written (PYTHONDONTWRITEBYTECODE), or where the workers start together on a fresh checkout. pytest reads
+    these caches whatever PYTHONDONTWRITEBYTECODE says, and checks each against its source's hash. Two
+    forked processes share the work. pytest's own rewrite and cache file (`_pytest.assertion.rewrite`, not a
+    public API): if it changed, nothing is written and each worker rewrites as before."""
+    from fnmatch import fnmatch
+
+    try:
+        from _pytest.assertion import rewrite
+
+        state = config.stash[rewrite.assertstate_key]
+        if config.getoption("assertmode") != "rewrite":
+            return
+        patterns = [*config.getini("python_files"), "conftest.py"]
+        modules = sorted(
+            path
+            for path in (REPO_ROOT / "tests").rglob("*.py")
+            if "fixtures" not in path.relative_to(REPO_ROOT).parts
+            and any(fnmatch(path.name, pattern) for pattern in patterns)
+        )
+
+        def write(paths: list[Path]) -> None:
+            for path in paths:
+                cached = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
+                if rewrite._read_pyc(path, cached) is None and rewrite.try_makedirs(cached.parent):
+                    source_hash, code = rewrite._rewrite_test(path, config)
+                    rewrite._write_pyc(state, code, source_hash, cached)
+
+        children = []
+        for share in (modules[0::2], modules[1::2]):
+            pid = os.fork()
+            if pid == 0:  # pragma: no cover - the child
+                try:
+                    write(share)
+                finally:
+                    os._exit(0)
+            children.append(pid)
+        for pid in children:
+            os.waitpid(pid, 0)
+    except (AttributeError, ImportError, KeyError, OSError, TypeError, ValueError):
+        return
 
 
 @pytest.hookimpl(wrapper=True)
@@ -61,14 +108,41 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> Iterator[int]:
     return cores + 1
 
 
+# Modules that share a session fixture too dear to build on every worker: the CDK stack modules synthesize the
+# default app once per worker (`default_synth`) in one jsii runtime (a node process) per worker.
+SHARED_SETUP_FOLDERS = ("tests/infrastructure/",)
+
+
+def work_unit(nodeid: str) -> str:
+    """What one xdist worker runs whole (`--dist loadfile`): a test module, or a folder of SHARED_SETUP_FOLDERS."""
+    module = nodeid.split("::", 1)[0]
+    return next((folder for folder in SHARED_SETUP_FOLDERS if module.startswith(folder)), module)
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object | None:
+    """`--dist loadfile` with work_unit's units: each SHARED_SETUP_FOLDERS folder goes to one worker."""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharedSetupScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            return work_unit(nodeid)
+
+    return SharedSetupScheduling(config, log)  # type: ignore[arg-type]
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Longest modules first (a stable sort keeps each module's tests together and in order), so the
-    last modules handed out are short ones; pyproject's `--no-loadscope-reorder` keeps this order."""
+    """Longest work units first (a stable sort keeps each module's tests together and in order), so the
+    last units handed out are short ones; pyproject's `--no-loadscope-reorder` keeps this order."""
     try:
         seconds: dict[str, float] = json.loads(DURATIONS.read_text())
     except (OSError, ValueError):
         return
-    items.sort(key=lambda item: -seconds.get(item.nodeid.split("::", 1)[0], 0.0))
+    unit_seconds: dict[str, float] = {}
+    for module, measured in seconds.items():
+        unit_seconds[work_unit(module)] = unit_seconds.get(work_unit(module), 0.0) + measured
+    items.sort(key=lambda item: -unit_seconds.get(work_unit(item.nodeid), 0.0))
 
 
 @pytest.fixture(scope="session")
