@@ -49,53 +49,6 @@ def pytest_configure(config: pytest.Config) -> None:
         import compileall
 
         compileall.compile_dir(REPO_ROOT / "shared", quiet=1)
-        if getattr(config.option, "numprocesses", None):
-            _rewrite_test_modules_once(config)
-
-
-def _rewrite_test_modules_once(config: pytest.Config) -> None:
-    """The test modules' assertion-rewritten bytecode, written once by the controller for the workers: each
-    worker otherwise rewrites all of them as it collects (about 2.6 s of CPU each) where bytecode is not
-    written (PYTHONDONTWRITEBYTECODE), or where the workers start together on a fresh checkout. pytest reads
-    these caches whatever PYTHONDONTWRITEBYTECODE says, and checks each against its source's hash. Two
-    forked processes share the work. pytest's own rewrite and cache file (`_pytest.assertion.rewrite`, not a
-    public API): if it changed, nothing is written and each worker rewrites as before."""
-    from fnmatch import fnmatch
-
-    try:
-        from _pytest.assertion import rewrite
-
-        state = config.stash[rewrite.assertstate_key]
-        if config.getoption("assertmode") != "rewrite":
-            return
-        patterns = [*config.getini("python_files"), "conftest.py"]
-        modules = sorted(
-            path
-            for path in (REPO_ROOT / "tests").rglob("*.py")
-            if "fixtures" not in path.relative_to(REPO_ROOT).parts
-            and any(fnmatch(path.name, pattern) for pattern in patterns)
-        )
-
-        def write(paths: list[Path]) -> None:
-            for path in paths:
-                cached = rewrite.get_cache_dir(path) / (path.name[:-3] + rewrite.PYC_TAIL)
-                if rewrite._read_pyc(path, cached) is None and rewrite.try_makedirs(cached.parent):
-                    source_hash, code = rewrite._rewrite_test(path, config)
-                    rewrite._write_pyc(state, code, source_hash, cached)
-
-        children = []
-        for share in (modules[0::2], modules[1::2]):
-            pid = os.fork()
-            if pid == 0:  # pragma: no cover - the child
-                try:
-                    write(share)
-                finally:
-                    os._exit(0)
-            children.append(pid)
-        for pid in children:
-            os.waitpid(pid, 0)
-    except (AttributeError, ImportError, KeyError, OSError, TypeError, ValueError):
-        return
 
 
 @pytest.hookimpl(wrapper=True)
