@@ -15,9 +15,11 @@ from importlib import resources
 from episodic.scrub import default_scrubber
 from episodic.scrub.noseyparker import secret_span
 from episodic.scrub.values import is_placeholder
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from secret_shapes import SEPARATORS, pool
+
+AZURE_DEVOPS_PAT = "6RtqHqPc66Y6DYbkydbrrFJTYnRoA7r40ts7LWS2SkINSFsRABxhJQQJ99BFACAAAAALGcqjAAASAZDO3eqU"
 
 
 @cache
@@ -51,6 +53,15 @@ def _survivors(text: str, cores: tuple[str, ...]) -> list[str]:
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@example(  # found by a CI run: a Dockerfile's line continuation, a literal `\n`, the whole JSON-escaped
+    first=(
+        'ENV SLACK_TOKEN="xapp-083452001657-ShAYwge/87H4lC3j7lZ48pAL" \\',
+        ("xapp-083452001657-ShAYwge/87H4lC3j7lZ48pAL",),
+    ),
+    second=(AZURE_DEVOPS_PAT, (AZURE_DEVOPS_PAT,)),
+    separator="\\n",
+    prose="",
+)
 @given(
     first=st.sampled_from(_items()),
     second=st.sampled_from(_items()),

@@ -50,6 +50,7 @@ class LiteralRules:
         return found
 
 
+UNESCAPE_LEVELS = 3  # a literal `\\n` in a tool's output, JSON-escaped in a transcript, escaped again raw
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\", "/": "/"}
 
 
@@ -79,9 +80,14 @@ def _first_secret(rules: tuple[CatalogueRule, ...], text: str, start: int) -> Sp
     for rule in rules:
         low = max(0, start - rule.back)
         window, where = _unescaped(text[low : min(len(text), start + rule.window)])
-        if where is not None and "\\" in window:  # escaped twice (a JSON string inside a JSON string)
+        # escaped again (a JSON string inside a JSON string, whose text had a literal `\n`): each level decoded
+        for _ in range(UNESCAPE_LEVELS - 1):
+            if where is None or "\\" not in window:
+                break
             window, again = _unescaped(window)
-            where = where if again is None else [where[i] for i in again]
+            if again is None:
+                break
+            where = [where[i] for i in again]
         at = start - low if where is None else where.index(start - low) if start - low in where else -1
         for match in rule.pattern.finditer(window):
             if at >= 0 and (match.start() > at or match.end() <= at):
