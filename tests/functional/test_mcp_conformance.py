@@ -238,7 +238,7 @@ def test_unverified_as_labelled_entries_cards_only_on_request_and_filters_apply(
     )
     assert entry["confidence"] != "strong"  # never a full card unless asked for
     assert "alpha-do" in default["content"][0]["text"] and "unverified" in default["content"][0]["text"]
-    assert "fix was never confirmed" in default["content"][0]["text"]
+    assert "the fix was never confirmed" in default["content"][0]["text"]
     verified_only = live.call("search_traces", {**query, "include_unverified": False})["result"]
     assert "alpha-docker-cache" not in [
         h["session_id"] for h in verified_only["structuredContent"]["results"]

@@ -49,6 +49,12 @@ def print_scope(summary: dict[str, Any]) -> None:
 
 
 # every tier `confidence.shown` keeps (strong, weak, faint): a person reads the same verdict an agent gets
+# why an episode that is not verified is only a lead (kernel.models.Outcome)
+UNCONFIRMED = {
+    "unverified": "its fix was never confirmed",
+    "failed": "its last check still failed",
+    "informational": "no fix was made: a question, a review or a plan",
+}
 CONFIDENCE_LABELS = {
     "strong": "close match",
     "weak": "weak match, maybe related",
@@ -68,7 +74,7 @@ def print_hits(hits: list[Any]) -> None:
     for i, hit in enumerate(hits, 1):
         label = CONFIDENCE_LABELS[hit.confidence.value if hit.confidence else "faint"]
         outcome = hit.record.card.outcome.value
-        unconfirmed = "" if outcome == "verified" else f"[{outcome}: its fix was never confirmed] "
+        unconfirmed = f"[{outcome}: {UNCONFIRMED[outcome]}] " if outcome in UNCONFIRMED else ""
         click.echo(f"[{i}] ({label}) {unconfirmed}" + pack_card(hit.record, hit.similarity))
         click.echo("")
 

@@ -44,7 +44,8 @@ ENTRIES_HEADER = (
 MORE_HEADER = "Also possibly related (weak: maybe related; faint: probably not); get_episode ID gives a card:"
 # entries labelled with an outcome other than verified (listed, never given as cards, unless asked)
 UNVERIFIED_NOTE = (
-    "\n(failed, unverified, informational: that session's fix was never confirmed; read it as a lead.)"
+    "\n(unverified: the fix was never confirmed; failed: its last check still failed; informational: no fix "
+    "was made. Read these as leads.)"
 )
 
 
