@@ -53,6 +53,11 @@ def first_sentence(text: str, limit: int = POINTER_CHARS) -> str:
     return word.rstrip(" ,;:-") + "…"
 
 
+def entry_label(tier: str, outcome: str) -> str:
+    """How an entry is marked for the agent: its tier, and its outcome when not verified ("weak, unverified")."""
+    return tier if outcome == "verified" else f"{tier}, {outcome}"
+
+
 def pointer_line(session_id: str, date: str | None, problem: str, label: str | None = None) -> str:
     """A hit as one line: date, short session id, its label, what the session was about (one sentence)."""
     tag = f"[{label}] " if label else ""

@@ -193,10 +193,9 @@ def hit_json(hit: SearchHit) -> dict[str, Any]:
 
 
 def _label(hit: SearchHit) -> str:
-    """How an entry is marked for the agent: its confidence, and its outcome when not verified."""
-    label = hit.confidence.value if hit.confidence else "faint"
-    outcome = hit.record.card.outcome.value
-    return label if outcome == "verified" else f"{label}, {outcome}"
+    from episodic.cards.present import entry_label
+
+    return entry_label(hit.confidence.value if hit.confidence else "faint", hit.record.card.outcome.value)
 
 
 def _date(hit: SearchHit) -> str | None:

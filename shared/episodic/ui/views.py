@@ -15,9 +15,9 @@ from urllib.parse import quote, unquote
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from episodic.cards.present import pack_card, pointer_line
+from episodic.cards.present import entry_label, pack_card, pointer_line
 from episodic.cards.review import needs_review, queue_order
-from episodic.core.confidence import by_tier
+from episodic.core.confidence import by_tier, cards_only_if_verified
 from episodic.kernel.errors import EpisodicError, InvalidCardError
 from episodic.kernel.models import AGENTS, Card, CardRecord, Outcome, ReviewState, SearchHit
 from episodic.mcp.tools import PACKED_CARD_CHARS
@@ -81,7 +81,8 @@ def agent_view(hit: SearchHit) -> dict[str, Any]:
         given = pack_card(record, similarity=hit.similarity, max_chars=PACKED_CARD_CHARS)
     elif label.tier in ("weak", "faint"):
         day = record.started_at.date().isoformat() if record.started_at else None
-        given = pointer_line(record.session_id, day, record.card.problem, label.tier)
+        tier = entry_label(label.tier, record.card.outcome.value)
+        given = pointer_line(record.session_id, day, record.card.problem, tier)
     return {"confidence": label, "given": given}
 
 
@@ -167,8 +168,10 @@ class Viewer:
                 found = self.source.search(self.tenant_id, browse.query, browse)
             except EpisodicError as exc:
                 found, error = [], str(exc)
-            # best first as the agent meets them: by tier (strong, weak, faint, below), ranked within one
-            hits = [{"record": h.record, "similarity": h.similarity, **agent_view(h)} for h in by_tier(found)]
+            # best first as the agent meets them (search_traces' defaults: an episode that is not verified is an
+            # entry, never a card): by tier (strong, weak, faint, below), ranked within one
+            met = by_tier(cards_only_if_verified(found))
+            hits = [{"record": h.record, "similarity": h.similarity, **agent_view(h)} for h in met]
         if self.source.can_list:
             records = self.source.records(self.tenant_id)
             facets = {
