@@ -62,6 +62,21 @@ def _survivors(text: str, cores: tuple[str, ...]) -> list[str]:
     separator="\\n",
     prose="",
 )
+@example(  # found by a random draw: a prose password whose one-word value is an AWS key's name, the key wrapped
+    first=("REACT_APP_MAILER_PASSWORD=smtp_password # Enter your SMTP email password", ("smtp_password",)),
+    second=(
+        "aws_secret_access_key=UhFfb7rOyO8KiH76x7ur\nYb4kOORP5LTsYHL0t957\nregion = eu-west-1",
+        ("UhFfb7rOyO8KiH76x7ur", "Yb4kOORP5LTsYHL0t957"),
+    ),
+    separator=" ",
+    prose="",
+)
+@example(  # found by a random draw: a long base64 value glued by `=` to the next assignment's name
+    first=next(item for item in _items() if item[0].startswith("PRIVATE_KEY_B64=")),
+    second=next(item for item in _items() if item[0].startswith('SMTP_PASSWORD="ab(')),
+    separator="=",
+    prose="see ",
+)
 @given(
     first=st.sampled_from(_items()),
     second=st.sampled_from(_items()),

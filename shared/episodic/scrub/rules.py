@@ -384,6 +384,11 @@ def _name_start(text: str, start: int) -> int:
     return at
 
 
+# a name glued into the end of a long value (`…base64=SMTP_PASSWORD="…"`): its own trigger is still read
+_GLUED_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{2,}=")
+MAX_TRAILING_NAME = 64
+
+
 def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | None, int]:
     """`NAME=value`, `"name": "value"`, `name: value`, `--name value` where NAME looks secret.
 
@@ -396,8 +401,8 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     if match is None:
         # only a trigger starting "password", "passphrase" or "passcode" (any case) can start a prose password
         prose = _prose_password(text, start, end) if text[start] in "pP" else None
-        if prose is not None:
-            return prose, prose[1]
+        if prose is not None:  # its value is one word, which may hold a name (`password aws_secret_key=…`)
+            return prose, prose[0]
         if "-" not in text[max(0, start - 64) : start + 1]:
             return None, end  # no `--flag value` possible: skip the second regex (prose is full of "token ")
         match = _FLAG_VALUE.match(text, end)
@@ -407,8 +412,12 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     name_end = match.end("rest")
     value_start = match.start("secret")
     value, value_end = _value_at(text, match, value_start)
-    # a long value is read once (linear time); a short one may hold the next name (`a="token": "…"`)
-    done = match.end("secret") if len(value) > 256 else name_end
+    # a long value is read once (linear time), but for a name glued to its end (`…base64=SMTP_PASSWORD="…"`);
+    # a short one may hold the next name (`a="token": "…"`)
+    done = name_end
+    if len(value) > 256:
+        tail = _GLUED_NAME.search(value, len(value) - MAX_TRAILING_NAME)
+        done = value_start + tail.start() if tail else max(match.end("secret"), value_end)
     # `KEY=#x9…` glued to its `=` or quote is a value; after a space `#` starts a comment (issue 40)
     glued_hash = value[:1] == "#" and value[1:2] != "{" and not text[value_start - 1].isspace()
     judged = value[1:] if glued_hash else value
@@ -433,7 +442,7 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         # `aws_secret_access_key=<20>⏎<20>`: the next line holds the rest of the secret (issue 52)
         return (value_start, rest.end(), "aws-secret-key", RANK_KEYWORD), max(done, rest.end())
     # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
-    return (value_start, value_end, kind, RANK_KEYWORD), max(done, value_end if len(value) > 256 else done)
+    return (value_start, value_end, kind, RANK_KEYWORD), done
 
 
 _AWS_SECRET_REST = re.compile(
