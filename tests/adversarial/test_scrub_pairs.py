@@ -77,6 +77,12 @@ def _survivors(text: str, cores: tuple[str, ...]) -> list[str]:
     separator="=",
     prose="see ",
 )
+@example(  # the same, with the next name's `=` after a space
+    first=next(item for item in _items() if item[0].startswith("PRIVATE_KEY_B64=")),
+    second=next(item for item in _items() if item[0].startswith("SECRET_KEY = 'django-insecure-k9")),
+    separator="=",
+    prose="the values: ",
+)
 @given(
     first=st.sampled_from(_items()),
     second=st.sampled_from(_items()),

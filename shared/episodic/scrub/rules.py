@@ -384,8 +384,8 @@ def _name_start(text: str, start: int) -> int:
     return at
 
 
-# a name glued into the end of a long value (`…base64=SMTP_PASSWORD="…"`): its own trigger is still read
-_GLUED_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{2,}=")
+# a name glued into the end of a long value (`…base64=SMTP_PASSWORD="…"`, `…=SECRET_KEY = '…'`): its trigger is read
+_GLUED_NAME = re.compile(r"(?<![A-Za-z0-9_])[A-Za-z_][A-Za-z0-9_]{2,}(?:=|\Z)")
 MAX_TRAILING_NAME = 64
 
 
