@@ -343,6 +343,7 @@ def register(group: click.Group) -> None:
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
+        from episodic.core.confidence import cards_only_if_verified
         from episodic.core.search import search_traces
         from episodic.parse.agents import agent_roots
         from episodic.sessions.demo import DEMO_DIR, DEMO_TENANT, remove_demo
@@ -367,9 +368,9 @@ def register(group: click.Group) -> None:
         report = run_index(settings, paths, tenant, as_json=False, memory=memory)
         print_report(report)
         question = query or DEMO_QUERY
-        click.echo(f'\nsearch: "{question}" (all outcomes)\n')
+        click.echo(f'\nsearch: "{question}" (as `episodic search` and an agent asking get it)\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
-        print_hits(hits)
+        print_hits(cards_only_if_verified(hits))
         from episodic.cli.setup_steps import offer_claude_code_distiller
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
