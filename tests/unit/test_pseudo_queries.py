@@ -5,8 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from episodic.evaluation.pseudo_queries import PseudoRules, pseudo_queries, write_queries
 from episodic.evaluation.queries import read_queries
+from episodic.kernel.errors import InvalidArgumentError
 from episodic.kernel.models import SessionSource, Trajectory
 
 LONG = "the websocket client drops every message sent while the reconnect backoff is still running here"
@@ -52,3 +54,10 @@ def test_written_queries_read_back_as_the_eval_reads_them(tmp_path: Path) -> Non
     assert write_queries(queries, out) == 1
     assert read_queries(out) == queries
     assert json.loads(out.read_text().splitlines()[0]) == {"query": LONG, "session_id": "s1", "id": "p0001"}
+
+
+def test_an_unwritable_output_is_a_clear_error(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    with pytest.raises(InvalidArgumentError, match="cannot write the queries to"):
+        write_queries(pseudo_queries({"s1": _session("s1", ["first", LONG])}), blocker / "pseudo.jsonl")

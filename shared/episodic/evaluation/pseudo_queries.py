@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic.evaluation.queries import EvalQuery
+from episodic.kernel.errors import InvalidArgumentError
 from episodic.kernel.models import Trajectory
 
 
@@ -71,8 +72,11 @@ def pseudo_queries(
 def write_queries(queries: Iterable[EvalQuery], out: Path) -> int:
     """The queries as the JSONL `episodic eval --queries` reads; the number written."""
     rows = [json.dumps(q.model_dump(exclude_none=True), ensure_ascii=False) for q in queries]
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text("".join(row + "\n" for row in rows), encoding="utf-8")
+    except OSError as exc:
+        raise InvalidArgumentError(f"cannot write the queries to {out}: {exc.strerror or exc}") from exc
     return len(rows)
 
 
