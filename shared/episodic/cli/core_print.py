@@ -48,13 +48,13 @@ def print_scope(summary: dict[str, Any]) -> None:
             click.echo(line)
 
 
-# every tier `confidence.shown` keeps (strong, weak, faint): a person reads the same verdict an agent gets
 # why an episode that is not verified is only a lead (kernel.models.Outcome)
 UNCONFIRMED = {
     "unverified": "its fix was never confirmed",
     "failed": "its last check still failed",
     "informational": "no fix was made: a question, a review or a plan",
 }
+# every tier `confidence.shown` keeps (strong, weak, faint): a person reads the same verdict an agent gets
 CONFIDENCE_LABELS = {
     "strong": "close match",
     "weak": "weak match, maybe related",
