@@ -12,7 +12,6 @@ command and error before anything else (`recall_failure`, tenant from the token)
 from __future__ import annotations
 
 import json
-import os
 import sys
 import time
 from typing import Any, TextIO
@@ -138,16 +137,12 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
 
 def entry() -> None:
     """Process entry (`python -m episodic.hooks.failure`, `episodic hook post-tool-failure`)."""
-    global STARTED
-    code = 0
-    try:
-        STARTED = time.monotonic() - hook._process_age()
-        code = main()
-        sys.stdout.flush()
-    except BaseException:  # fail open: never a traceback on stderr, never a non-zero exit
-        code = 0
-    finally:
-        os._exit(code)  # do not wait for a stuck worker thread
+
+    def started(at: float) -> None:
+        global STARTED
+        STARTED = at
+
+    hook.run_fail_open(main, started)
 
 
 if __name__ == "__main__":

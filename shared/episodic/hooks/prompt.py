@@ -156,17 +156,23 @@ def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     return guarded(run, stdin or sys.stdin, stdout or sys.stdout, deadline, _log, "hook")
 
 
-def entry() -> None:
-    """Process entry (`python -m episodic.hooks.prompt`, `episodic hook user-prompt-submit`)."""
+def run_fail_open(run: Callable[[], int], started: Callable[[float], None]) -> None:
+    """A hook process: `started` gets the process's own start (the budget is wall time), `run` does the work;
+    never a traceback on stderr, never a non-zero exit, never a wait for a stuck worker thread."""
     code = 0
     try:
-        hook_payload.STARTED = time.monotonic() - _process_age()  # the budget is wall time
-        code = main()
+        started(time.monotonic() - _process_age())
+        code = run()
         sys.stdout.flush()
-    except BaseException:  # fail open: never a traceback on stderr, never a non-zero exit
+    except BaseException:  # fail open
         code = 0
     finally:
-        os._exit(code)  # do not wait for a stuck worker thread
+        os._exit(code)
+
+
+def entry() -> None:
+    """Process entry (`python -m episodic.hooks.prompt`, `episodic hook user-prompt-submit`)."""
+    run_fail_open(main, lambda at: setattr(hook_payload, "STARTED", at))
 
 
 if __name__ == "__main__":
