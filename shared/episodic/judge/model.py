@@ -108,7 +108,7 @@ class CrossEncoder:
             options.intra_op_num_threads = available_cpus()
             options.inter_op_num_threads = 1
             # idle threads sleep instead of spinning: on a busy 2-core machine a spinning pool fought the
-            # server's own threads (3 pairs x 160 tokens at load 4-7: p95 157 -> 86 ms, 679 -> 440 ms)
+            # server's own threads (scripts/bench_judge_threads.py beside 3 busy loops: p95 159 -> 120 ms; quiet: 30 -> 34)
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             options.add_session_config_entry("session.inter_op.allow_spinning", "0")
             options.log_severity_level = 3  # warnings about unused initializers are noise here
