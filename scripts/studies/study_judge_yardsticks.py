@@ -11,6 +11,7 @@ logit only. Prints recall@1 / recall@3 per fold.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import tempfile
 from dataclasses import replace
@@ -21,7 +22,9 @@ sys.path.insert(0, str(Path(__file__).parent))
 from study_relevance_judge import dev_card_sets, set_memory
 
 DEPTHS = (3, 5, 8, 12, 20)
-WEIGHTS: tuple[float | str, ...] = (0.2, 0.5, 1.0, 2.0, "alone")
+# a number: x the logit; "alone": the logit only; "p<n>": n x the judge's probability (a blend that an unsure
+# judge barely moves)
+WEIGHTS: tuple[float | str, ...] = (0.2, 0.5, 1.0, 2.0, "alone", "p1", "p2", "p3")
 
 
 def collect(transcripts: Path, eval_dir: Path, pseudo: Path) -> dict[str, list[dict[str, Any]]]:
@@ -65,6 +68,12 @@ def recall(rows: list[dict[str, Any]], weight: float | str, depth: int, fold: st
         pool = row["hits"][:depth]
         if weight == "alone":
             order = sorted(pool, key=lambda h: -h[2])
+        elif isinstance(weight, str):  # "p<n>": on the probability's scale
+            probability = {h[0]: 1.0 / (1.0 + math.exp(-h[2])) for h in pool}
+            ranked = sorted(probability.values())
+            middle = ranked[len(ranked) // 2] if ranked else 0.0
+            lift = float(weight[1:])
+            order = sorted(pool, key=lambda h: -(h[1] + lift * (probability[h[0]] - middle)))
         else:
             logits = sorted(h[2] for h in pool)
             centre = logits[len(logits) // 2] if logits else 0.0
