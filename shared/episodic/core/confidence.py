@@ -32,6 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from episodic.core.full_card_gate import shipped_gate, signals
 from episodic.kernel.models import Confidence, SearchHit
 
 MIN_POOL = 20  # the pool a z-score needs before it says anything (max z of 20 values is 4.25)
@@ -50,6 +51,8 @@ class ConfidenceRule:
         None  # the judge's probability for a full card (None: the fused score decides)
     )
     judge_weak: float | None = None  # below this probability a judged hit is at most faint (None: off)
+    # a judged full card also needs the full-card gate's probability (core.full_card_gate) >= this (None: off)
+    judge_gate: float | None = None
 
     @property
     def strong_similarity(self) -> float:
@@ -63,12 +66,14 @@ class ConfidenceRule:
     def faint_similarity(self) -> float:
         return self.min_similarity * FAINT_FACTOR
 
-    def tier(self, hit: SearchHit) -> Confidence | None:
+    def tier(self, hit: SearchHit, gate: float | None = None) -> Confidence | None:
+        """The hit's tier; `gate` is its full-card gate probability (None: not computed)."""
         small = 0 < hit.pool_size < MIN_POOL
         if self.judge_weak is not None and hit.judge is not None and hit.judge < self.judge_weak:
             return self.faint(hit, small)
         judged = hit.judge is not None and self.judge_strong is not None
-        if judged and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
+        gated = self.judge_gate is None or (gate is not None and gate >= self.judge_gate)
+        if judged and gated and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
             return Confidence.STRONG
         if (
             not judged
@@ -87,8 +92,15 @@ class ConfidenceRule:
         return None
 
     def label(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
-        """The hits, best first, each with its confidence (None: below the faint bar)."""
-        return [hit.model_copy(update={"confidence": self.tier(hit)}) for hit in hits]
+        """The hits, best first, each with its confidence (None: below the faint bar); a judged hit's gate
+        reads the other judged hits of the list (its margin over the best of them)."""
+        labelled = []
+        for i, hit in enumerate(hits):
+            gate = None
+            if self.judge_gate is not None and hit.judge is not None:
+                gate = shipped_gate().probability(signals(hits, i))
+            labelled.append(hit.model_copy(update={"confidence": self.tier(hit, gate)}))
+        return labelled
 
 
 # best first: a tier is the verdict on a hit, so a faint hit never comes before a weak one even when its fused

@@ -105,6 +105,9 @@ class Settings(BaseSettings):
     # pointer with at most 0.40 of the negatives given anything); read on B: negatives with anything 0.438 -> 0.312,
     # targets as card or pointer 0.571 -> 0.560 (scripts/studies/study_judge.py)
     judge_weak: float | None = Field(default=0.002, ge=0.0, le=1.0)
+    # a judged full card also needs the full-card gate (episodic.core.full_card_gate: judge logit, margin over
+    # the next judged hit, fused score, rare shared words) at least this sure (None: the judge's bar alone)
+    judge_gate: float | None = Field(default=None, ge=0.0, le=1.0)
     rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
     # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
     rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -215,7 +218,9 @@ class Settings(BaseSettings):
     keep_trajectories: bool = True
     keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
 
-    @field_validator("judge_llm_weight", "judge_offline_weight", "judge_strong", "judge_weak", mode="before")
+    @field_validator(
+        "judge_llm_weight", "judge_offline_weight", "judge_strong", "judge_weak", "judge_gate", mode="before"
+    )
     @classmethod
     def _weight_off(cls, value: Any) -> Any:
         """`none` / `off` / "" (an environment variable or the config file): that card kind is not judged."""

@@ -245,6 +245,7 @@ class RuleEnforcingStore(VectorStore):
                     similarity=f.similarity,
                     rendering=f.rendering,
                     keyword_rank=f.keyword_rank,
+                    keyword_score=f.keyword_score,
                     pool_size=len(found.keys),
                 )
             )
