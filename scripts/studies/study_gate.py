@@ -198,7 +198,8 @@ def strong_gate(
         return fused_strong and p >= gate["p"]
     if kind == "model":
         x = np.r_[gate_features(top, i), 1.0]
-        return bool(weak_cosine and probability(float(x @ gate["w"])) >= gate["p"])
+        # as shipped: the judge's own bar (judge_strong, 0.5) and the gate's
+        return bool(weak_cosine and p >= 0.5 and probability(float(x @ gate["w"])) >= gate["p"])
     raise ValueError(kind)
 
 
@@ -328,22 +329,34 @@ def main() -> None:
     floor = data["floor"]
     for label, rows in data["sets"].items():
         print(f"\n## {label}")
-        print("### ranking: recall@1 (all outcomes) by weight x depth")
+        print("### ranking: recall@1 (all outcomes) by weight x depth (fold A, fold B)")
         for weight in (None, 0.2, 0.5, 1.0, 2.0):
-            for depth in (3, 5, 8, 10):
-                print(line(f"w={weight} d={depth}", recall_at_1(rows, weight, depth)))
-        print("### gates (the hook, LLM weight as given)")
-        for weight, depth in ((None, 3), (0.2, 3), (1.0, 5), (1.0, 8), (2.0, 5)):
+            for depth in (3, 5, 8):
+                both = {f: recall_at_1(rows, weight, depth, f) for f in "AB"}
+                print(
+                    line(f"w={weight} d={depth}", recall_at_1(rows, weight, depth)),
+                    "||",
+                    " ".join(f"{k}:{both['A'][k][0]:.3f}/{both['B'][k][0]:.3f}" for k in both["A"]),
+                )
+        print("### gates (the hook): share (± se) per yardstick; positives: target as a full card")
+        for weight, depth in ((None, 3), (0.2, 3), (0.5, 3), (1.0, 3), (1.0, 5), (2.0, 5)):
             gates: list[tuple[str, dict[str, Any]]] = [("fused", {"kind": "fused"})]
-            gates += [(f"judge>={p}", {"kind": "judge", "p": p}) for p in (0.5, 0.8, 0.9, 0.95)]
-            gates += [(f"both p>={p}", {"kind": "both", "p": p}) for p in (0.3, 0.5)]
-            for used in ([0], [0, 1], [0, 1, 2], [0, 1, 2, 4], [0, 1, 2, 3, 4]):
-                for p in (0.5, 0.6, 0.7):
-                    if weight is not None:
+            gates += [(f"judge>={p}", {"kind": "judge", "p": p}) for p in (0.5, 0.9, 0.97)]
+            gates += [(f"both p>={p}", {"kind": "both", "p": p}) for p in (0.5, 0.8)]
+            if weight is not None:
+                for used in ([0, 1], [0, 1, 2], [0, 1, 2, 4], [0, 1, 2, 3, 4]):
+                    for p in (0.5, 0.6, 0.7, 0.8, 0.9):
                         gates.append((f"model{used} p>={p}", model_gate(rows, weight, depth, used, p)))
             for name, gate in gates:
-                f = figures(rows, weight, depth, floor, gate)
-                print(line(f"w={weight} d={depth} {name}", f))
+                print(line(f"w={weight} d={depth} {name}", figures(rows, weight, depth, floor, gate)))
+        for weight, depth, used in ((1.0, 3, [0, 1, 2, 4]), (1.0, 5, [0, 1, 2, 4]), (0.5, 3, [0, 1, 2, 4])):
+            gate = model_gate(rows, weight, depth, used, 0.5)
+            print(
+                f"coefficients w={weight} d={depth}:",
+                dict(zip(GATE_FEATURES, gate["w"][:-1].round(4), strict=True)),
+                "bias",
+                round(float(gate["w"][-1]), 4),
+            )
 
 
 if __name__ == "__main__":

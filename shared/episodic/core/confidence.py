@@ -32,7 +32,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from episodic.core.full_card_gate import shipped_gate, signals
+from episodic.core.full_card_gate import gate_probability
 from episodic.kernel.models import Confidence, SearchHit
 
 MIN_POOL = 20  # the pool a z-score needs before it says anything (max z of 20 values is 4.25)
@@ -53,6 +53,9 @@ class ConfidenceRule:
     judge_weak: float | None = None  # below this probability a judged hit is at most faint (None: off)
     # a judged full card also needs the full-card gate's probability (core.full_card_gate) >= this (None: off)
     judge_gate: float | None = None
+    # a full card needs at least this much specific evidence: the keyword half's BM25 of the words the prompt
+    # shares with the card, IDF over the tenant's own cards (unknown where the store ran no keyword search)
+    min_keyword: float = 0.0
 
     @property
     def strong_similarity(self) -> float:
@@ -68,11 +71,18 @@ class ConfidenceRule:
 
     def tier(self, hit: SearchHit, gate: float | None = None) -> Confidence | None:
         """The hit's tier; `gate` is its full-card gate probability (None: not computed)."""
+        tier = self._tier(hit, gate)
+        specific = hit.keyword_score is None or hit.keyword_score >= self.min_keyword
+        if tier == Confidence.STRONG and not specific:  # the same topic in common words: a pointer at most
+            return Confidence.WEAK
+        return tier
+
+    def _tier(self, hit: SearchHit, gate: float | None) -> Confidence | None:
         small = 0 < hit.pool_size < MIN_POOL
         if self.judge_weak is not None and hit.judge is not None and hit.judge < self.judge_weak:
             return self.faint(hit, small)
         judged = hit.judge is not None and self.judge_strong is not None
-        gated = self.judge_gate is None or (gate is not None and gate >= self.judge_gate)
+        gated = self.judge_gate is None or gate is None or gate >= self.judge_gate
         if judged and gated and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
             return Confidence.STRONG
         if (
@@ -96,9 +106,7 @@ class ConfidenceRule:
         reads the other judged hits of the list (its margin over the best of them)."""
         labelled = []
         for i, hit in enumerate(hits):
-            gate = None
-            if self.judge_gate is not None and hit.judge is not None:
-                gate = shipped_gate().probability(signals(hits, i))
+            gate = gate_probability(hits, i) if self.judge_gate is not None else None
             labelled.append(hit.model_copy(update={"confidence": self.tier(hit, gate)}))
         return labelled
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
+from episodic.cards.write import HEURISTIC
 from episodic.kernel.models import SearchHit
 
 FEATURES = ("logit", "margin", "score", "keyword")
@@ -38,7 +39,7 @@ def signals(hits: Sequence[SearchHit], i: int) -> dict[str, float]:
         "logit": own,
         "margin": own - max(others) if others else 0.0,
         "score": hit.score,
-        "keyword": math.log1p(max(hit.keyword_score, 0.0)),
+        "keyword": math.log1p(max(hit.keyword_score or 0.0, 0.0)),
     }
 
 
@@ -54,12 +55,27 @@ class FullCardGate:
         return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, z))))
 
 
+def card_kind(hit: SearchHit) -> str:
+    """`offline` for the offline distiller's cards (the judge reads their opening words), else `llm`."""
+    return "offline" if hit.record.distiller.kind == HEURISTIC else "llm"
+
+
 @cache
-def shipped_gate() -> FullCardGate:
-    """The coefficients shipped with the package."""
+def shipped_gates() -> dict[str, FullCardGate]:
+    """The coefficients shipped with the package, per card kind (a kind without any is not gated)."""
     text = resources.files("episodic").joinpath("data/full_card_gate.json").read_text(encoding="utf-8")
-    raw = json.loads(text)
-    unknown = set(raw["coefficients"]) - set(FEATURES)
-    if unknown:
-        raise ValueError(f"full_card_gate.json names unknown signals: {sorted(unknown)}")
-    return FullCardGate(coefficients=dict(raw["coefficients"]), bias=float(raw["bias"]))
+    gates = {}
+    for kind, raw in json.loads(text)["kinds"].items():
+        unknown = set(raw["coefficients"]) - set(FEATURES)
+        if unknown:
+            raise ValueError(f"full_card_gate.json names unknown signals: {sorted(unknown)}")
+        gates[kind] = FullCardGate(coefficients=dict(raw["coefficients"]), bias=float(raw["bias"]))
+    return gates
+
+
+def gate_probability(hits: Sequence[SearchHit], i: int) -> float | None:
+    """Hit i's full-card gate probability (None: unjudged, or its card kind has no gate)."""
+    gate = shipped_gates().get(card_kind(hits[i]))
+    if gate is None or hits[i].judge is None:
+        return None
+    return gate.probability(signals(hits, i))

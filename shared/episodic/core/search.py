@@ -98,6 +98,7 @@ def confidence_rule(memory: Memory) -> ConfidenceRule:
         judge_strong=settings.judge_strong,
         judge_weak=settings.judge_weak,
         judge_gate=settings.judge_gate,
+        min_keyword=settings.strong_min_keyword,
     )
 
 
