@@ -178,7 +178,8 @@ def test_pointer_request_takes_the_problem_from_the_ticket_and_the_diagnosis() -
     assert "Settings page loses unsaved edits" in card.problem
     assert "silently throws away what the user typed" in card.problem
     assert "resets the form state because the draft is never stored" in card.problem
-    assert "handleTabChange" not in card.problem  # code names dropped from the diagnosis
+    # a code name the sentence cannot do without is kept, never a hole ("The problem is that resets …")
+    assert "is that handleTabChange resets" in card.problem
     assert "colour red" not in card.problem and "example.com" not in card.problem
     assert card.steps.count("Ran mix test: passed") == 1  # a repeated passing check is shown once
     assert card_violations(card) == []
