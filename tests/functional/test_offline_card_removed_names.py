@@ -5,14 +5,11 @@ session that holds them has no hole and keeps the counts ("Tests: 3 failed, 12 p
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
-import warm_cli
 from session_builder import SessionWriter
 from test_cards_check_cli import run
+from test_dream_record_quality import run as index_run
 
 SESSION = "5c5c5c5c-2222-4222-8222-000000000059"
 JEST = "FAIL src/import.test.ts\n  ● import › keeps quoted commas\n\nTests:       3 failed, 12 passed, 15 total\n"
@@ -77,19 +74,9 @@ def test_the_offline_card_of_such_a_session_has_no_hole_and_keeps_the_counts(tmp
     report = json.loads(done.stdout)
     assert report["cards"] == 1 and report["holes"] == 0 and report["hole_kinds"] == {}, report
 
-    home = tmp_path / "home"
-    env = {**os.environ, "EPISODIC_HOME": str(home), "HOME": str(tmp_path / "user-home")}
-    env["EPISODIC_EMBEDDER"] = "hashing"
-    env.pop("CLAUDE_CONFIG_DIR", None)
-
-    def cli(*args: str) -> subprocess.CompletedProcess[str]:
-        return warm_cli.run(
-            [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=300
-        )
-
-    indexed = cli("index", str(tmp_path / "sessions"), "--distiller", "heuristic")
+    indexed = index_run(["index", str(tmp_path / "sessions"), "--distiller", "heuristic"], tmp_path / "home")
     assert indexed.returncode == 0, indexed.stderr
-    exported = cli("cards", "export", str(tmp_path / "out"))
+    exported = index_run(["cards", "export", str(tmp_path / "out")], tmp_path / "home")
     assert exported.returncode == 0, exported.stderr
     card = json.loads((tmp_path / "out" / f"{SESSION}.json").read_text())
     texts = [

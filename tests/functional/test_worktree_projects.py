@@ -7,12 +7,11 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
 from session_builder import SessionWriter
+from test_dream_record_quality import run
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 
@@ -62,33 +61,26 @@ def _sessions(folder: Path, root: Path) -> None:
         )
 
 
-def _cli(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EPISODIC_HOME": str(home), "HOME": str(home.parent / "user-home")}
-    env["EPISODIC_EMBEDDER"] = "hashing"
-    env.pop("CLAUDE_CONFIG_DIR", None)
-    return warm_cli.run(
-        [sys.executable, "-m", "episodic", *args], env=env, capture_output=True, text=True, timeout=300
-    )
-
-
 def test_worktrees_and_agent_workspaces_are_their_repository_s_project(tmp_path: Path) -> None:
     home = tmp_path / "home"
     _sessions(tmp_path / "sessions", tmp_path / "src")
-    indexed = _cli(home, "index", str(tmp_path / "sessions"), "--distiller", "heuristic")
+    indexed = run(["index", str(tmp_path / "sessions"), "--distiller", "heuristic"], home)
     assert indexed.returncode == 0, indexed.stderr
     assert "1 project (5 working folders), no rule applies: indexed and injected" in indexed.stdout, (
         indexed.stdout
     )
     assert "other project" not in indexed.stdout
 
-    found = _cli(home, "search", "checkout page times out with a large basket", "--project", "shop", "--json")
+    found = run(
+        ["search", "checkout page times out with a large basket", "--project", "shop", "--json"], home
+    )
     assert found.returncode == 0, found.stderr
     assert found.stdout.count('"project": "shop"') == 3, found.stdout  # the top 3 of five, all shop's
     for name in ("1", "2", "fix-lint", "lisbon"):
-        alone = _cli(home, "search", "checkout page times out", "--project", name, "--json")
+        alone = run(["search", "checkout page times out", "--project", name, "--json"], home)
         assert '"project"' not in alone.stdout, alone.stdout
 
-    timeline = _cli(home, "history", "timeline", "--project", "shop", "--json")
+    timeline = run(["history", "timeline", "--project", "shop", "--json"], home)
     assert timeline.returncode == 0, timeline.stderr
     assert timeline.stdout.count('"session_id": "6d6d6d6d-3333') == 5, timeline.stdout
     assert '"project": "1"' not in timeline.stdout and '"project": "lisbon"' not in timeline.stdout

@@ -380,7 +380,12 @@ def assistant_restatement(assistant: list[str]) -> str:
                 continue  # too long to keep whole, or too short to say what: not worth cleaning
             # code names dropped, as for diagnoses; a diagnosis is added by `first_diagnosis` in its place
             line = plain_words(as_statement(sentence, _RESTATEMENT_CHARS, intent=True))
-            if _DIAGNOSIS_RE.search(line) or _EXPLORING_RE.match(line) or _GENERIC_TASK_RE.search(line):
+            if (
+                _DIAGNOSIS_RE.search(line)
+                or LINE_NUMBER_RE.search(line)
+                or _EXPLORING_RE.match(line)
+                or _GENERIC_TASK_RE.search(line)
+            ):
                 continue
             if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
                 return line

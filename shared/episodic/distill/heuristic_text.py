@@ -47,7 +47,7 @@ _NUMBER_RE = re.compile(
 _SPACE_RE = re.compile(r"[ \t\r\f\v]+")
 # `(?=\s)` / `(?=[\s(\[,;:])`: every match starts there; one class test per position skips the rest (speed)
 _SENTENCE_SPLIT_RE = re.compile(r"(?=\s)(?:(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+)")
-_EMPTY_PUNCT_RE = re.compile(r"(?=[\s(\[,;:])(?:\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.]))")
+_EMPTY_PUNCT_RE = re.compile(r"(?=[\s(\[,;:])(?:\(\s*\)|\[\s*\]|\s+([,.;:!?])(?!\w)|([,;:])(?=\s*[,;:.]))")
 _EMOJI_RE = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2705\u274c\u2714\u2716\ufe0f]")
 
 
