@@ -69,7 +69,9 @@ def test_question_session_is_informational() -> None:
     )
     card = HeuristicDistiller().distill(traj, survey="").card
     assert card.outcome is Outcome.INFORMATIONAL
-    assert card.problem.startswith("How does the retry queue decide")
+    # what the session found leads, the question follows as asked (a question is a request like any other)
+    assert card.problem.startswith("The queue gives up after five attempts")
+    assert "Asked: How does the retry queue decide when to give up?" in card.problem
     assert card.steps == ["Read retry.py"]
     assert "python" in card.tags
     assert card_violations(card) == []
