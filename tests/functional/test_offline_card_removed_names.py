@@ -73,6 +73,8 @@ def test_the_offline_card_of_such_a_session_has_no_hole_and_keeps_the_counts(tmp
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["cards"] == 1 and report["holes"] == 0 and report["hole_kinds"] == {}, report
+    text = run(["--distil", str(tmp_path / "sessions")], tmp_path / "home").stdout
+    assert f"no hole of the {report['hole_shapes_checked']} shapes checked" in text, text
 
     indexed = index_run(["index", str(tmp_path / "sessions"), "--distiller", "heuristic"], tmp_path / "home")
     assert indexed.returncode == 0, indexed.stderr

@@ -140,12 +140,16 @@ def _unbalanced(text: str) -> bool:
     return False
 
 
+UNBALANCED = "closing bracket without its opening"
+HOLE_SHAPES = (*(name for name, _ in HOLE_RULES), UNBALANCED)  # every shape `hole_breaks` can name
+
+
 @lru_cache(maxsize=8192)
 def hole_breaks(text: str) -> tuple[str, ...]:
     """The names of the hole rules `text` breaks (an unbalanced closing bracket is one too)."""
     found = [name for name, pattern in HOLE_RULES if pattern.search(text)]
     if (")" in text or "]" in text) and _unbalanced(text):
-        found.append("closing bracket without its opening")
+        found.append(UNBALANCED)
     return tuple(found)
 
 
