@@ -157,6 +157,13 @@ class Guard:
                     return True
         return False
 
+    def withdraw(self, file: Path) -> None:
+        """The opening file's key is void and the file deleted (no browser opened to post it)."""
+        with self._lock:
+            for key, entry in list(self._opening_keys.items()):
+                if entry.file == file:
+                    _delete(self._opening_keys.pop(key).file)
+
     def forget_expired(self) -> None:
         with self._lock:
             self._forget_expired()
