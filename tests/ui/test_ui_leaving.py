@@ -93,3 +93,24 @@ def test_no_browser_prints_a_working_way_in(episodic_home: Path, tmp_path: Path)
         process.send_signal(signal.SIGINT)
         process.wait(timeout=60)
     assert left_in(tmp) == []
+
+
+def test_a_browser_that_never_opens_the_page_gets_the_ways_in_said(
+    episodic_home: Path, tmp_path: Path
+) -> None:
+    """A browser that starts but never reaches the viewer (a console browser asks the system resolver,
+    which does not know `<name>.localhost`): once its one-time page expires, the ways in are said."""
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    with ui_process(tmp, shutil.which("true") or "/bin/true") as (process, _, errors):
+        deadline = time.monotonic() + HINT_WAIT_SECONDS
+        while (
+            not any("no browser has opened the viewer" in e for e in errors) and time.monotonic() < deadline
+        ):
+            time.sleep(0.5)
+        said = "".join(errors)
+        assert "no browser has opened the viewer" in said and "episodic ui --host 127.0.0.1" in said, said
+        assert not list(tmp.rglob("open-*.html")), left_in(tmp)
+        process.send_signal(signal.SIGTERM)
+        process.wait(timeout=60)
+    assert left_in(tmp) == []

@@ -74,11 +74,16 @@ def open_browser_on(target: str, on_failure: Callable[[], None] | None = None) -
     return thread
 
 
-def no_browser_hint(guard_port: int) -> str:
-    """What to do when no browser opened: the printed URL works in Firefox, Chromium or curl, here or,
-    through an SSH tunnel on the same port, on the user's own machine; a resolver-bound browser needs --host."""
+NO_BROWSER = "no browser could be opened here"
+NOT_OPENED = "no browser has opened the viewer yet (one that cannot resolve <name>.localhost never will)"
+
+
+def no_browser_hint(what_happened: str, guard_port: int) -> str:
+    """What to do when no browser opened the viewer: the printed URL works in Firefox, Chromium or curl,
+    here or, through an SSH tunnel on the same port, on the user's own machine; a resolver-bound browser
+    needs --host."""
     return (
-        "episodic ui: no browser could be opened here. Open the URL above in Firefox or Chromium (they reach "
+        f"episodic ui: {what_happened}. Open the URL above in Firefox or Chromium (they reach "
         "<name>.localhost themselves; curl does too). From another machine: "
         f"`ssh -L {guard_port}:127.0.0.1:{guard_port} THIS_HOST`, then open the URL in your own Firefox or "
         "Chromium. A browser that asks the system resolver (w3m, lynx, wget, Python) cannot reach the name: "
@@ -126,12 +131,17 @@ def serve_ui(
             if on_ready:
                 on_ready(guard.opening_url())
             if folder is not None:
-                opening = guard.opening_file(folder)
+
+                def say(what_happened: str) -> None:
+                    if on_no_browser is not None:
+                        on_no_browser(no_browser_hint(what_happened, guard.port))
+
+                # a browser started but never posted the page (w3m, lynx: no `*.localhost`): said at expiry
+                opening = guard.opening_file(folder, on_unused=lambda: say(NOT_OPENED))
 
                 def no_browser() -> None:
                     guard.withdraw(opening)  # its key and file go now: nothing will post it
-                    if on_no_browser is not None:
-                        on_no_browser(no_browser_hint(guard.port))
+                    say(NO_BROWSER)
 
                 open_browser_on(opening.as_uri(), no_browser)
             httpd.serve_forever()
