@@ -114,13 +114,14 @@ def pack_card(record: CardRecord, similarity: float | None = None, max_chars: in
     return "\n".join(fit_lines(lines, max_chars, 20))[:max_chars]
 
 
-def episode_text(record: CardRecord) -> str:
-    """The full card (get_episode): every section, the metadata, the distiller."""
+def episode_text(record: CardRecord, started: bool = True) -> str:
+    """The full card (get_episode): every section, the metadata, the distiller (`started`: with its start
+    time in the heading; `show` prints it below, as a person reads it)."""
     card = record.card
     lines = [
         f"Episode {record.session_id}"
         + (f" (project {record.project})" if record.project else "")
-        + (f", started {record.started_at.isoformat()}" if record.started_at else ""),
+        + (f", started {record.started_at.isoformat()}" if started and record.started_at else ""),
         f"Outcome: {card.outcome.value}",
     ]
     titles = field_titles(record.distiller.id)

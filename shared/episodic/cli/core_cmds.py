@@ -14,6 +14,7 @@ import click
 from episodic.cli.core_print import (
     echo_json,
     hit_json,
+    outcome_why,
     print_hits,
     print_inspect,
     print_report,
@@ -63,6 +64,17 @@ def missing_paths_error(paths: Sequence[str]) -> None:
             f"no such file or folder: {', '.join(missing)} (give session files or folders that hold them; "
             "with no path, each agent's own folders are read)"
         )
+
+
+def outcome_reason(memory: Memory, record: Any) -> str:
+    """The viewer's "Why" panel as text: the last edit and the evidence after it, from the transcript."""
+    from episodic.cards.agent import owned_trajectory
+    from episodic.ui.data import evidence_view
+
+    _, trajectory = owned_trajectory(memory, record.tenant_id, record.session_id, record)
+    if trajectory is None:
+        return outcome_why(record.card.outcome.value, "", [], "the transcript is not on this machine")
+    return outcome_why(record.card.outcome.value, *evidence_view(trajectory), "")
 
 
 def run_index(
@@ -193,12 +205,12 @@ def register(group: click.Group) -> None:
         memory = build_memory(settings)
         filters = SearchFilters(include_unverified=not verified_only, project=project, agent=agent)
         hits = search_traces(memory, tenant or settings.tenant, query, k, filters)
-        if not all_outcomes:  # as search_traces gives an agent by default
-            hits = cards_only_if_verified(hits)
-        if as_json:
-            echo_json({"results": [hit_json(h) for h in hits]})
+        if as_json:  # as search_traces gives an agent by default
+            echo_json(
+                {"results": [hit_json(h) for h in (hits if all_outcomes else cards_only_if_verified(hits))]}
+            )
         else:
-            print_hits(hits)
+            print_hits(hits, leads_unless_verified=not all_outcomes)
 
     @group.command("show")
     @click.argument("session_id")
@@ -210,11 +222,12 @@ def register(group: click.Group) -> None:
         from episodic.core.search import get_episode
 
         settings = _settings({})
-        record = get_episode(build_memory(settings), tenant or settings.tenant, session_id)
+        memory = build_memory(settings)
+        record = get_episode(memory, tenant or settings.tenant, session_id)
         if as_json:
             echo_json(record.model_dump(mode="json"))
             return
-        click.echo(record_text(record))
+        click.echo(record_text(record, why=outcome_reason(memory, record)))
 
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
@@ -300,9 +313,12 @@ def register(group: click.Group) -> None:
         if as_json:
             echo_json(data)
             return
-        click.echo(f"cards: {data['cards']}")
+        click.echo(
+            f"cards: {data['cards']}" + ("" if data["cards"] else " (nothing indexed yet: `episodic index`)")
+        )
         for key in ("by_tenant", "by_outcome", "by_distiller"):
-            click.echo(f"  {key[3:]}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
+            if data[key]:  # an empty index has no tenant, outcome or distiller to name
+                click.echo(f"  {key[3:]}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
         if manifest:
             click.echo(
                 f"  index: {manifest.embedder_id} ({manifest.dimension}-d), renderings {','.join(manifest.renderings)}"
@@ -343,7 +359,6 @@ def register(group: click.Group) -> None:
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
-        from episodic.core.confidence import cards_only_if_verified
         from episodic.core.search import search_traces
         from episodic.parse.agents import agent_roots
         from episodic.sessions.demo import DEMO_DIR, DEMO_TENANT, remove_demo
@@ -370,7 +385,7 @@ def register(group: click.Group) -> None:
         question = query or DEMO_QUERY
         click.echo(f'\nsearch: "{question}" (as `episodic search` and an agent asking get it)\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
-        print_hits(cards_only_if_verified(hits))
+        print_hits(hits)
         from episodic.cli.setup_steps import offer_claude_code_distiller
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once

@@ -249,11 +249,12 @@ def setup_claude_code(
     from episodic.cli.distiller_choice import choose_distiller
     from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_retention import offer_keep_transcripts
-    from episodic.cli.setup_steps import announce_distiller, leave_server_answering
+    from episodic.cli.setup_steps import announce_distiller, leave_server_answering, say_if_not_installed
     from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
+    say_if_not_installed(settings, "claude-code", write)
     choice = choose_distiller(settings, distiller)
     plan = claude_code_plan(
         user_home(settings.user_home),
@@ -320,9 +321,11 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     """`codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml."""
     from episodic.cli.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
     from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
+    say_if_not_installed(settings, "codex", write)
     plan = codex_plan(
         codex_home(settings.codex_home, user_home(settings.user_home)), url, token, _executable()
     )
@@ -373,9 +376,11 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
     """`gemini mcp add …` and the episodic entry of ~/.gemini/settings.json."""
     from episodic.cli.setup_agents import gemini_home, gemini_plan
     from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
+    say_if_not_installed(settings, "gemini", write)
     home = gemini_home(settings.gemini_cli_home, user_home(settings.user_home))
     _finish(gemini_plan(home, url, token, _executable()), write)
     _agent_hooks_step(settings, "gemini", home, url, write)
