@@ -66,6 +66,30 @@ def missing_paths_error(paths: Sequence[str]) -> None:
         )
 
 
+def not_sessions(paths: Sequence[str]) -> list[str]:
+    """Files named on the command line that no agent's format holds, each with why (a README, a log)."""
+    from episodic.parse.formats import sniff
+    from episodic.plumbing import bounded
+
+    found = []
+    for typed in paths:
+        path = Path(typed).expanduser()
+        if not path.is_file() or path.suffix == ".jsonl":  # a .jsonl: its parser reports what it holds
+            continue
+        try:
+            head, _ = bounded.read_head(path, 8192)
+        except OSError:
+            continue  # unreadable: the parser reports it skipped
+        if sniff(head, path.name) is None:
+            what = "a JSON file of none of their shapes" if head.lstrip().startswith(b"{") else "not JSON"
+            found.append(
+                f"{typed} is not a session: not a Claude Code transcript, Codex CLI rollout or Gemini CLI "
+                f"chat ({what}; their files are JSON lines under ~/.claude/projects, ~/.codex/sessions, "
+                "~/.gemini/tmp)"
+            )
+    return found
+
+
 def outcome_reason(memory: Memory, record: Any) -> str:
     """The viewer's "Why" panel as text: the last edit and the evidence after it, from the transcript."""
     from episodic.cards.agent import owned_trajectory
@@ -155,6 +179,11 @@ def register(group: click.Group) -> None:
     ) -> None:
         """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
         missing_paths_error(paths)
+        if rejected := not_sessions(paths):
+            if len(rejected) == len(paths):  # nothing to index: a mistake, not "found 0 sessions"
+                raise click.ClickException("\n".join(rejected))
+            for line in rejected:
+                click.echo(f"skipped: {line}", err=True)
         settings = _settings({"distiller": distiller})
         tenant = tenant or settings.tenant
         if upgrade:
@@ -359,6 +388,7 @@ def register(group: click.Group) -> None:
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
+        from episodic.cli.quickstart_question import drawn_from, own_question
         from episodic.core.search import search_traces
         from episodic.parse.agents import agent_roots
         from episodic.sessions.demo import DEMO_DIR, DEMO_TENANT, remove_demo
@@ -382,8 +412,11 @@ def register(group: click.Group) -> None:
             paths = [str(DEMO_DIR)]
         report = run_index(settings, paths, tenant, as_json=False, memory=memory)
         print_report(report)
-        question = query or DEMO_QUERY
-        click.echo(f'\nsearch: "{question}" (as `episodic search` and an agent asking get it)\n')
+        question, origin = query or DEMO_QUERY, "as `episodic search` and an agent asking get it"
+        own = own_question(memory.store.iter_records(tenant)) if paths is None and not query else None
+        if own:  # your own sessions: a question drawn from one of them, not the demo's
+            question, origin = own[0], f"drawn from {drawn_from(own[1])}; `--query TEXT` asks your own"
+        click.echo(f'\nsearch: "{question}" ({origin})\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
         print_hits(hits)
         from episodic.cli.setup_steps import offer_claude_code_distiller

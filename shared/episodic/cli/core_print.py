@@ -32,6 +32,11 @@ def print_report(report: Any) -> None:
             click.echo(f"  failed {len(sessions)} sessions (e.g. {sessions[0]}): {reason}")
     if report.stats.malformed_lines:
         click.echo(f"  malformed lines skipped: {report.stats.malformed_lines}")
+    if report.stats.truncated_files:
+        click.echo(
+            f"  {counted(report.stats.truncated_files, 'file')} cut mid-line (still being written, or cut "
+            "short): read up to the cut, the partial last line skipped"
+        )
     redacted = sum(report.stats.secrets_redacted.values())
     if redacted:
         click.echo(f"  secrets redacted: {redacted} ({', '.join(sorted(report.stats.secrets_redacted))})")
