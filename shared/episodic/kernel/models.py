@@ -261,6 +261,7 @@ class ParseStats(BaseModel):
     lines: int = 0
     malformed_lines: int = 0
     truncated_last_line: bool = False
+    truncated_files: int = 0  # files whose last line was cut, summed when stats are merged (an index run's)
     skipped_entry_types: dict[str, int] = Field(default_factory=dict)
     skipped_block_types: dict[str, int] = Field(default_factory=dict)
     duplicate_uuids: int = 0
@@ -273,6 +274,7 @@ class ParseStats(BaseModel):
         self.lines += other.lines
         self.malformed_lines += other.malformed_lines
         self.truncated_last_line = self.truncated_last_line or other.truncated_last_line
+        self.truncated_files += max(other.truncated_files, int(other.truncated_last_line))
         self.duplicate_uuids += other.duplicate_uuids
         self.injected_context_stripped += other.injected_context_stripped
         self.thinking_with_text += other.thinking_with_text
