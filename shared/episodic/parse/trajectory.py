@@ -142,7 +142,8 @@ def build_trajectory(
         source=source,
         source_sha256=source_sha256,
         cwd=cwd,
-        project=scrub(project_of(cwd, folder=session.cwd), SHORT_CHARS),
+        project=scrub(project_of(cwd, folder=session.cwd), SHORT_CHARS)
+        or scrub(session.project, SHORT_CHARS),
         git_branch=scrub(session.git_branch or "", SHORT_CHARS),
         started_at=times(session.first_ts),
         ended_at=times(session.last_ts),
