@@ -133,6 +133,7 @@ def test_titles_lose_the_requests_addressing_but_keep_its_subject() -> None:
         ("/Users/soph/Work/entire/devenv/cli", "cli", "cli"),
         ("/srv/app/7", "7", "app"),
         ("", "exporter", "exporter"),
+        ("/home/a/elsewhere/feature-x", "repo", "repo"),  # a worktree its `.git` file named, as indexed
     ],
 )
 def test_projects_are_named_by_their_repository_not_a_worktree_fragment(

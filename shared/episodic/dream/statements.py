@@ -21,6 +21,7 @@ import numpy as np
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.holes import hole_breaks
 from episodic.kernel.ports import Embedder
+from episodic.parse.text import last_path_component
 
 
 @dataclass(frozen=True)
@@ -204,7 +205,10 @@ _WORKTREE_PARTS = frozenset({".worktrees", "worktrees", ".worktree", "worktree",
 
 def project_name(cwd: str, fallback: str) -> str:
     """The project as its user knows it: the repository folder, not a worktree's own name ("2" in
-    `cli/.worktrees/2` is the cli repository's second worktree)."""
+    `cli/.worktrees/2` is the cli repository's second worktree). `fallback` is the card's project: when the
+    parser named another folder than the cwd's own (a worktree's `.git` file named its repository), it stands."""
+    if fallback and cwd and fallback != last_path_component(cwd):
+        return fallback
     parts = [p for p in PurePosixPath(cwd.replace("\\", "/")).parts if p not in ("/", "")]
     for i, part in enumerate(parts):
         if part in _WORKTREE_PARTS and i > 0:
