@@ -356,12 +356,15 @@ def request_sentences(prompt: str) -> list[str]:
     return kept
 
 
-# a sentence that only says where the assistant will look, unless it goes on to the change ("Find and remove …")
+# a sentence that only says where the assistant will look
 _EXPLORING_RE = re.compile(
     r"(?i)^(?:read|look|check|explore|examine|search|start|begin|understand|first|see|find|review|investigate"
     r"|analy[sz]e|get|help|take|run|open|gather|verify|dig|research|you|know|tell)\b"
-    r"(?!.*\band (?:then )?(?:fix|remove|update|add|implement|change|replace|rename|convert|delete|move)\s+"
-    r"(?!(?:them|it|this|that|these|those|the (?:issues?|errors?|problems?|changes?))\W*$))"
+)
+# … unless it goes on to name the change ("Find and remove the session trailer command"), not "and fix them"
+_GOES_ON_RE = re.compile(
+    r"(?i)\band (?:then )?(?:fix|remove|update|add|implement|change|replace|rename|convert|delete|move)\s+"
+    r"(?!(?:them|it|this|that|these|those|the (?:issues?|errors?|problems?|changes?))\W*$)"
 )
 # a restatement that names no task: "Create the task list and implement the changes."
 _GENERIC_TASK_RE = re.compile(
@@ -372,8 +375,9 @@ _RESTATEMENT_CHARS = 240
 _RESTATEMENT_SENTENCES = 5  # of each of the first assistant messages
 
 
-def assistant_restatement(assistant: list[str]) -> str:
-    """The assistant's first statement of what it will do, in its own (often more general) words."""
+def assistant_restatement(assistant: list[str], *, wider: bool = False) -> str:
+    """The assistant's first statement of what it will do, in its own (often more general) words. `wider`
+    (when nothing else states the problem): an exploring sentence too when it goes on to name the change."""
     for text in assistant[:3]:
         for sentence in sentences(text)[:_RESTATEMENT_SENTENCES]:
             if len(sentence) > _RESTATEMENT_CHARS or len(sentence.split()) < _RESTATEMENT_WORDS:
@@ -383,7 +387,7 @@ def assistant_restatement(assistant: list[str]) -> str:
             if (
                 _DIAGNOSIS_RE.search(line)
                 or LINE_NUMBER_RE.search(line)
-                or _EXPLORING_RE.match(line)
+                or (_EXPLORING_RE.match(line) and not (wider and _GOES_ON_RE.search(line)))
                 or _GENERIC_TASK_RE.search(line)
             ):
                 continue
@@ -439,7 +443,7 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     for line in first_diagnosis(assistant, 3 if pointer else 2):
         add(plain_words(line))
     if not parts and not pointer:  # a long request: the assistant's own words for it, before the request's
-        add(assistant_restatement(assistant))
+        add(assistant_restatement(assistant, wider=True))
     if not parts:  # nothing better: the request
         return _sentence(request) if request else ""
     said = " ".join(parts)
