@@ -288,4 +288,4 @@ def test_setup_says_no_minutes_when_there_is_nothing_to_redistil(tmp_path: Path)
     done = _run(env, "setup", "claude-code", "--write")
     assert done.returncode == 0, done.stderr
     said = " ".join((done.stdout + done.stderr).split())
-    assert "about 0 min" not in said and "nothing indexed yet to re-distil" in said, said
+    assert "about 0 min" not in said and "no heuristic card to re-distil so far" in said, said
