@@ -14,7 +14,7 @@ HEADER = (
     "Episodic memory: past sessions that closely match this prompt and ended with a verified fix. "
     "They come from other sessions and were not checked against the current code."
 )
-MAX_POINTERS = 2  # unasked, a pointer is a hint: two at most (issue 38)
+MAX_POINTERS = 2  # unasked, a pointer is a hint: two at most
 # stdlib copies of episodic.cards.present's WEAK_HEADER / POINTER_CHARS / first_sentence (a test pins them)
 WEAK_HEADER = "Possibly related past sessions (get_episode ID gives the card):"
 POINTER_CHARS = 120

@@ -36,7 +36,7 @@ DEFAULT_AGENT = "claude-code"
 # retrieval defaults (why: episodic.store.hybrid); here so that settings need not import numpy
 # `reflect` ranked worst alone on both card sets and lowered the blend on both folds of the dev set: it is
 # indexed (and reported as a hit's best rendering) but does not vote by default
-# `opening` votes as an equal third where a card has it (README "Offline cards against LLM cards")
+# `opening` votes as an equal third where a card has it (measured in docs/evaluation.md)
 DEFAULT_RENDERING_WEIGHTS: dict[str, float] = {"struct": 1.0, "semantic": 1.0, "reflect": 0.0, "opening": 1.0}
 DEFAULT_KEYWORD_WEIGHT = 1.25  # flat between 1.0 and 1.5 on both card sets and both folds
 _TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -355,6 +355,9 @@ class SearchFilters(BaseModel):
     since: datetime | None = None
     renderings: list[str] = Field(default_factory=list)  # compare the query with these only (empty: all)
     approved_only: bool = False  # only cards a person approved (the hook under `review_required`)
+    # sessions left out of the candidate pool before ranking (the evaluation's leave-one-out view: the pool,
+    # its z-scores, the judge and the tiers are those a prompt would meet if these sessions were never stored)
+    exclude_sessions: list[str] = Field(default_factory=list)
 
 
 class Confidence(StrEnum):
