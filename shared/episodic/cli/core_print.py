@@ -139,6 +139,17 @@ def record_text(record: Any, why: str = "") -> str:
     return "\n".join([*parts, *(f"{name}: {value}" for name, value in origin if value)])
 
 
+def outcome_reason(memory: Any, record: Any) -> str:
+    """The viewer's "Why" panel as text: the last edit and the evidence after it, from the transcript."""
+    from episodic.cards.agent import owned_trajectory
+    from episodic.ui.data import evidence_view
+
+    _, trajectory = owned_trajectory(memory, record.tenant_id, record.session_id, record)
+    if trajectory is None:
+        return outcome_why(record.card.outcome.value, "", [], "the transcript is not on this machine")
+    return outcome_why(record.card.outcome.value, *evidence_view(trajectory), "")
+
+
 def outcome_why(outcome: str, last_edit: str, evidence: list[tuple[str, bool, str]], missing: str) -> str:
     """Why the judge of outcomes (`distill.checks`) said `outcome`: the last edit and what came after it."""
     if missing:
