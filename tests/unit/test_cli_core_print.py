@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-from episodic.cli.core_print import LEADS_HEADER, NO_MATCH, print_hits
+from episodic.cli.core_print import ALSO_HEADER, LEADS_HEADER, NO_MATCH, print_hits
 from episodic.kernel.models import CardRecord, Confidence, DistillerInfo, SearchHit
 from mcp_testkit import EPISODES
 
@@ -65,3 +65,10 @@ def test_a_close_episode_never_verified_is_a_lead_and_says_why(capsys: pytest.Ca
 def test_an_empty_answer_alone_says_no_confident_match(capsys: pytest.CaptureFixture[str]) -> None:
     print_hits([_hit(VERIFIED, None, 0.2)])  # below the faint bar: never printed
     assert capsys.readouterr().out == NO_MATCH + "\n"
+
+
+def test_leads_after_close_matches_are_headed_as_such(capsys: pytest.CaptureFixture[str]) -> None:
+    print_hits([_hit(VERIFIED, Confidence.STRONG, 0.7), _hit(VERIFIED, Confidence.WEAK, 0.45)])
+    out = capsys.readouterr().out
+    assert out.startswith("[1] (close match)") and LEADS_HEADER not in out
+    assert out.index("[1] (close match)") < out.index(ALSO_HEADER) < out.index("[2] (weak match")
