@@ -25,7 +25,7 @@ from episodic.mcp.tools import default_registry
 from episodic.scrub import Scrubber, default_scrubber
 from episodic.scrub.engine import hyperscan_available
 
-from .conftest import cli
+from .conftest import claude_messages, cli
 from .test_scrub_places import harvested_bodies
 
 DRAWS = 500
@@ -136,30 +136,16 @@ KEPT = "Then I ran the deploy again and it passed."
 
 
 def _split_session(folder: Path) -> Path:
-    entries: list[dict[str, Any]] = []
-
-    def add(role: str, content: Any) -> None:
-        n = len(entries)
-        entries.append(
-            {
-                "type": role,
-                "uuid": f"u-{n}",
-                "parentUuid": f"u-{n - 1}" if n else None,
-                "sessionId": SESSION,
-                "timestamp": f"2026-01-02T03:{n // 60:02d}:{n % 60:02d}Z",
-                "cwd": "/home/dev/app",
-                "message": {"role": role, "content": content},
-            }
-        )
-
-    add("user", "the deploy fails with an access denied error, find which key it used")
+    messages: list[tuple[str, Any]] = [
+        ("user", "the deploy fails with an access denied error, find which key it used")
+    ]
     for head, rest in SPLITS:  # the user's messages: each is shown to the distiller (later prompts)
-        add("user", f"The deploy used the key id {head}")
-        add("user", rest)
-        add("user", KEPT)
-    add("assistant", [{"type": "text", "text": "The key id is redacted in the log; rotate that key."}])
+        messages += [("user", f"The deploy used the key id {head}"), ("user", rest), ("user", KEPT)]
+    messages.append(
+        ("assistant", [{"type": "text", "text": "The key id is redacted in the log; rotate that key."}])
+    )
     path = folder / f"{SESSION}.jsonl"
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    path.write_text(claude_messages(SESSION, messages))
     old = time.time() - 7200  # past harvest's quiet period
     os.utime(path, (old, old))
     return path
