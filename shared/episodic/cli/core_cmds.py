@@ -385,6 +385,7 @@ def register(group: click.Group) -> None:
         click.echo(f'\nsearch: "{question}" ({origin})\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
         print_hits(hits)
-        from episodic.cli.setup_steps import offer_claude_code_distiller
+        from episodic.cli.setup_steps import offer_claude_code_distiller, quickstart_next_step
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
+        quickstart_next_step(settings, [label for label, _ in roots])
