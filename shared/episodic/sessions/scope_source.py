@@ -116,7 +116,6 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
     """The scope summary as text: the rules, then every project a rule excludes from something."""
     rules = {k: v for k, v in summary["rules"].items() if v}
     lines = ["scope rules: " + ("; ".join(f"{k} {', '.join(v)}" for k, v in rules.items()) or "none set")]
-    listed = 0
     for project in summary["projects"]:
         index, inject = project["index"], project["inject"]
         if index["included"] and inject["included"] and not project["marked_skip"]:
@@ -127,13 +126,8 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             f"index {'yes' if index['included'] else 'no'} ({index['reason']}); "
             f"inject {'yes' if inject['included'] else 'no'} ({inject['reason']})"
         )
-        listed += 1
-    shown = sum(
-        1
-        for p in summary["projects"]
-        if p["index"]["included"] and p["inject"]["included"] and not p["marked_skip"]
-    )  # "other" only beside the projects listed above
-    lines.append(f"  {counted(shown, 'other project' if listed else 'project')} indexed and injected")
+    shown = sum(1 for p in summary["projects"] if p["index"]["included"] and p["inject"]["included"])
+    lines.append(f"  {shown} other project(s) indexed and injected")
     if summary.get("forgotten"):
         forgot = len(summary["forgotten"])
         lines.append(f"  forgot {forgot} session(s) the rules now exclude (card, history, scratch records)")
