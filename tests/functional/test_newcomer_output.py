@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from client_env import DEMO, episodic
+from client_env import episodic
 
 
-def _config(home: Path, extra: str = "") -> None:
-    (home / "config.toml").write_text('embedder = "hashing"\n' + extra)
+def _config(home: Path) -> None:
+    (home / "config.toml").write_text('embedder = "hashing"\n')
 
 
 def test_quickstart_ends_on_the_setup_that_wires_the_memory_into_claude_code(episodic_home: Path) -> None:
