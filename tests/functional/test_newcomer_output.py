@@ -3,6 +3,7 @@ shown."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from client_env import episodic
@@ -35,3 +36,15 @@ def test_quickstart_names_only_the_agents_found_and_not_yet_wired(episodic_home:
     (user_home / ".codex").rmdir()
     again = episodic("quickstart")
     assert "Next, to give" not in again.stdout, again.stdout  # every agent found is wired: nothing to add
+
+
+def test_setup_preview_heads_the_hooks_json_with_every_hook_it_holds(episodic_home: Path) -> None:
+    _config(episodic_home)
+    done = episodic("setup", "claude-code")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    heading = next(i for i, line in enumerate(lines) if line.startswith("# Hooks"))
+    end = next(i for i in range(heading + 1, len(lines)) if lines[i] == "}")
+    events = list(json.loads("\n".join(lines[heading + 1 : end + 1]))["hooks"])
+    assert {"UserPromptSubmit", "PostToolUseFailure"} <= set(events), events
+    assert lines[heading].startswith(f"# Hooks ({', '.join(events)}): merge this into "), lines[heading]
