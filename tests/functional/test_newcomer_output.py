@@ -48,3 +48,20 @@ def test_setup_preview_heads_the_hooks_json_with_every_hook_it_holds(episodic_ho
     events = list(json.loads("\n".join(lines[heading + 1 : end + 1]))["hooks"])
     assert {"UserPromptSubmit", "PostToolUseFailure"} <= set(events), events
     assert lines[heading].startswith(f"# Hooks ({', '.join(events)}): merge this into "), lines[heading]
+
+
+def test_experiment_report_counts_one_logged_session_in_the_singular(episodic_home: Path) -> None:
+    _config(episodic_home)
+    (episodic_home / "experiment").mkdir()
+    logged = {  # as the prompt hook logs a session it would give memory to
+        "at": "2026-12-07T18:37:57Z",
+        "session_id": "aaaa1111-0000-4000-8000-000000000001",
+        "arm": "with",
+        "holdout": 0.1,
+        "would_inject": [{"session_id": "2b945d54-dd2b-4f60-b3b0-7b0252349003", "similarity": 0.56}],
+        "would_inject_prior_attempts": False,
+    }
+    (episodic_home / "experiment" / "log.jsonl").write_text(json.dumps(logged) + "\n")
+    done = episodic("experiment", "report")
+    assert done.returncode == 0, done.stderr
+    assert "  1 logged session is not measured yet (logged 1 with, 0 without)" in done.stdout, done.stdout
