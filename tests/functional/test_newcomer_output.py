@@ -1,12 +1,22 @@
-"""What a newcomer reads at the end of `quickstart` in a fresh home: the next step once the search has been
-shown."""
+"""What a newcomer reads from `quickstart`, `setup` and `experiment report` in a fresh home: a drawn question
+that finds its own session, the next step once the search has been shown, headings and counts that say
+what they hold."""
 
 from __future__ import annotations
 
 import json
+import re
+import shutil
 from pathlib import Path
 
+import pytest
 from client_env import episodic
+from conftest import TRANSCRIPTS_DIR
+
+TEAM = TRANSCRIPTS_DIR / "entireio__cli"
+# one team's sessions; the newest verified one opens with a general request ("look at the changes in this
+# branch"), which its own card matches only weakly
+SESSIONS = ("d563fb6b", "2b945d54", "1ed1f046", "3de3ff10", "cab865ac", "d88bceb6")
 
 
 def _config(home: Path) -> None:
@@ -65,3 +75,21 @@ def test_experiment_report_counts_one_logged_session_in_the_singular(episodic_ho
     done = episodic("experiment", "report")
     assert done.returncode == 0, done.stderr
     assert "  1 logged session is not measured yet (logged 1 with, 0 without)" in done.stdout, done.stdout
+
+
+@pytest.mark.skipif(not TEAM.is_dir(), reason="the shared transcripts are not beside this checkout")
+def test_quickstart_asks_a_question_of_its_own_sessions_that_finds_its_session_as_a_close_match(
+    episodic_home: Path,
+) -> None:
+    projects = (
+        episodic_home.parent / "user-home" / ".claude" / "projects" / "-Users-soph-Work-entire-devenv-cli"
+    )
+    projects.mkdir(parents=True)
+    for prefix in SESSIONS:
+        shutil.copy(next(TEAM.glob(f"{prefix}*.jsonl")), projects)
+    done = episodic("quickstart")  # the default embedder: the labels a user sees
+    assert done.returncode == 0, done.stderr
+    drawn = re.search(r"drawn from your session ([0-9a-f]{8})", done.stdout)
+    assert drawn, done.stdout
+    first = next(line for line in done.stdout.splitlines() if line.startswith("[1] "))
+    assert first.startswith(f"[1] (close match) Episode {drawn.group(1)}"), done.stdout
