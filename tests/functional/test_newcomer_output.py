@@ -14,9 +14,9 @@ from client_env import episodic
 from conftest import TRANSCRIPTS_DIR
 
 TEAM = TRANSCRIPTS_DIR / "entireio__cli"
-# one team's sessions; the newest verified one opens with a general request ("look at the changes in this
-# branch"), which its own card matches only weakly
-SESSIONS = ("d563fb6b", "2b945d54", "1ed1f046", "3de3ff10", "cab865ac", "d88bceb6")
+# one team's sessions; the newest verified one's problem ("Already up to date — your branch already has all
+# of main's changes.") is a git message, which its own card matches only weakly
+SESSIONS = ("37a27d31", "3de3ff10", "1ed1f046", "ab8c5aa0", "87a7858d", "8c816805")
 
 
 def _config(home: Path) -> None:
