@@ -33,6 +33,27 @@ def offer_claude_code_distiller(settings, why: str = "", agent: str = "claude-co
     )
 
 
+def say_if_not_installed(settings, agent: str, write: bool) -> None:  # type: ignore[no-untyped-def]
+    """An agent whose CLI is not on PATH: say so, and that its configuration is written for when it is
+    installed (the files are harmless without it, and a later install needs no second setup)."""
+    import shutil
+
+    from episodic.distill.agent_cli import options_from
+    from episodic.distill.agents import agent_cli
+
+    binary = options_from(settings, agent)["binary"]
+    if shutil.which(binary) is not None:
+        return
+    label = agent_cli(agent).label
+    if write:
+        then = (
+            "its configuration is written anyway and takes effect once you install it, with no second setup"
+        )
+    else:
+        then = "`--write` writes this configuration anyway, for when you install it"
+    click.echo(f"note: {label} is not installed here (no `{binary}` on PATH): {then}.", err=True)
+
+
 def _save_distiller(distiller: str) -> str:
     from episodic.hooks.token import set_config_value
     from episodic.plumbing import envsource
@@ -106,3 +127,36 @@ def hook_answers(user_home: str | None, agent: str = "claude-code") -> None:
     click.echo(f"prompt hook: {probe.detail}")
     if probe.status == "fail":
         raise click.ClickException(f"the prompt hook does not answer: {probe.detail}; {probe.fix}")
+
+
+AGENT_KINDS_BY_LABEL = {"Claude Code": "claude-code", "Codex CLI": "codex", "Gemini CLI": "gemini"}
+
+
+def quickstart_next_step(settings, labels: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """After quickstart's search: the setup that gives this memory to each agent found here and not yet
+    wired (Claude Code when none is found), so the first run ends on what to do next."""
+    import os
+    import shlex
+    import shutil
+
+    from episodic.cli.doctor_agents import agents_set_up
+    from episodic.cli.setup_clients import installed_executable
+    from episodic.kernel.errors import EpisodicError
+
+    found = [AGENT_KINDS_BY_LABEL[label] for label in dict.fromkeys(labels) if label in AGENT_KINDS_BY_LABEL]
+    wired = set(agents_set_up(settings))
+    waiting = [agent for agent in found or ["claude-code"] if agent not in wired]
+    if not waiting:
+        return
+    try:
+        executable = installed_executable()
+    except EpisodicError:
+        executable = "episodic"
+    on_path = shutil.which("episodic")
+    same = on_path is not None and os.path.realpath(on_path) == os.path.realpath(executable)
+    command = "episodic" if same else shlex.quote(executable)  # what the user's shell finds
+    setups = " and ".join(f"`{command} setup {agent} --write`" for agent in waiting)
+    click.echo(
+        f"Next, to give this memory to your agent (MCP server and prompt hook): {setups} (without "
+        f"--write it prints what it would change); `{command} doctor` then checks every link."
+    )
