@@ -10,6 +10,9 @@ codebase every card clears a fixed cosine floor), and the cosine itself in multi
 - below: dropped. With the local judge, `judge_strong` / `judge_weak` let the judge's probability decide the
 full card and rule out pointers (`ConfidenceRule.tier`); an unjudged hit keeps the rule above. Below MIN_POOL cards a
 z-score measures nothing (the largest z of n values is (n-1)/sqrt(n)), so only the cosine bars apply.
+A judged full card also needs the full-card gate (`judge_gate`, core.full_card_gate): the judge says "relevant"
+for the same topic and a neighbour shares it; and no full card at all unless the words the prompt shares with the
+card weigh `min_keyword` in the keyword half (IDF over the tenant's own cards: generic words weigh nothing).
 """
 
 from __future__ import annotations
