@@ -83,6 +83,64 @@ def _bedrock_client(settings: Settings) -> Any:
     return aws_client(settings, "bedrock-runtime")
 
 
+@click.command("replay", cls=_GreedyCommand)
+@click.option(
+    "--transcripts",
+    "transcripts",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder(s) of transcripts: every session's prompts are replayed in order of its start.",
+)
+@click.option(
+    "--cards",
+    "cards_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder of card files (<session_id>.json): replayed beside the configured distiller's cards.",
+)
+@click.option(
+    "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print one JSON object (figures and per-prompt records)."
+)
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Replay at most this many sessions, spread over the timeline (the memory still holds every earlier one).",
+)
+@click.pass_context
+def replay_cmd(
+    ctx: click.Context,
+    transcripts: tuple[str, ...],
+    cards_dir: str | None,
+    report_dir: str | None,
+    as_json: bool,
+    limit: int | None,
+) -> None:
+    """Replay real prompts in time order: what the prompt hook gives each, before the session existed.
+
+    Example: episodic eval replay --transcripts ~/.claude/projects --report out/
+    """
+    from episodic.evaluation.progress import RichProgress
+    from episodic.evaluation.replay import run_replay
+    from episodic.evaluation.replay_report import render_replay, write_replay_report
+
+    settings = load_settings()
+    with RichProgress() as progress:
+        result = run_replay(settings, list(transcripts), cards_dir=cards_dir, limit=limit, progress=progress)
+    parent = ctx.parent.meta.get("eval_argv", []) if ctx.parent else []
+    result.command = "episodic eval " + shlex.join(parent or ["replay", *ctx.args])
+    if report_dir:
+        report, chart = write_replay_report(result, Path(report_dir))
+        click.echo(f"wrote {report} and {chart}", err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, default=str))
+    else:
+        click.echo("\n".join(render_replay(result)))
+
+
 def register(group: click.Group) -> None:
     @group.group("eval", cls=_EvalGroup, invoke_without_command=True)
     @click.option(
@@ -184,6 +242,8 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         else:
             _print_text(result)
+
+    eval_group.add_command(replay_cmd)
 
     @eval_group.command("gen-queries", cls=_GreedyCommand)
     @_query_writer_options("one query per session found.")
