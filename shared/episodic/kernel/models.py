@@ -353,6 +353,9 @@ class SearchFilters(BaseModel):
     since: datetime | None = None
     renderings: list[str] = Field(default_factory=list)  # compare the query with these only (empty: all)
     approved_only: bool = False  # only cards a person approved (the hook under `review_required`)
+    # sessions left out of the candidate pool before ranking (the evaluation's leave-one-out view: the pool,
+    # its z-scores, the judge and the tiers are those a prompt would meet if these sessions were never stored)
+    exclude_sessions: list[str] = Field(default_factory=list)
 
 
 class Confidence(StrEnum):
