@@ -125,3 +125,50 @@ def test_replay_refuses_a_missing_cards_folder(timed_corpus: dict, tmp_path: Pat
     ]
     result = CliRunner().invoke(build_cli(), args)
     assert result.exit_code == 2 and "nope" in result.output + result.stderr
+
+
+FIXTURES = REPO / "tests" / "fixtures" / "eval"
+
+
+def test_yardsticks_put_every_yardstick_in_one_table(
+    episodic_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
+    monkeypatch.setenv("EPISODIC_RERANKER", "none")
+    eval_dir = tmp_path / "eval"
+    eval_dir.mkdir()
+    (eval_dir / "dev-queries.jsonl").write_text((FIXTURES / "queries.jsonl").read_text())
+    negatives = ["the kubernetes ingress drops websocket upgrades after sixty seconds", "rotate the gpg key"]
+    (eval_dir / "dev-negatives.jsonl").write_text("".join(json.dumps({"query": q}) + "\n" for q in negatives))
+    report = tmp_path / "report"
+    args = ["eval", "yardsticks", "--transcripts", str(FIXTURES / "transcripts"), "--eval-dir", str(eval_dir)]
+    result = CliRunner().invoke(
+        build_cli(), [*args, "--report", str(report), "--json"], catch_exceptions=False
+    )
+    assert result.exit_code == 0, result.output + result.stderr
+    data = json.loads(result.stdout)
+
+    columns = ["heuristic, first stage", "heuristic, shipped"]
+    assert data["columns"] == columns
+    rows = {(r["yardstick"], r["measure"]): r for r in data["rows"]}
+    for measure in (
+        "recall@1",
+        "targets given as a full card (hook)",
+        "hand negatives given a full card",
+        "leave-one-out negatives given a full card",
+    ):
+        cells = rows[("dev", measure)]["cells"]
+        assert set(cells) == set(columns), measure
+        assert set(cells["heuristic, shipped"]["folds"]) == {"A", "B"}
+    recall = rows[("dev", "recall@1")]["cells"]["heuristic, first stage"]
+    assert recall["n"] == 11 and 0 < recall["se"] < 0.5
+    assert rows[("dev", "hand negatives given a full card")]["cells"]["heuristic, shipped"]["n"] == 2
+    replayed = rows[("replay", "full cards per real prompt")]["cells"]["heuristic, first stage"]
+    assert replayed["n"] == data["replay"]["prompts_answered"] > 0
+    assert any("fresh" in note for note in data["notes"])  # no fresh set in the folder: said, not hidden
+
+    text = (report / "report.md").read_text()
+    assert "| yardstick | measure | n | heuristic, first stage | heuristic, shipped |" in text
+    assert "| dev | leave-one-out negatives given a full card ↓ |" in text
+    assert "The replay of real prompts" in text and "episodic eval yardsticks --transcripts" in text
+    assert (report / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"

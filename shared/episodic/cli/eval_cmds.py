@@ -130,8 +130,7 @@ def replay_cmd(
     settings = load_settings()
     with RichProgress() as progress:
         result = run_replay(settings, list(transcripts), cards_dir=cards_dir, limit=limit, progress=progress)
-    parent = ctx.parent.meta.get("eval_argv", []) if ctx.parent else []
-    result.command = "episodic eval " + shlex.join(parent or ["replay", *ctx.args])
+    result.command = _command_line(ctx, "replay")
     if report_dir:
         report, chart = write_replay_report(result, Path(report_dir))
         click.echo(f"wrote {report} and {chart}", err=True)
@@ -139,6 +138,84 @@ def replay_cmd(
         click.echo(json.dumps(result.to_json(), ensure_ascii=False, default=str))
     else:
         click.echo("\n".join(render_replay(result)))
+
+
+@click.command("yardsticks", cls=_GreedyCommand)
+@click.option(
+    "--transcripts",
+    "transcripts",
+    multiple=True,
+    required=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder(s) of transcripts: the corpus every yardstick reads.",
+)
+@click.option(
+    "--eval-dir",
+    "eval_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="The folder of query sets: dev-queries.jsonl, dev-negatives.jsonl, fresh-queries.jsonl, "
+    "fresh-negatives.jsonl (those present are run).",
+)
+@click.option(
+    "--cards",
+    "cards_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder of card files (<session_id>.json): every yardstick also runs on them.",
+)
+@click.option(
+    "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (rows, cells, the replay).")
+@click.option(
+    "--replay-limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Replay at most this many sessions, spread over the timeline (default: all).",
+)
+@click.pass_context
+def yardsticks_cmd(
+    ctx: click.Context,
+    transcripts: tuple[str, ...],
+    eval_dir: str,
+    cards_dir: str | None,
+    report_dir: str | None,
+    as_json: bool,
+    replay_limit: int | None,
+) -> None:
+    """Every yardstick side by side: dev, fresh, pseudo-queries, leave-one-out, negatives, the replay.
+
+    Example: episodic eval yardsticks --transcripts T --eval-dir E --cards E/cards --report out/
+    """
+    from episodic.evaluation.progress import RichProgress
+    from episodic.evaluation.yardsticks import run_yardsticks
+    from episodic.evaluation.yardsticks_report import render_yardsticks, write_yardsticks
+
+    with RichProgress() as progress:
+        result = run_yardsticks(
+            load_settings(),
+            list(transcripts),
+            Path(eval_dir),
+            cards_dir=cards_dir,
+            replay_limit=replay_limit,
+            progress=progress,
+        )
+    result.command = _command_line(ctx, "yardsticks")
+    if result.replay is not None:
+        result.replay.command = result.command
+    if report_dir:
+        report, chart = write_yardsticks(result, Path(report_dir))
+        click.echo(f"wrote {report} and {chart}", err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, default=str))
+    else:
+        click.echo(render_yardsticks(result))
+
+
+def _command_line(ctx: click.Context, name: str) -> str:
+    """The command as typed (the eval group keeps its arguments), for the report's first line."""
+    typed = ctx.parent.meta.get("eval_argv", []) if ctx.parent else []
+    return "episodic eval " + shlex.join(typed or [name])
 
 
 def register(group: click.Group) -> None:
@@ -244,6 +321,7 @@ def register(group: click.Group) -> None:
             _print_text(result)
 
     eval_group.add_command(replay_cmd)
+    eval_group.add_command(yardsticks_cmd)
 
     @eval_group.command("gen-queries", cls=_GreedyCommand)
     @_query_writer_options("one query per session found.")
