@@ -22,13 +22,41 @@ def _query_writer_options(what: str) -> Any:
         command = click.option(
             "--out", "out", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write."
         )(command)
+        return _transcripts_option(what)(command)
+
+    return apply
+
+
+def _transcripts_option(what: str) -> Any:
+    """--transcripts, repeatable and required (`expand_greedy` lets it take several folders)."""
+    return click.option(
+        "--transcripts",
+        "transcripts",
+        multiple=True,
+        required=True,
+        type=click.Path(exists=True, file_okay=False),
+        help=f"Folder(s) of transcripts: {what}",
+    )
+
+
+def _report_options(json_holds: str, cards_use: str) -> Any:
+    """--cards, --report and --json, as the replay and the yardsticks take them."""
+
+    def apply(command: Any) -> Any:
+        command = click.option(
+            "--json", "as_json", is_flag=True, help=f"Print one JSON object ({json_holds})."
+        )(command)
+        command = click.option(
+            "--report",
+            "report_dir",
+            type=click.Path(file_okay=False),
+            help="Write report.md + chart.png here.",
+        )(command)
         return click.option(
-            "--transcripts",
-            "transcripts",
-            multiple=True,
-            required=True,
+            "--cards",
+            "cards_dir",
             type=click.Path(exists=True, file_okay=False),
-            help=f"Folder(s) of transcripts: {what}",
+            help=f"A folder of card files (<session_id>.json): {cards_use}",
         )(command)
 
     return apply
@@ -84,26 +112,8 @@ def _bedrock_client(settings: Settings) -> Any:
 
 
 @click.command("replay", cls=_GreedyCommand)
-@click.option(
-    "--transcripts",
-    "transcripts",
-    multiple=True,
-    required=True,
-    type=click.Path(exists=True, file_okay=False),
-    help="Folder(s) of transcripts: every session's prompts are replayed in order of its start.",
-)
-@click.option(
-    "--cards",
-    "cards_dir",
-    type=click.Path(exists=True, file_okay=False),
-    help="A folder of card files (<session_id>.json): replayed beside the configured distiller's cards.",
-)
-@click.option(
-    "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
-)
-@click.option(
-    "--json", "as_json", is_flag=True, help="Print one JSON object (figures and per-prompt records)."
-)
+@_transcripts_option("every session's prompts are replayed in order of its start.")
+@_report_options("figures and per-prompt records", "replayed beside the configured distiller's cards.")
 @click.option(
     "--limit",
     type=click.IntRange(1),
@@ -119,7 +129,10 @@ def replay_cmd(
     as_json: bool,
     limit: int | None,
 ) -> None:
-    """Replay real prompts in time order: what the prompt hook gives each, before the session existed.
+    """Replay real prompts in time order, as the hook met them.
+
+    Each session's prompts are asked of the memory as it stood before the session started: full cards,
+    pointers, the same card twice in a session, the cards given most.
 
     Example: episodic eval replay --transcripts ~/.claude/projects --report out/
     """
@@ -141,14 +154,7 @@ def replay_cmd(
 
 
 @click.command("yardsticks", cls=_GreedyCommand)
-@click.option(
-    "--transcripts",
-    "transcripts",
-    multiple=True,
-    required=True,
-    type=click.Path(exists=True, file_okay=False),
-    help="Folder(s) of transcripts: the corpus every yardstick reads.",
-)
+@_transcripts_option("the corpus every yardstick reads.")
 @click.option(
     "--eval-dir",
     "eval_dir",
@@ -157,16 +163,7 @@ def replay_cmd(
     help="The folder of query sets: dev-queries.jsonl, dev-negatives.jsonl, fresh-queries.jsonl, "
     "fresh-negatives.jsonl (those present are run).",
 )
-@click.option(
-    "--cards",
-    "cards_dir",
-    type=click.Path(exists=True, file_okay=False),
-    help="A folder of card files (<session_id>.json): every yardstick also runs on them.",
-)
-@click.option(
-    "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (rows, cells, the replay).")
+@_report_options("rows, cells, the replay", "every yardstick also runs on them.")
 @click.option(
     "--replay-limit",
     type=click.IntRange(1),
@@ -183,7 +180,10 @@ def yardsticks_cmd(
     as_json: bool,
     replay_limit: int | None,
 ) -> None:
-    """Every yardstick side by side: dev, fresh, pseudo-queries, leave-one-out, negatives, the replay.
+    """Every yardstick side by side.
+
+    Dev, fresh, pseudo-queries, leave-one-out, hand negatives and the replay: the first stage beside what
+    ships, per card set and fold, with standard errors.
 
     Example: episodic eval yardsticks --transcripts T --eval-dir E --cards E/cards --report out/
     """
