@@ -45,6 +45,7 @@ class Row(BaseModel):
     yardstick: str
     measure: str
     better: str  # "higher" | "lower" | "" (reported, no direction)
+    counts: bool = False  # the cells are counts, not shares or means
     cells: dict[str, Cell] = Field(default_factory=dict)  # column ("card set, stage") -> figure
 
 
@@ -59,7 +60,9 @@ class YardsticksResult(BaseModel):
     def row(self, yardstick: str, measure: str) -> Row:
         found = next((r for r in self.rows if r.yardstick == yardstick and r.measure == measure), None)
         if found is None:
-            found = Row(yardstick=yardstick, measure=measure, better=BETTER.get(measure, ""))
+            found = Row(
+                yardstick=yardstick, measure=measure, better=BETTER.get(measure, ""), counts=measure in COUNTS
+            )
             self.rows.append(found)
         return found
 
@@ -76,12 +79,13 @@ HAND_CARD = "hand negatives given a full card"
 LOO_CARD = "leave-one-out negatives given a full card"
 REPLAY_MEASURES: dict[str, tuple[str, str | None, str]] = {  # measure -> (figure, its SE, better)
     "full cards per real prompt": ("cards_per_prompt", "se_cards_per_prompt", "lower"),
-    "real prompts given a full card": ("prompts_with_card", "se_prompts_with_card", "lower"),
     "pointers per real prompt": ("pointers_per_prompt", "se_pointers_per_prompt", ""),
+    "real prompts given anything": ("prompts_with_anything", "se_prompts_with_anything", ""),
     "the same card twice in a session (pairs, any tier)": ("repeats", None, "lower"),
     "the same full card twice in a session (pairs)": ("card_repeats", None, "lower"),
     "the most-given card's share of prompts": ("max_share", None, "lower"),
 }
+COUNTS = {m for m, (figure, _, _) in REPLAY_MEASURES.items() if figure.endswith("repeats")}
 BETTER = {
     RECALL: "higher",
     TARGET_CARD: "higher",

@@ -13,15 +13,15 @@ CHART_NAME = "chart.png"
 ARROWS = {"higher": " ↑", "lower": " ↓", "": ""}
 
 
-def _number(value: float) -> str:
-    return f"{value:.0f}" if value.is_integer() and value > 1 else f"{value:.3f}"
-
-
-def render_cell(cell: Cell | None) -> str:
+def render_cell(cell: Cell | None, counts: bool = False) -> str:
     if cell is None:
         return "–"
-    text = _number(cell.value) + (f" ± {cell.se:.3f}" if cell.se is not None else "")
-    folds = " / ".join(f"{fold} {_number(f.value)}" for fold, f in sorted(cell.folds.items()))
+
+    def number(value: float) -> str:
+        return f"{value:.0f}" if counts else f"{value:.3f}"
+
+    text = number(cell.value) + (f" ± {cell.se:.3f}" if cell.se is not None else "")
+    folds = " / ".join(f"{fold} {number(f.value)}" for fold, f in sorted(cell.folds.items()))
     return f"{text} ({folds})" if folds else text
 
 
@@ -33,7 +33,7 @@ def render_table(result: YardsticksResult) -> list[str]:
     for row in result.rows:
         sizes = sorted({c.n for c in row.cells.values()})
         n = "/".join(str(s) for s in sizes)
-        cells = " | ".join(render_cell(row.cells.get(c)) for c in result.columns)
+        cells = " | ".join(render_cell(row.cells.get(c), row.counts) for c in result.columns)
         out.append(f"| {row.yardstick} | {row.measure}{ARROWS[row.better]} | {n} | {cells} |")
     return out
 
@@ -76,12 +76,15 @@ def render_yardsticks_chart(result: YardsticksResult, path: Path) -> None:
     width = 4
     height = max(1, math.ceil(len(rows) / width))
     fig, axes = plt.subplots(height, width, figsize=(4.2 * width, 3.0 * height), squeeze=False)
-    colours = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    # one hue per card set: the first stage light, what ships dark
+    palette = plt.get_cmap("tab20")
+    colours = [palette((i // 2) * 2 % 20 + (0 if i % 2 else 1)) for i in range(len(result.columns))]
     for ax, row in zip(axes.flat, rows, strict=False):
         cells = [row.cells.get(c) for c in result.columns]
         values = [c.value if c else 0.0 for c in cells]
-        errors = [c.se or 0.0 if c else 0.0 for c in cells]
-        ax.bar(range(len(cells)), values, yerr=errors, capsize=3, color=colours[: len(cells)])
+        errors = [c.se if c and c.se is not None else 0.0 for c in cells]
+        shown = errors if any(errors) else None
+        ax.bar(range(len(cells)), values, yerr=shown, capsize=3, color=colours[: len(cells)])
         ax.set_xticks(range(len(cells)), [c.replace(", ", "\n") for c in result.columns], fontsize=7)
         ax.set_title(f"{row.yardstick}: {row.measure}{ARROWS[row.better]}", fontsize=8)
         ax.grid(axis="y", alpha=0.3)
