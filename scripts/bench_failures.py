@@ -1,4 +1,4 @@
-"""Benchmark recall at the moment of failure (issue 42) on real sessions, offline.
+"""Benchmark recall at the moment of failure on real sessions, offline.
 
     python scripts/bench_failures.py [TRANSCRIPTS_DIR] [--hook-n 40] [--chart bench_failures.png] [--json]
 

@@ -50,7 +50,7 @@ def cut_middle(text: str, limit: int) -> str:
 
 _ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\Z")
 _LEADING_TOKEN = re.compile(r"[A-Za-z0-9/+=_.~-]{4,}")
-# an AWS key id's rest is upper case and digits, and any of it is part of the id (issue 52: `…AKIA…X` | `YZ`)
+# an AWS key id's rest is upper case and digits, and any of it is part of the id (`…AKIA…X` | `YZ`)
 _LEADING_KEY_ID = re.compile(r"[A-Z0-9]{1,16}(?![A-Za-z0-9])")
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
 

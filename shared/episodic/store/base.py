@@ -73,7 +73,7 @@ class Candidates:
     `keys` are the store's own ints, one per pool session; `cosines` is (len(renderings), len(keys)), the
     cosine of each pool session for each voting rendering (-inf where unknown); `keyword` is (pool
     position, BM25 relevance), best first. The vector half is standardised over this pool: SQLite's pool is
-    every session the filters admit, S3 Vectors' the service's top-K (see README "Retrieval")."""
+    every session the filters admit, S3 Vectors' the service's top-K (docs/retrieval.md)."""
 
     keys: list[int] = field(default_factory=list)
     cosines: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), dtype=np.float32))

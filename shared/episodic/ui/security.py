@@ -2,7 +2,8 @@
 
 - a host name of its own, unguessable: the viewer is reached at `http://<32 hex digits>.localhost:<port>`
   (browsers resolve every `*.localhost` name to loopback themselves, never through DNS) and answers only
-  Host headers naming exactly that name and port (a DNS rebinding page's Host is its own name). Cookies are
+  Host headers naming exactly that name and port (a DNS rebinding page's Host is its own name); any other
+  Host gets one fixed bare 421 that never names it (`WRONG_HOST_TEXT`). Cookies are
   scoped by host, not port: a cookie of an address (127.0.0.1, or the random 127.x.y.z of earlier releases,
   visible to every local user in /proc/net/tcp) reached any other server another local user binds on that
   address; one of this name reaches only a server the browser reaches by this name, and no other local user
@@ -72,6 +73,19 @@ class Refused(Exception):
         super().__init__(reason)
         self.status = status
         self.reason = reason
+
+
+# one fixed answer for every Host that is not this run's name and port: whoever asks without the name
+# learns nothing of it (a refusal that named it handed it to any local user who read the port)
+WRONG_HOST_STATUS = 421
+WRONG_HOST_TEXT = "Misdirected request: this server does not answer for that host.\n"
+
+
+class WrongHost(Refused):
+    """A Host header that is not this run's name and port: answered by `WRONG_HOST_TEXT` alone."""
+
+    def __init__(self) -> None:
+        super().__init__(WRONG_HOST_STATUS, WRONG_HOST_TEXT.strip())
 
 
 @dataclass
@@ -171,7 +185,7 @@ class Guard:
             port = None
             parts = urlsplit("//")
         if (parts.hostname or "").lower() != self.name.lower() or port != self.port:
-            raise Refused(421, f"this viewer answers only at {self.base}, not for host {host_header!r}")
+            raise WrongHost
 
     def has_secret(self, headers: Headers) -> bool:
         """The request's cookie holds this run's secret."""

@@ -17,7 +17,16 @@ from episodic.plumbing.http_clients import (
     ClientLimits,
     request_head,
 )
-from episodic.ui.security import KEY_PARAM, OPEN_PATH, SECURITY_HEADERS, Guard, Refused
+from episodic.ui.security import (
+    KEY_PARAM,
+    OPEN_PATH,
+    SECURITY_HEADERS,
+    WRONG_HOST_STATUS,
+    WRONG_HOST_TEXT,
+    Guard,
+    Refused,
+    WrongHost,
+)
 from episodic.ui.views import Response, Viewer
 
 log = logging.getLogger(__name__)
@@ -118,6 +127,9 @@ class _Handler(BoundedHandler):
                 form = read
                 self.guard.check_post(self.headers, form.pop("csrf", ""))
             response = self.viewer.route(self.command, parts.path, query, form)
+        except WrongHost:  # not the page (its header names the source): the fixed text, nothing else
+            self.settle(False)
+            response = Response(WRONG_HOST_STATUS, WRONG_HOST_TEXT.encode(), "text/plain; charset=utf-8")
         except Refused as refused:
             self.settle(signed_in)
             response = self.viewer.refused(refused.status, refused.reason)
