@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import pytest
-from episodic.evaluation.replay import Given, ReplayedPrompt, spread, summarize_replay, timeline
+from episodic.evaluation.replay import Given, ReplayedPrompt, spread, summarize_replay
 from episodic.kernel.errors import InvalidArgumentError
 
 
@@ -45,8 +47,9 @@ def test_nothing_replayed_is_all_zero() -> None:
     assert summarize_replay([]).prompts == 0
 
 
-def test_spread_and_a_bad_limit() -> None:
-    order = timeline({}).order
-    assert spread(order, None) == set()
+def test_spread_takes_sessions_evenly_over_the_timeline() -> None:
+    order = [SimpleNamespace(session_id=f"s{i}") for i in range(10)]
+    assert spread(order, None) == spread(order, 10) == {f"s{i}" for i in range(10)}  # type: ignore[arg-type]
+    assert spread(order, 3) == {"s0", "s3", "s6"}  # type: ignore[arg-type]
     with pytest.raises(InvalidArgumentError):
-        spread(list(range(3)), 0)  # type: ignore[arg-type]
+        spread(order, 0)  # type: ignore[arg-type]
