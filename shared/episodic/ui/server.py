@@ -27,7 +27,7 @@ from episodic.ui.security import (
     Refused,
     WrongHost,
 )
-from episodic.ui.views import Response, Viewer
+from episodic.ui.views import FAVICON_PATH, Response, Viewer
 
 log = logging.getLogger(__name__)
 MAX_FORM_BYTES = 256 * 1024  # a whole edited card is a few KB
@@ -91,8 +91,10 @@ class _Handler(BoundedHandler):
         try:
             self.guard.check_host(self.headers.get("Host"))
             key = query.pop(KEY_PARAM, None)
-            # the stylesheet and script hold no data: served without the secret, so a refusal is styled
-            public = parts.path.startswith("/static/") and self.command in ("GET", "HEAD")
+            # the stylesheet, script and icon hold no data: served without the secret, so a refusal is styled
+            public = self.command in ("GET", "HEAD") and (
+                parts.path.startswith("/static/") or parts.path == FAVICON_PATH
+            )
             signed_in = self.guard.has_secret(self.headers)
             if parts.path == OPEN_PATH and self.command == "POST":  # the opening file's form: key -> cookie
                 opening = self._form()
