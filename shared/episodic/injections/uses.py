@@ -185,10 +185,8 @@ def read_use(
     if moment is None:
         return None
     end = window_end(events, moment)
-    if record.tier == "fix":  # the failing call is what came before; the window starts after it
-        before, window = events[: moment + 1], events[moment + 1 : end]
-    else:
-        before, window = events[:moment], events[moment:end]
+    # the prompt (or the failing call) the record answered is known before it: the window starts after it
+    before, window = events[: moment + 1], events[moment + 1 : end]
     after = events[moment:]
     matched: list[str] = []
     if viewer_opened:
