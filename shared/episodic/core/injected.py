@@ -49,6 +49,7 @@ class Receiver:
     agent: str
     source: Source
     asked: str  # the prompt (or command and error): only its hash is kept
+    at: datetime | None = None  # when it was given (None: now; a replay gives the prompt's own time)
 
 
 def steer(hits: Sequence[SearchHit], uses: dict[str, CardUse], settings: Settings) -> list[SearchHit]:
@@ -117,7 +118,7 @@ def give(memory: Memory, receiver: Receiver, hits: Sequence[SearchHit]) -> list[
 
 def record(store: InjectionStore, receiver: Receiver, given: Sequence[tuple[str, Tier, int]]) -> None:
     """One record per card or pointer given; a failure to record is logged, never the hook's failure."""
-    at = datetime.now(UTC)
+    at = receiver.at or datetime.now(UTC)
     digest = prompt_hash(receiver.asked)
     records = [
         InjectionRecord(

@@ -134,6 +134,10 @@ class Viewer:
         if path == "/eval/chart.png" and self.eval_dir is not None:
             chart = pages.eval_chart(self.eval_dir)
             return Response(200, chart, "image/png") if chart else self.refused(404, "no chart")
+        if path == "/injections":
+            from episodic.ui.injections_page import injections_page
+
+            return injections_page(self, query)
         if path == "/dream":
             dream = pages.dream_records(self.dream_dir, self.tenant_id, self.source.home)
             return self.page(
