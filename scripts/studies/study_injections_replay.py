@@ -76,7 +76,7 @@ def replay_searches(settings: Any, corpus: Any, card_set: Any, embedder: Any, wo
     from episodic.distill.evidence import ordered_events
 
     store = sqlite_store_at(settings, workdir / "replay-index.sqlite3")
-    off = {name: None for name in ("dream", "scratch", "history", "failures", "injections")}
+    off: dict[str, object | None] = dict.fromkeys(("dream", "scratch", "history", "failures", "injections"))
     memory = build_memory(settings, embedder=embedder, store=store, parts=off)
     store.ensure_manifest(memory.manifest)
     order = sorted(
@@ -85,8 +85,8 @@ def replay_searches(settings: Any, corpus: Any, card_set: Any, embedder: Any, wo
     asked: list[Asked] = []
     for n, trajectory in enumerate(order):
         for event in ordered_events(trajectory):
-            prompt = hook_prompt(event.text) if event.kind == "prompt" and event.timestamp else None
-            if prompt is None or store.count(TENANT) == 0:
+            prompt = hook_prompt(event.text) if event.kind == "prompt" else None
+            if prompt is None or event.timestamp is None or store.count(TENANT) == 0:
                 continue
             asked.append(Asked(trajectory.session_id, event.timestamp, prompt, search_shown(memory, prompt)))
         card = card_set.cards.get(trajectory.session_id)
@@ -133,7 +133,7 @@ def give_pass(
             )
             chosen = give(memory, receiver, a.hits)
             rows.append(
-                {"session": session_id, "given": [(h.record.session_id, h.confidence.value) for h in chosen]}
+                {"session": session_id, "given": [(h.record.session_id, str(h.confidence)) for h in chosen]}
             )
         uses = read_session(
             store.of_session(TENANT, session_id), corpus.trajectories[session_id], card_set.cards.get
