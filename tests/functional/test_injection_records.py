@@ -22,6 +22,7 @@ from episodic.kernel.auth import LocalTokenStore
 from episodic.kernel.injection_port import InjectionRecord, prompt_hash
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
+from fakes.injection_records import given_record
 from hook_kit import injected_context
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -146,14 +147,10 @@ def test_an_opened_pointer_is_opened_and_an_unused_card_is_ignored(
 
 def test_retention_removes_old_records(served: dict[str, Any], tmp_path: Path) -> None:
     store = SQLiteInjectionStore(served["home"] / INJECTIONS_FILE)
-    old = InjectionRecord(
-        tenant_id="local",
-        session_id="c0c0c0c0-0000-4000-8000-000000000004",
-        card_id="some-card",
-        tier="card",
-        source="prompt_hook",
-        prompt_sha256=prompt_hash("old"),
-        chars=100,
+    old = given_record(
+        "local",
+        "c0c0c0c0-0000-4000-8000-000000000004",
+        "some-card",
         at=datetime.now(UTC) - timedelta(days=91),
     )
     store.add("local", [old, old.model_copy(update={"at": datetime.now(UTC), "card_id": "kept-card"})])

@@ -10,8 +10,8 @@ from typing import Any
 
 from episodic.core.injected import injection_store
 from episodic.kernel.auth import READ, Principal
-from episodic.kernel.injection_port import InjectionRecord, prompt_hash
 from episodic.mcp.tools import default_registry
+from fakes.injection_records import given_record
 
 from ui.browser import screenshot
 from ui.conftest import World
@@ -35,16 +35,7 @@ def test_the_injections_page_shows_what_was_given_and_used(chromium: Any, world:
     store.set_uses(
         world.settings.tenant, "receiving-one", {first.record_id: ("opened", "opened:get_episode", "")}
     )
-    other = InjectionRecord(
-        tenant_id="someone-else",
-        session_id="their-session",
-        card_id="their-card-0000",
-        tier="card",
-        source="prompt_hook",
-        prompt_sha256=prompt_hash("theirs"),
-        chars=999,
-        at=datetime.now(UTC),
-    )
+    other = given_record("someone-else", "their-session", "their-card-0000", chars=999)
     store.add("someone-else", [other])
 
     page = chromium.new_context(viewport={"width": 1366, "height": 900}).new_page()

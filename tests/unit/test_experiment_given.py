@@ -5,27 +5,17 @@ arm the experiment needs before it can tell a difference that matters."""
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 from episodic.experiment.given import sessions_needed
 from episodic.injections.sqlite_store import INJECTIONS_FILE, SQLiteInjectionStore
-from episodic.kernel.injection_port import InjectionRecord, prompt_hash
+from fakes.injection_records import given_record
 from test_experiment_report import BAD, GOOD, ids_in_arms, log_sessions, report_cli, write_arm
 
 
 def given(store: SQLiteInjectionStore, session_id: str, use: str) -> None:
-    record = InjectionRecord(
-        tenant_id="local",
-        session_id=session_id,
-        card_id="old-episode-1",
-        tier="card",
-        source="prompt_hook",
-        prompt_sha256=prompt_hash("p"),
-        chars=600,
-        at=datetime.now(UTC),
-    )
+    record = given_record("local", session_id, "old-episode-1")
     store.add("local", [record])
     store.set_uses("local", session_id, {record.record_id: (use, "", "claude-code")})  # type: ignore[dict-item]
 
