@@ -38,6 +38,7 @@ PASSES: dict[str, dict[str, bool]] = {
     "hubs on": {"injections_hubs": True, "injections_promote": False},
     "promotion on": {"injections_hubs": False, "injections_promote": True},
     "both on": {"injections_hubs": True, "injections_promote": True},
+    "never-twice off": {"injections_hubs": False, "injections_promote": False, "injections_never_twice": False},
 }
 
 
@@ -210,6 +211,8 @@ def steered_eval(
     }
     figures: dict[str, Any] = {}
     for label, switches in PASSES.items():
+        if "injections_never_twice" in switches:
+            continue  # one query each: nothing to give twice
         configured = settings.model_copy(update=switches)
         row: dict[str, Any] = {}
         for name, answered in answers.items():
