@@ -116,7 +116,10 @@ def test_another_tenant_never_sees_a_record(served: dict[str, Any]) -> None:
         isolate(env, served["home"])
         beta = json.loads(episodic("injections", "--tenant", "beta", "--json").stdout)
         local = json.loads(episodic("injections", "--tenant", "local", "--json").stdout)
+        stats = episodic("stats").stdout
     assert beta["records"] == 0 and local["records"] > 0
+    line = next(x for x in stats.splitlines() if x.startswith("injections: "))
+    assert f"{local['records']} in {local['sessions']} sessions over 30 days" in line  # the configured tenant
 
 
 # indexes the receiving sessions (whose prompt is the demo prompt, so they become its closest cards): after the
