@@ -6,11 +6,11 @@ the retention."""
 from __future__ import annotations
 
 from aws_cdk import RemovalPolicy
-from aws_cdk import aws_dynamodb as dynamodb
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_lambda as lambda_
 from constructs import Construct
 
+from stacks.constructs.history import tenant_table
 from stacks.constructs.storage import Storage
 
 READ_ACTIONS = ["dynamodb:Query"]
@@ -30,20 +30,8 @@ class InjectionRecords(Construct):
         reader_writes: bool = True,  # False for a read-only deployment: the MCP Lambda records nothing
     ) -> None:
         super().__init__(scope, construct_id)
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
-            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
-            encryption_key=storage.key,
-            time_to_live_attribute="expires_at",
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            removal_policy=RemovalPolicy.DESTROY,  # measurements, rebuilt as sessions go on
-        )
+        # measurements, rebuilt as sessions go on: deleted with the stack
+        self.table = tenant_table(self, storage, RemovalPolicy.DESTROY, ttl_attribute="expires_at")
         grants = (
             (writer, READ_ACTIONS + WRITE_ACTIONS + SWEEP_ACTIONS),
             (reader, READ_ACTIONS + (WRITE_ACTIONS if reader_writes else [])),
