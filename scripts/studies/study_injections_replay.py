@@ -38,7 +38,11 @@ PASSES: dict[str, dict[str, bool]] = {
     "hubs on": {"injections_hubs": True, "injections_promote": False},
     "promotion on": {"injections_hubs": False, "injections_promote": True},
     "both on": {"injections_hubs": True, "injections_promote": True},
-    "never-twice off": {"injections_hubs": False, "injections_promote": False, "injections_never_twice": False},
+    "never-twice off": {
+        "injections_hubs": False,
+        "injections_promote": False,
+        "injections_never_twice": False,
+    },
 }
 
 
@@ -111,7 +115,7 @@ def give_pass(
     """One pass of giving and reading over the cached searches: (its injection store, per-prompt rows)."""
     from episodic.core.injected import Receiver, give
     from episodic.injections.sqlite_store import SQLiteInjectionStore
-    from episodic.injections.uses import read_session
+    from episodic.injections.uses import common_evidence, read_session
     from episodic.kernel.memory import Memory
 
     store = SQLiteInjectionStore(workdir / f"injections-{len(list(workdir.iterdir()))}.sqlite3")
@@ -127,19 +131,24 @@ def give_pass(
     by_session: dict[str, list[Asked]] = {}
     for a in asked:
         by_session.setdefault(a.session_id, []).append(a)
-    for session_id, prompts in by_session.items():  # time order: sessions were asked in order
-        for a in prompts:
-            receiver = Receiver(
-                TENANT, session_id, corpus.trajectories[session_id].agent, "prompt_hook", a.prompt, a.at
-            )
+    order = sorted((t for t in corpus.trajectories.values() if t.started_at), key=lambda t: t.started_at)
+    indexed: list[Any] = []  # the cards of the sessions before this one: the tenant's common evidence
+    for trajectory in order:
+        session_id = trajectory.session_id
+        for a in by_session.get(session_id, []):
+            receiver = Receiver(TENANT, session_id, trajectory.agent, "prompt_hook", a.prompt, a.at)
             chosen = give(memory, receiver, a.hits)
             rows.append(
                 {"session": session_id, "given": [(h.record.session_id, str(h.confidence)) for h in chosen]}
             )
-        uses = read_session(
-            store.of_session(TENANT, session_id), corpus.trajectories[session_id], card_set.cards.get
-        )
-        store.set_uses(TENANT, session_id, uses)
+        if session_id in by_session:
+            common = common_evidence(indexed)
+            uses = read_session(
+                store.of_session(TENANT, session_id), trajectory, card_set.cards.get, common=common
+            )
+            store.set_uses(TENANT, session_id, uses)
+        if session_id in card_set.cards:
+            indexed.append(card_set.cards[session_id])
     return store, rows
 
 

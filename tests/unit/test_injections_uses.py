@@ -150,3 +150,14 @@ def test_the_summary_counts_sessions_uses_and_chars() -> None:
     assert summary.share_used == round(1 / 6, 3) and summary.share_by_rule["cited"] == round(1 / 6, 3)
     assert summary.top_cards[0].given == 6 and summary.chars_per_day == {"2026-12-01": 3600}
     assert percentile([1, 2, 3, 4, 100], 0.95) == 100
+
+
+def test_a_check_many_cards_name_is_no_evidence() -> None:
+    from episodic.injections.uses import common_evidence
+
+    others = [CARD.model_copy(update={"problem": f"another go test failure number {n}"}) for n in range(10)]
+    common = common_evidence([CARD, *others])
+    assert "go test" in common  # eleven cards name it: the project's everyday check
+    events = session(tool("Bash", 4, command="go test ./internal/...", output="ok"))
+    assert read_use(record(), CARD, events, common=common).use == "ignored"  # type: ignore[union-attr]
+    assert common_evidence([CARD]) == frozenset()  # too few cards to call anything common

@@ -15,6 +15,23 @@ if TYPE_CHECKING:
     from episodic.kernel.models import Card, Trajectory
 
 
+# the tenant's common evidence, by (store, tenant): read again when the tenant's card count changes
+_COMMON: dict[tuple[int, str], tuple[int, frozenset[str]]] = {}
+
+
+def common_for(memory: Memory, tenant_id: str) -> frozenset[str]:
+    """Terms, files and checks too many of the tenant's cards name to count as a use (`uses.common_evidence`)."""
+    from episodic.injections.uses import common_evidence
+
+    count = memory.store.count(tenant_id)
+    key = (id(memory.store), tenant_id)
+    cached = _COMMON.get(key)
+    if cached is None or cached[0] != count:
+        cached = (count, common_evidence(r.card for r in memory.store.iter_records(tenant_id)))
+        _COMMON[key] = cached
+    return cached[1]
+
+
 class InjectionObserver(SessionObserver):
     """A session that was given memory: each record's use, read again whenever the session grows."""
 
@@ -32,7 +49,7 @@ class InjectionObserver(SessionObserver):
             found = self.memory.store.get(tenant_id, card_id)
             return found.card if found is not None else None
 
-        uses = read_session(records, trajectory, card_of)
+        uses = read_session(records, trajectory, card_of, common=common_for(self.memory, tenant_id))
         self.store.set_uses(tenant_id, trajectory.session_id, uses)
 
     def forget(self, tenant_id: str, session_id: str) -> bool:

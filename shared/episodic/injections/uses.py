@@ -10,13 +10,16 @@ after the moment), so that a long session cannot cite everything by chance.
           file names and commands in the card that the session had not used before the moment)
   acted   in the window, a file the card names is touched, a check the card names is run, or (a failure
           fix) the check that failed runs again and passes
+Terms, files and checks that many of the tenant's cards name (`common_evidence`) never count: in one
+codebase every session touches the same files and runs the same checks.
   ignored none of these
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import timedelta
 
@@ -34,8 +37,13 @@ WINDOW_PROMPTS = 2  # the receiving turn and the next one
 ID_PREFIX = 8  # a pointer shows the first 8 characters of the id
 MIN_CITED_TERMS = 2
 MOMENT_SLACK = timedelta(minutes=10)  # a prompt this far from the record's time is not its moment
+# evidence named by more than this share of the tenant's cards is the project's vocabulary, not the card's
+COMMON_SHARE = 0.05
+COMMON_MIN_CARDS = 3
 # an identifier, a file name or a dotted/hyphenated name: words a reply does not use by chance
-_TERM_RE = re.compile(r"[A-Za-z_][\w]*(?:(?:[._/:-]|::)[\w]+)+|[a-z]+[A-Z]\w*|[A-Z]{2,}\w*[a-z]\w*|\w*_\w+")
+_TERM_RE = re.compile(
+    r"\b(?:[A-Za-z_]\w*(?:(?:[._/:-]|::)\w+)+|[a-z]+[A-Z]\w*|[A-Z][a-z0-9]+[A-Z]\w*|[A-Z]{2,}\w*[a-z]\w*|\w*_\w+)"
+)
 _FILE_RE = re.compile(
     r"\b[\w-]+\.(?:py|pyi|ts|tsx|js|jsx|mjs|go|rs|java|kt|rb|c|h|cpp|cs|swift|sh|toml|ya?ml|json|md|sql|proto|tf|css|html)\b"
 )
@@ -86,6 +94,23 @@ def terms(text: str) -> set[str]:
     return {t.strip("._/:-").lower() for t in _TERM_RE.findall(text) if len(t) >= 4} - _COMMON_TERMS
 
 
+def evidence_of(card: Card) -> set[str]:
+    """Everything a rule may match a card by: its distinctive terms, the files and the checks it names."""
+    return terms(card_text(card)) | card_files(card) | card_checks(card)
+
+
+def common_evidence(cards: Iterable[Card]) -> frozenset[str]:
+    """Terms, files and checks that many cards name (more than COMMON_SHARE of them, at least
+    COMMON_MIN_CARDS): in one codebase every session touches `setup.go` and runs `go test`."""
+    counts: Counter[str] = Counter()
+    total = 0
+    for card in cards:
+        counts.update(evidence_of(card))
+        total += 1
+    bar = max(COMMON_MIN_CARDS, COMMON_SHARE * total)
+    return frozenset(k for k, n in counts.items() if n > bar)
+
+
 def _event_text(event: Event) -> str:
     if event.tool is None:
         return event.text
@@ -129,25 +154,31 @@ def _opened(record: InjectionRecord, after: Sequence[Event]) -> str:
     return ""
 
 
-def _cited(record: InjectionRecord, card: Card, before: Sequence[Event], window: Sequence[Event]) -> str:
+def _cited(
+    record: InjectionRecord,
+    card: Card,
+    before: Sequence[Event],
+    window: Sequence[Event],
+    common: frozenset[str],
+) -> str:
     reply = "\n".join(e.text for e in window if e.kind == "assistant")
     if record.card_id[:ID_PREFIX] in reply:
         return "cited:id"
     known = terms("\n".join(_event_text(e) for e in before))
-    distinctive = terms(card_text(card)) - known
+    distinctive = terms(card_text(card)) - known - common
     found = sorted(t for t in distinctive if t in terms(reply))
     return f"cited:{','.join(found[:5])}" if len(found) >= MIN_CITED_TERMS else ""
 
 
-def _acted(record: InjectionRecord, card: Card, before: Sequence[Event], window: Sequence[Event]) -> str:
+def _acted(card: Card, before: Sequence[Event], window: Sequence[Event], common: frozenset[str]) -> str:
     calls = [e.tool for e in window if e.tool is not None]
     earlier = [e.tool for e in before if e.tool is not None]
-    files = card_files(card) - {_base(c.file_path) for c in earlier if c.file_path}
+    files = card_files(card) - {_base(c.file_path) for c in earlier if c.file_path} - common
     touched = sorted({_base(c.file_path) for c in calls if c.file_path} & files)
     if touched:
         return f"acted:file={touched[0]}"
     ran_before = {check_head(shell_command(c)) for c in earlier}
-    checks = card_checks(card) - ran_before
+    checks = card_checks(card) - ran_before - common
     for call in calls:
         head = check_head(shell_command(call))
         if head and head in checks:
@@ -177,7 +208,11 @@ def _base(path: str | None) -> str:
 
 
 def read_use(
-    record: InjectionRecord, card: Card | None, events: Sequence[Event], viewer_opened: bool = False
+    record: InjectionRecord,
+    card: Card | None,
+    events: Sequence[Event],
+    viewer_opened: bool = False,
+    common: frozenset[str] = frozenset(),
 ) -> Reading | None:
     """The record's use by the rules, in order (opened, cited, acted); None when its moment is not in the
     transcript (not written yet, or another part of the session)."""
@@ -193,9 +228,8 @@ def read_use(
         matched.append("opened:viewer")
     matched += [m for m in (_opened(record, after),) if m]
     if card is not None:
-        matched += [
-            m for m in (_cited(record, card, before, window), _acted(record, card, before, window)) if m
-        ]
+        found = (_cited(record, card, before, window, common), _acted(card, before, window, common))
+        matched += [m for m in found if m]
     if record.tier == "fix":
         matched += [m for m in (_fix_held(before, window),) if m]
     for use in ("opened", "cited", "acted"):
@@ -209,12 +243,14 @@ def read_session(
     trajectory: Trajectory,
     card_of: Callable[[str], Card | None],
     viewer_opened: Callable[[InjectionRecord], bool] = lambda _r: False,
+    common: frozenset[str] = frozenset(),
 ) -> dict[str, tuple[Use, str, str]]:
-    """Every record's (use, detail, agent) by record id, for the records whose moment is in the transcript."""
+    """Every record's (use, detail, agent) by record id, for the records whose moment is in the transcript;
+    `common`: the tenant's common evidence (`common_evidence`), never a match."""
     events = ordered_events(trajectory)
     uses: dict[str, tuple[Use, str, str]] = {}
     for record in records:
-        reading = read_use(record, card_of(record.card_id), events, viewer_opened(record))
+        reading = read_use(record, card_of(record.card_id), events, viewer_opened(record), common)
         if reading is not None:
             uses[record.record_id] = (reading.use, reading.detail, record.agent or trajectory.agent)
     return uses
