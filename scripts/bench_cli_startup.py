@@ -1,5 +1,5 @@
 """CPU (user + sys) of one `episodic <command>` process, median of N, for this tree and optionally a baseline
-tree run interleaved with it (issue 41: what each command pays before doing any work).
+tree run interleaved with it (what each command pays before doing any work).
 
     python scripts/bench_cli_startup.py --rounds 7 --baseline-tree /path/to/main/checkout
 

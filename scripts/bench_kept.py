@@ -1,4 +1,4 @@
-"""Disk used by kept trajectories (issue 41), per session and per 1,000 sessions, over a transcripts folder.
+"""Disk used by kept trajectories, per session and per 1,000 sessions, over a transcripts folder.
 
     python scripts/bench_kept.py [TRANSCRIPTS_DIR]
 

@@ -1,4 +1,4 @@
-"""Study (issue 38): how many positives could the hook give a full card with the first stage's own signals?
+"""Study: how many positives could the hook give a full card with the first stage's own signals?
 
 For the best verified hit of each dev query and dev negative (what the hook reads), every combination of
 bars on the fused score, the cosine and the margin to the next hit is tried *with the answers known* on the

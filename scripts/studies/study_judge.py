@@ -1,4 +1,4 @@
-"""Study (issue 49): the local judge (episodic.judge) over the first stage's best candidates, per card set
+"""Study: the local judge (episodic.judge) over the first stage's best candidates, per card set
 and fold: recall@1/@3 and MRR of every card (`hybrid`) and of the verified ones (the hook's pool), and what
 the hook would inject (a full card for the best verified hit when it is strong) for the dev queries and the
 in-domain negatives. The judge's logits are computed once per (prompt, card text) and kept in --cache; every
@@ -65,7 +65,7 @@ def collect(transcripts: Path, eval_dir: Path) -> dict[str, Any]:
                     top = []
                     for h in hits[:DEPTH]:
                         offline = h.record.distiller.kind == HEURISTIC
-                        # an offline card by its opening words only: read as card text it lost before (issue 49)
+                        # an offline card by its opening words only: read as card text it lost before
                         texts = (
                             {"opening": offline_text(h.record, "opening")}
                             if offline

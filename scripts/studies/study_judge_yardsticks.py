@@ -1,4 +1,4 @@
-"""Study (issue 49): the judge's weight and depth on two yardsticks, LLM cards, every outcome: the dev queries
+"""Study: the judge's weight and depth on two yardsticks, LLM cards, every outcome: the dev queries
 (on which the first stage was tuned) and pseudo-queries (`episodic eval pseudo-queries`, on which nothing was).
 The first stage's best 20 and the judge's logits are computed once per query, then every weight and depth is
 replayed with the adapter's rule (score + weight x (logit - the pool's median logit)); "alone" orders by the

@@ -1,4 +1,4 @@
-"""Study (issue 38): does late interaction (ColBERT-style MaxSim) with MiniLM's own token vectors reorder
+"""Study: does late interaction (ColBERT-style MaxSim) with MiniLM's own token vectors reorder
 the first stage's top 20 better than its fused score?
 
 For each dev query and each card set, the first stage (`search_traces`, as `episodic eval` runs it: every

@@ -1,4 +1,4 @@
-"""Study (issue 49): what `search_traces`' default answer loses, per card set and fold. Each dev query and
+"""Study: what `search_traces`' default answer loses, per card set and fold. Each dev query and
 negative is asked once over every outcome with the production floor (k = 5, the judge on as configured); then:
 - the top-3 targets the tiers drop (below the faint bar), with their cosines;
 - the faint bar's cosine factor replayed (1.0 = the embedder's floor .. 1.4 = the default): targets returned

@@ -1,4 +1,4 @@
-"""Study (issue 38): does a learned second stage over the first stage's top 20 beat the fused score?
+"""Study: does a learned second stage over the first stage's top 20 beat the fused score?
 
 The judge is a logistic regression over seven signals per candidate: fused score, cosine / floor, margin to
 the next hit, gap to the best hit, share of the query's content words in the card, in its problem, and

@@ -1,4 +1,4 @@
-"""Study (issue 49's stop): many more random pairs than `tests/adversarial/test_scrub_pairs.py` draws, through
+"""Study: many more random pairs than `tests/adversarial/test_scrub_pairs.py` draws, through
 its own `_survivors` (plain, JSON-escaped, inside a JSON object): any two items of its pool with any separator
 and prose. Prints the failures found per round (none is the answer wanted); a failure found here is pinned in
 the test as an `@example`.

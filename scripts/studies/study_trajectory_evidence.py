@@ -1,4 +1,4 @@
-"""Study (issue 38): does evidence from the session's *trajectory* pick the right card first, and surely?
+"""Study: does evidence from the session's *trajectory* pick the right card first, and surely?
 
 The first stage (`search_traces`, similarity floor off, as `episodic eval` runs it) gives its top 20 for
 each dev query and dev negative, on both card sets, over every card ("all", the eval's `hybrid`) and over

@@ -12,7 +12,7 @@ from episodic.aws.clients import AwsClients
 from episodic.kernel.auth import Principal
 from episodic.kernel.errors import InvalidArgumentError
 from episodic.mcp.registry import Tool, ToolOutput, ToolRegistry
-from episodic.mcp.schema import ToolArguments, input_schema, parse_arguments
+from episodic.mcp.schema import ToolArguments, ToolResult, input_schema, output_schema, parse_arguments
 from episodic.mcp.tools import default_registry
 from mcp_testkit import ALPHA, build_memory, settings_for
 from pydantic import BaseModel, Field
@@ -53,6 +53,29 @@ def test_every_tools_input_schema_is_its_models(registry: ToolRegistry) -> None:
         assert listed == input_schema(tool.arguments), name
         assert listed["additionalProperties"] is False and "title" not in listed and "$defs" not in listed
         parse_arguments(tool.arguments, MINIMAL[name])  # the minimal arguments are valid
+
+
+def test_every_tools_output_schema_is_its_result_model(registry: ToolRegistry) -> None:
+    for name in registry.names():
+        tool = registry.get(name)
+        assert tool is not None and tool.result is not None, f"{name} has no result model"
+        assert issubclass(tool.result, ToolResult), name
+        listed = tool.describe()["outputSchema"]
+        assert listed == output_schema(tool.result), name
+        assert "title" not in listed and "$defs" not in listed and "$ref" not in str(listed), name
+
+
+def test_the_output_schema_keeps_null_where_a_field_is_required() -> None:
+    class _Planted(ToolResult):
+        when: str | None
+        note: str | None = None
+
+    assert output_schema(_Planted) == {
+        "type": "object",
+        "properties": {"when": {"type": ["string", "null"]}, "note": {"type": "string"}},
+        "required": ["when"],
+        "additionalProperties": False,
+    }
 
 
 @pytest.mark.parametrize("name", sorted(MINIMAL))

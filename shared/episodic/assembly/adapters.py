@@ -58,7 +58,7 @@ def build_scoped_source(settings: Settings, *, record_outcomes: bool = False) ->
 
 class DeferredSource(TranscriptSource):
     """Every agent's source, its parsers imported at the first session read (a memory serving `show` or
-    `search` reads none: issue 41)."""
+    `search` reads none)."""
 
     def __init__(self, build: Callable[[], TranscriptSource]) -> None:
         self.source = cache(build)  # built once, at the first call
@@ -161,7 +161,7 @@ def heuristic_distiller() -> Distiller:
 
 class DeferredDistiller(Distiller):
     """The heuristic distiller, its rules imported at the first use (`show`, `search`, `history` assemble a
-    memory and never distil: issue 41)."""
+    memory and never distil)."""
 
     def __init__(self, build: Callable[[], Distiller]) -> None:
         self.distiller = cache(build)  # built once, at the first call

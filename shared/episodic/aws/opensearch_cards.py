@@ -1,5 +1,5 @@
 """Cards on OpenSearch Serverless: the same VectorStore contract as SQLite and S3 Vectors, chosen by
-`EPISODIC_STORE=opensearch` (an alternative to S3 Vectors; see README "Scratch memory" for the cost).
+`EPISODIC_STORE=opensearch` (an alternative to S3 Vectors; its cost in docs/aws.md).
 
 One document per session: the card record (stored, not indexed), its keyword text (BM25), filter fields
 (keyword tenant/project/agent/outcome/tags, date started_at) and one `knn_vector` per indexed rendering.

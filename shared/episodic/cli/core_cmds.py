@@ -14,6 +14,7 @@ import click
 from episodic.cli.core_print import (
     echo_json,
     hit_json,
+    outcome_reason,
     print_hits,
     print_inspect,
     print_report,
@@ -21,6 +22,7 @@ from episodic.cli.core_print import (
     record_text,
 )
 from episodic.cli.errors import TENANT
+from episodic.cli.named_paths import not_sessions
 from episodic.kernel.models import AGENTS, SearchFilters, SessionSource
 from episodic.kernel.settings import Settings, load_settings
 
@@ -143,6 +145,11 @@ def register(group: click.Group) -> None:
     ) -> None:
         """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
         missing_paths_error(paths)
+        if rejected := not_sessions(paths):
+            if len(rejected) == len(paths):  # nothing to index: a mistake, not "found 0 sessions"
+                raise click.ClickException("\n".join(rejected))
+            for line in rejected:
+                click.echo(f"skipped: {line}", err=True)
         settings = _settings({"distiller": distiller})
         tenant = tenant or settings.tenant
         if upgrade:
@@ -193,12 +200,12 @@ def register(group: click.Group) -> None:
         memory = build_memory(settings)
         filters = SearchFilters(include_unverified=not verified_only, project=project, agent=agent)
         hits = search_traces(memory, tenant or settings.tenant, query, k, filters)
-        if not all_outcomes:  # as search_traces gives an agent by default
-            hits = cards_only_if_verified(hits)
-        if as_json:
-            echo_json({"results": [hit_json(h) for h in hits]})
+        if as_json:  # as search_traces gives an agent by default
+            echo_json(
+                {"results": [hit_json(h) for h in (hits if all_outcomes else cards_only_if_verified(hits))]}
+            )
         else:
-            print_hits(hits)
+            print_hits(hits, leads_unless_verified=not all_outcomes)
 
     @group.command("show")
     @click.argument("session_id")
@@ -210,11 +217,12 @@ def register(group: click.Group) -> None:
         from episodic.core.search import get_episode
 
         settings = _settings({})
-        record = get_episode(build_memory(settings), tenant or settings.tenant, session_id)
+        memory = build_memory(settings)
+        record = get_episode(memory, tenant or settings.tenant, session_id)
         if as_json:
             echo_json(record.model_dump(mode="json"))
             return
-        click.echo(record_text(record))
+        click.echo(record_text(record, why=outcome_reason(memory, record)))
 
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
@@ -303,9 +311,12 @@ def register(group: click.Group) -> None:
         if as_json:
             echo_json(data)
             return
-        click.echo(f"cards: {data['cards']}")
+        click.echo(
+            f"cards: {data['cards']}" + ("" if data["cards"] else " (nothing indexed yet: `episodic index`)")
+        )
         for key in ("by_tenant", "by_outcome", "by_distiller"):
-            click.echo(f"  {key[3:]}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
+            if data[key]:  # an empty index has no tenant, outcome or distiller to name
+                click.echo(f"  {key[3:]}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
         if manifest:
             click.echo(
                 f"  index: {manifest.embedder_id} ({manifest.dimension}-d), renderings {','.join(manifest.renderings)}"
@@ -347,7 +358,7 @@ def register(group: click.Group) -> None:
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
-        from episodic.core.confidence import cards_only_if_verified
+        from episodic.cli.quickstart_question import drawn_from, own_question
         from episodic.core.search import search_traces
         from episodic.parse.agents import agent_roots
         from episodic.sessions.demo import DEMO_DIR, DEMO_TENANT, remove_demo
@@ -371,10 +382,13 @@ def register(group: click.Group) -> None:
             paths = [str(DEMO_DIR)]
         report = run_index(settings, paths, tenant, as_json=False, memory=memory)
         print_report(report)
-        question = query or DEMO_QUERY
-        click.echo(f'\nsearch: "{question}" (as `episodic search` and an agent asking get it)\n')
+        question, origin = query or DEMO_QUERY, "as `episodic search` and an agent asking get it"
+        own = own_question(memory.store.iter_records(tenant)) if paths is None and not query else None
+        if own:  # your own sessions: a question drawn from one of them, not the demo's
+            question, origin = own[0], f"drawn from {drawn_from(own[1])}; `--query TEXT` asks your own"
+        click.echo(f'\nsearch: "{question}" ({origin})\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
-        print_hits(cards_only_if_verified(hits))
+        print_hits(hits)
         from episodic.cli.setup_steps import offer_claude_code_distiller
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once

@@ -1,4 +1,4 @@
-"""The `episodic` group imports only the command modules of the command being run (issue 41: every CLI
+"""The `episodic` group imports only the command modules of the command being run (every CLI
 process paid ~0.4 s for modules it never used); `--help` and completion still import them all.
 
 A command area is a `register(group)` function; COMMANDS says which areas build each top-level command, run

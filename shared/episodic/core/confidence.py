@@ -1,30 +1,15 @@
 """How sure a hit is: the decision rule between a full card, a one-line pointer and silence.
 
-Two measures must agree (README "Injection", chosen on the dev set's fold A, reported on fold B):
-- the fused score (store.hybrid): the blended cosine standardised over the tenant's own cards plus the
-  keyword half, i.e. how far a session stands above the rest of *this* index for the query. Inside one
-  codebase every card clears a fixed cosine floor (the dev set's negatives have a median top similarity
-  of 0.45, as high as found positives), so the cosine alone cannot tell them apart;
-- the cosine similarity itself, in the embedder's own scale (multiples of its calibrated floor): a session
-  that stands out of a crowd of unrelated cards is still not the same problem when it is far in absolute
-  terms (on the dev set, a strong cosine bar of 0.50 instead of 0.55 gives 5 of 40 negatives a full card).
-
-- strong: score >= strong_score and similarity >= STRONG_FACTOR x floor; a full card, described as close;
-- weak: score >= weak_score and similarity >= WEAK_FACTOR x floor; a one-line pointer even unasked (the hook);
-- faint: score >= faint_score and similarity >= FAINT_FACTOR x floor; a compact entry only for an agent that
-  asks (search_traces, `episodic search`), labelled faint; the hook stays silent on it;
-- below: dropped: no match at all is the real answer.
-
-With the local judge (episodic.judge) a judged hit also carries `judge`, the judge's probability that the
-card is the prompt's problem. With `judge_strong` set, the judge decides the full card: strong when the judge
-is at least that sure and the cosine clears the weak tier's bar (the judge reorders and vouches; it does not
-lift a far card); a judged hit below it is at most weak. With `judge_weak` set, a judged hit the judge finds
-that unlikely (p < judge_weak) is at most faint: the hook does not point to it, an agent that asks still sees it
-(on the dev set's LLM cards the fused score alone gave 0.45 of the negatives a pointer; issue 49). An unjudged
-hit (another card kind, no judge, a judge past its deadline) keeps the rule above.
-
-A z-score over a handful of cards cannot reach the bar (the largest z of n values is (n-1)/sqrt(n)) and
-measures nothing there: below MIN_POOL cards only the cosine bars apply.
+Two measures must agree (chosen on the dev set's fold A, reported on fold B; figures in docs/retrieval.md):
+the fused score (store.hybrid: how far a session stands above the rest of *this* index, since inside one
+codebase every card clears a fixed cosine floor), and the cosine itself in multiples of the embedder's floor
+(a session that stands out of a crowd of unrelated cards can still be far in absolute terms).
+- strong: score >= strong_score and similarity >= STRONG_FACTOR x floor: a full card, described as close;
+- weak: score >= weak_score and similarity >= WEAK_FACTOR x floor: a one-line pointer even unasked (the hook);
+- faint: score >= faint_score and similarity >= FAINT_FACTOR x floor: only for an agent that asks, labelled;
+- below: dropped. With the local judge, `judge_strong` / `judge_weak` let the judge's probability decide the
+full card and rule out pointers (`ConfidenceRule.tier`); an unjudged hit keeps the rule above. Below MIN_POOL cards a
+z-score measures nothing (the largest z of n values is (n-1)/sqrt(n)), so only the cosine bars apply.
 """
 
 from __future__ import annotations
@@ -109,8 +94,8 @@ def by_tier(hits: Sequence[SearchHit]) -> list[SearchHit]:
 def cards_only_if_verified(hits: Sequence[SearchHit]) -> list[SearchHit]:
     """The hits with every episode whose fix was never verified (failed, unverified, informational) at most
     weak: an agent that did not ask for them still sees them, labelled with their outcome, as one-line entries
-    it may open, never as a full card whose insight reads like a fix (DESIGN invariant 3; issue 49: leaving
-    them out lost the target for 0.19 of the dev queries, giving them as cards gave 0.15 of the negatives one)."""
+    it may open, never as a full card whose insight reads like a fix (DESIGN invariant 3; the figures that chose
+    this are in docs/retrieval.md)."""
     return [
         hit.model_copy(update={"confidence": Confidence.WEAK})
         if hit.confidence == Confidence.STRONG and hit.record.card.outcome.value != "verified"

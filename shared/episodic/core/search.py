@@ -71,7 +71,7 @@ def second_stage(
     reranker: Reranker, query: str, hits: Sequence[SearchHit], seconds: float
 ) -> list[SearchHit]:
     """The reranker's order when it answers within `seconds` (0: however long it takes); otherwise, or when
-    it fails, the first stage's answer as it was (a slow judge must not silence the hook: issue 52 item 14)."""
+    it fails, the first stage's answer as it was (a slow judge must not silence the hook)."""
     if seconds <= 0:
         return reranker.rerank(query, hits)
     call = _second_stage.submit(reranker.rerank, query, hits)

@@ -7,11 +7,9 @@ and the card is read from the JSON output's `response` (geminicli.com/docs/cli/h
 server (`--allowed-mcp-server-names` naming none that exists), every extension (`-e none`), and hooks
 through the run folder's own workspace settings (`.gemini/settings.json`), read because the run trusts its
 folder (GEMINI_CLI_TRUST_WORKSPACE=true, as `--skip-trust` sets it; an untrusted folder's settings are
-ignored). A system settings file would not do: 0.61 skips one unless it and every folder above it are owned
-by root and shut to group and others (isFileAndDirectorySecureSync), so it failed below /tmp and for any
-user but root. The run is in an empty folder, so no project GEMINI.md is near it; the user's global
-~/.gemini/GEMINI.md is always loaded by 0.61 (observed: `context.fileName` only adds names). Gemini CLI writes a chat file for a headless run too; its first user
-text is DISTILLER_MARKER, so the parser skips it.
+ignored; a system settings file is skipped unless root owns every folder above it). The run is in an empty
+folder, so no project GEMINI.md is near it (the user's global one is always loaded). Gemini CLI writes a chat
+file for a headless run too; its first user text is DISTILLER_MARKER, so the parser skips it.
 """
 
 from __future__ import annotations

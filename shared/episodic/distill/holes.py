@@ -56,7 +56,7 @@ HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("line number missing", re.compile(r"(?i)\b(?:at|on) line\s*(?:[,.;:)]|$)")),
     ("dangling article at the end", re.compile(r"(?i)\b(?:the|an|with|of|for|from|into)\s*$")),
-    # where a path or a name was removed (issue 50): "makes more sense because. Both files …"
+    # where a path or a name was removed: "makes more sense because. Both files …"
     (
         "connective missing its clause",
         re.compile(r"(?i)\b(?:because|since|whereas|although)\s*[.,;!?](?!\w)"),

@@ -1,4 +1,4 @@
-"""The week's sessions from the history store (issue 15's records), with the transcripts as fallback.
+"""The week's sessions from the history store (its session records), with the transcripts as fallback.
 
 A history record holds what a digest needs (scrubbed prompts in full, files touched, subagents, the
 closing summary), so a week is read without parsing a transcript. A card whose session has no history

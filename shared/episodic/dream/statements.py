@@ -1,16 +1,12 @@
 """What a record may say: statements taken from cards, checked and deduplicated by meaning.
 
 A card field becomes a record item only when it reads as a statement: no hole left where a path or an
-identifier was stripped ("the error in is…", "(line )": the card checks' rules, `distill.holes`, and a few
-more for joined or cut lines), not a change-log line ("Updated X — replaced…"),
-not chatter (the distiller's chatter rules), not a session's raw first prompt. Two statements "say the
-same thing" when their embeddings' cosine is at least the embedder's `same_statement` threshold; two
-threads (this week's and an earlier record's) are the same work at `same_thread`. Thresholds are data,
-per embedder family, measured on short technical texts (see episodic.embed for the calibration):
-- minilm: same statement 0.80 (the W06 near duplicates "The lint error … prints err instead of initErr"
-  score 0.86-0.93; distinct decisions of one thread 0.2-0.6), same thread 0.50 (paraphrased problems
-  0.63-0.68, neighbours in one area 0.34-0.37);
-- hashing (shared words only): same statement 0.60, same thread 0.30.
+identifier was stripped ("the error in is…", "(line )": `distill.holes`, and a few more for joined or cut
+lines), not a change-log line ("Updated X — replaced…"), not chatter (the distiller's chatter rules), not a
+session's raw first prompt. Two statements "say the same thing" when their embeddings' cosine is at least the
+embedder's `same_statement` threshold; two threads (this week's and an earlier record's) are the same work at
+`same_thread`. Thresholds are data, per embedder family (THRESHOLDS below; how they were measured:
+docs/dreaming.md).
 """
 
 from __future__ import annotations

@@ -12,7 +12,7 @@ from episodic.dream.weeks import IsoWeek
 from episodic.kernel.auth import Principal
 from episodic.kernel.errors import NotFoundError
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.mcp.schema import ToolArguments
+from episodic.mcp.schema import ToolArguments, ToolResult
 
 if TYPE_CHECKING:
     from episodic.kernel.memory import Memory
@@ -30,17 +30,13 @@ class DreamArguments(ToolArguments):
     )
 
 
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "week": {"type": "string"},
-        "part": {"type": "string"},
-        "weeks_available": {"type": "array", "items": {"type": "string"}},
-        "text": {"type": "string"},
-    },
-    "required": ["week", "part", "weeks_available", "text"],
-    "additionalProperties": False,
-}
+class DreamResult(ToolResult):
+    week: str
+    part: str
+    weeks_available: list[str]
+    text: str
+
+
 DESCRIPTION = (
     "Read the team's weekly dream record: what recurred across sessions, the key decisions already made "
     "(do not reopen them without a new reason), unfinished threads with their carry-over cost, insights, "
@@ -75,7 +71,7 @@ def dream_tool(archive_for: Any) -> Tool:
         name=TOOL_NAME,
         title="Read the weekly dream record",
         description=DESCRIPTION,
-        output_schema=OUTPUT_SCHEMA,
+        result=DreamResult,
     )
 
 

@@ -1,4 +1,4 @@
-"""Pseudo-queries: a second yardstick no first-stage choice was tuned on (issue 49).
+"""Pseudo-queries: a second yardstick no first-stage choice was tuned on.
 
 Each session's *later* prompts (never its first: the offline cards' `opening` vector reads the first) are
 asked with that session as the target, as a user returning to a problem might word it. They are noisy by

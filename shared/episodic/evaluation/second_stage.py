@@ -1,4 +1,4 @@
-"""The second stage's cost as the evaluation saw it: each query's first judging, timed (issue 49).
+"""The second stage's cost as the evaluation saw it: each query's first judging, timed.
 
 The evaluation waits for the judge (no deadline) and asks most prompts more than once (ranking, the hook's
 view, the MCP view); the judge's cache answers the repeats, so only a query's first call is timed. These are

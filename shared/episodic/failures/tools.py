@@ -9,7 +9,7 @@ from pydantic import Field
 
 from episodic.kernel.auth import Principal
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.mcp.schema import ToolArguments
+from episodic.mcp.schema import ToolArguments, ToolResult
 
 if TYPE_CHECKING:
     from episodic.kernel.memory import Memory
@@ -33,33 +33,23 @@ class FailureArguments(ToolArguments):
     )
 
 
-_FIX_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": {"type": "string"},
-        "date": {"type": "string"},
-        "signature": {"type": "string"},
-        "check": {"type": "string"},
-        "passed_command": {"type": "string"},
-        "edits": {"type": "array", "items": {"type": "string"}},
-        "diagnosis": {"type": "string"},
-        "project": {"type": "string"},
-        "has_card": {"type": "boolean"},
-    },
-    "required": ["session_id", "date", "signature", "check", "passed_command", "edits", "diagnosis"],
-    "additionalProperties": False,
-}
-OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "match": {"anyOf": [_FIX_SCHEMA, {"type": "null"}]},
-        "signature": {"type": "string"},
-        "reason": {"type": "string"},
-        "sessions": {"type": "integer"},
-    },
-    "required": ["match", "signature", "reason", "sessions"],
-    "additionalProperties": False,
-}
+class Fix(ToolResult):
+    session_id: str
+    date: str
+    signature: str
+    check: str
+    passed_command: str
+    edits: list[str]
+    diagnosis: str
+    project: str | None = None
+    has_card: bool | None = None
+
+
+class FailureResult(ToolResult):
+    match: Fix | None
+    signature: str
+    reason: str
+    sessions: int
 
 
 def has_card(memory: Memory, tenant_id: str, session_id: str) -> bool:
@@ -151,6 +141,6 @@ def failure_tools(memory: Memory) -> list[Tool]:
                 "passed, returns what it turned out to be, what ended it, the check and the session id "
                 "(get_episode gives its card). Says explicitly when no earlier session got past it."
             ),
-            output_schema=OUTPUT_SCHEMA,
+            result=FailureResult,
         )
     ]

@@ -4,7 +4,7 @@ Each line is parsed, scrubbed value by value (`Scrubber.scrub_obj_counted`) and 
 JSON; a line that does not parse is dropped and counted, never uploaded raw. Subagent lines keep (or get)
 `isSidechain: true` and their `agentId`, so the parser folds them like the inline layout. Then the
 session-wide pass the parser makes (`ScrubCounter.follow`) runs over the scrubbed prose in order: a key split
-across two messages, or an AWS secret after its key id in an earlier line, goes too (issue 31).
+across two messages, or an AWS secret after its key id in an earlier line, goes too.
 """
 
 from __future__ import annotations

@@ -9,15 +9,15 @@ Whatever is cut is said: `truncated: true` and a line in the text.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import ConfigDict, Field
 
 from episodic.history.params import RangeArguments
 from episodic.history.views import DEFAULT_THREAD_CHARS
 from episodic.kernel.auth import WRITE, Principal
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.mcp.schema import ToolArguments
+from episodic.mcp.schema import ToolArguments, ToolResult
 
 if TYPE_CHECKING:
     from episodic.kernel.memory import Memory
@@ -76,38 +76,50 @@ class TargetArguments(ToolArguments):
     target: str = Field(min_length=1, max_length=300)
 
 
-def _schema(properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
-    return {"type": "object", "properties": properties, "required": required, "additionalProperties": False}
+Truncated = Annotated[bool, Field(description="True when entries were dropped to stay within the budget.")]
 
 
-_OBJECTS = {"type": "array", "items": {"type": "object"}}
-_TRUNCATED = {"type": "boolean", "description": "True when entries were dropped to stay within the budget."}
+class Found(ToolResult):
+    results: list[dict[str, Any]]
+    truncated: Truncated
 
 
-def _output(key: str, items: dict[str, Any], **extra: Any) -> dict[str, Any]:
-    """A result's schema: one list (`key`), the truncation flag, and any extra fields."""
-    return _schema({key: items, "truncated": _TRUNCATED, **extra}, [key, "truncated"])
+class Thread(ToolResult):
+    sessions: list[str]
+    truncated: Truncated
+    more_sessions: int | None = Field(None, description="Matching sessions not shown.")
 
 
-_LINK_OUTPUT = {
-    "type": "object",
-    "properties": {
-        name: {"type": "string"}
-        for name in (
-            "tenant_id",
-            "session_id",
-            "item",
-            "kind",
-            "origin",
-            "linked_at",
-            "cwd",
-            "terminal",
-            "evidence",
-            "url",
-        )
-    },
-    "required": ["session_id", "item", "kind", "origin", "linked_at"],
-}
+class Decisions(ToolResult):
+    decisions: list[dict[str, Any]]
+    truncated: Truncated
+    message: str | None = None
+
+
+class Timeline(ToolResult):
+    days: list[dict[str, Any]]
+    truncated: Truncated
+
+
+class Link(ToolResult):
+    model_config = ConfigDict(extra="allow")  # a link as stored: further fields pass through
+
+    tenant_id: str | None = None
+    session_id: str
+    item: str
+    kind: str
+    origin: str
+    linked_at: str
+    cwd: str | None = None
+    terminal: str | None = None
+    evidence: str | None = None
+    url: str | None = None
+
+
+class Links(ToolResult):
+    links: list[dict[str, Any]]
+    truncated: Truncated
+    kind: Literal["session", "item"] | None = None
 
 
 def budgeted(text: str, structured: dict[str, Any], list_key: str) -> ToolOutput:
@@ -235,7 +247,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "topic, a snippet, its outcome and the command to resume it. Start here, then use "
                 "history_thread or history_query on the sessions found."
             ),
-            output_schema=_output("results", _OBJECTS),
+            result=Found,
         ),
         Tool.from_model(
             ThreadArguments,
@@ -248,11 +260,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "each, and the reply) and its closing summary, cut to max_chars and saying so when cut; "
                 "more_sessions counts matching sessions left out."
             ),
-            output_schema=_output(
-                "sessions",
-                {"type": "array", "items": {"type": "string"}},
-                more_sessions={"type": "integer", "description": "Matching sessions not shown."},
-            ),
+            result=Thread,
         ),
         Tool.from_model(
             QueryArguments,
@@ -260,7 +268,7 @@ def history_tools(memory: Memory) -> list[Tool]:
             name="history_query",
             title="Matches with surrounding turns",
             description="Matches of a topic with `context` turns on each side, for a date range or one session (JSON).",
-            output_schema=_output("results", _OBJECTS),
+            result=Found,
         ),
         Tool.from_model(
             TopicArguments,
@@ -272,7 +280,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "then decision language in their prompts and summaries, each with date, session and context. "
                 "When several fit, ask the user which one they mean."
             ),
-            output_schema=_output("decisions", _OBJECTS, message={"type": "string"}),
+            result=Decisions,
         ),
         Tool.from_model(
             TimelineArguments,
@@ -280,7 +288,7 @@ def history_tools(memory: Memory) -> list[Tool]:
             name="history_timeline",
             title="Sessions per day",
             description="What was worked on: sessions per day with their problem line and outcome, for an ISO week (2026-W30) or a date range.",
-            output_schema=_output("days", _OBJECTS),
+            result=Timeline,
         ),
         Tool.from_model(
             LinkArguments,
@@ -292,7 +300,7 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "GitHub issue or PR URL or #123, a key like ENT-297, or a Beads id. Appends; earlier links stay. "
                 "Beads epics are refused: link a task."
             ),
-            output_schema=_LINK_OUTPUT,
+            result=Link,
             annotations=dict(WRITE_ANNOTATIONS),
             required_scope=WRITE,
         ),
@@ -305,6 +313,6 @@ def history_tools(memory: Memory) -> list[Tool]:
                 "Reverse lookups: given a work item (#123, ENT-297, a Beads id, a URL) its sessions newest first "
                 "with their cards and resume commands; given a session id its linked items."
             ),
-            output_schema=_output("links", _OBJECTS, kind={"type": "string", "enum": ["session", "item"]}),
+            result=Links,
         ),
     ]

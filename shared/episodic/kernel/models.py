@@ -36,7 +36,7 @@ DEFAULT_AGENT = "claude-code"
 # retrieval defaults (why: episodic.store.hybrid); here so that settings need not import numpy
 # `reflect` ranked worst alone on both card sets and lowered the blend on both folds of the dev set: it is
 # indexed (and reported as a hit's best rendering) but does not vote by default
-# `opening` votes as an equal third where a card has it (README "Offline cards against LLM cards")
+# `opening` votes as an equal third where a card has it (measured in docs/evaluation.md)
 DEFAULT_RENDERING_WEIGHTS: dict[str, float] = {"struct": 1.0, "semantic": 1.0, "reflect": 0.0, "opening": 1.0}
 DEFAULT_KEYWORD_WEIGHT = 1.25  # flat between 1.0 and 1.5 on both card sets and both folds
 _TENANT_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -261,6 +261,7 @@ class ParseStats(BaseModel):
     lines: int = 0
     malformed_lines: int = 0
     truncated_last_line: bool = False
+    truncated_files: int = 0  # files whose last line was cut, summed when stats are merged (an index run's)
     skipped_entry_types: dict[str, int] = Field(default_factory=dict)
     skipped_block_types: dict[str, int] = Field(default_factory=dict)
     duplicate_uuids: int = 0
@@ -273,6 +274,7 @@ class ParseStats(BaseModel):
         self.lines += other.lines
         self.malformed_lines += other.malformed_lines
         self.truncated_last_line = self.truncated_last_line or other.truncated_last_line
+        self.truncated_files += max(other.truncated_files, int(other.truncated_last_line))
         self.duplicate_uuids += other.duplicate_uuids
         self.injected_context_stripped += other.injected_context_stripped
         self.thinking_with_text += other.thinking_with_text
@@ -353,6 +355,9 @@ class SearchFilters(BaseModel):
     since: datetime | None = None
     renderings: list[str] = Field(default_factory=list)  # compare the query with these only (empty: all)
     approved_only: bool = False  # only cards a person approved (the hook under `review_required`)
+    # sessions left out of the candidate pool before ranking (the evaluation's leave-one-out view: the pool,
+    # its z-scores, the judge and the tiers are those a prompt would meet if these sessions were never stored)
+    exclude_sessions: list[str] = Field(default_factory=list)
 
 
 class Confidence(StrEnum):

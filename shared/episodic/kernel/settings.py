@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     default_k: int = 3
     max_k: int = 5
     min_similarity: float | None = None  # None: the embedder's calibrated default
-    # the confidence tiers of a hit (episodic.core.confidence; chosen on the dev set, see README "Injection")
+    # the confidence tiers of a hit (episodic.core.confidence; chosen on the dev set: docs/retrieval.md)
     strong_score: float = Field(default=3.5, ge=0.0, le=50.0)  # fused score for a full card
     weak_score: float = Field(
         default=3.25, ge=0.0, le=50.0
@@ -84,7 +84,7 @@ class Settings(BaseSettings):
     reranker: Literal["none", "bedrock", "local"] = "local"
     rerank_depth: int = Field(default=20, ge=1, le=100)
     # a second stage that has not answered by then is abandoned and the first stage's answer kept (0: wait);
-    # it must fit the hook's budget with the first stage and the reply (issue 52 item 14)
+    # it must fit the hook's budget with the first stage and the reply
     rerank_seconds: float = Field(default=0.6, ge=0.0, le=30.0)
     judge_model_dir: Path | None = None  # None: where `episodic.judge.install` puts it (the venv)
     # candidates the local judge reads per search: 3 gained as much recall@1 as 8 on the dev set at 3/8 of the
@@ -111,7 +111,7 @@ class Settings(BaseSettings):
 
     # serving and the hook
     host: str = "127.0.0.1"
-    port: int = 8765
+    port: int = Field(default=8765, ge=0, le=65535)  # 0: `serve` picks a free one
     url: str | None = None  # the MCP endpoint the hook asks (default: the local server)
     token: str | None = None
     hook_budget_seconds: float = 1.5
@@ -157,7 +157,8 @@ class Settings(BaseSettings):
     distill_daily_cap: int = Field(
         default=20, ge=0
     )  # SessionEnd distils a day (0: none); `index` is not capped
-    # Codex CLI and Gemini CLI: their session-end hook (`setup codex|gemini`) distils the ended session
+    # the session-end hook (Claude Code's and Gemini CLI's SessionEnd, Codex's Stop) distils the ended session;
+    # false: the hook returns at once, whatever hooks file still names it
     hook_session_end: bool = True
     distill_quiet_seconds: float = Field(default=300.0, ge=0)  # Codex's turn ended: distil after this quiet
 
@@ -197,7 +198,7 @@ class Settings(BaseSettings):
     # an agent's recall_similar call or the CLI waits longer: it is asked for, and it may load the embedder
     scratch_agent_deadline_seconds: float = Field(default=3.0, gt=0, le=30)
     hook_scratch: bool = True  # the prompt hook adds "Prior similar attempts" after the episodes
-    # failure memory (episodic.failures): errors a session met and got past, by signature (issue 42)
+    # failure memory (episodic.failures): errors a session met and got past, by signature
     failure_memory: bool = True  # record them on indexing and serve recall_failure
     failure_min_words: int = Field(default=2, ge=1, le=20)  # fewer words: too generic (bench_failures.py)
     failure_same_check: bool = True  # only a fix proved by the same check (`go test`, `mise run lint`)

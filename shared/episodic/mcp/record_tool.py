@@ -3,7 +3,7 @@ arguments, check the write scope, call the core, shape the answer; a rejected ca
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from pydantic import Field
 
@@ -12,6 +12,7 @@ from episodic.kernel.auth import READ, WRITE, Principal
 from episodic.kernel.errors import InvalidCardError
 from episodic.kernel.models import Card
 from episodic.mcp.registry import Tool, ToolOutput
+from episodic.mcp.schema import ToolResult
 
 if TYPE_CHECKING:
     from episodic.kernel.memory import Memory
@@ -36,19 +37,15 @@ class RecordArguments(Card):  # the card's fields (omitted ones take its default
     )
 
 
-RECORD_OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": {"type": "string"},
-        "outcome": {"type": "string", "description": "The stored outcome (after the evidence check)."},
-        "distiller": {"type": "string"},
-        "replaced": {"type": ["string", "null"], "description": "The distiller of the card it replaced."},
-        "transcript_found": {"type": "boolean"},
-        "notes": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["session_id", "outcome", "distiller", "replaced", "transcript_found", "notes"],
-    "additionalProperties": False,
-}
+class RecordResult(ToolResult):
+    session_id: str
+    outcome: str = Field(description="The stored outcome (after the evidence check).")
+    distiller: str
+    replaced: str | None = Field(description="The distiller of the card it replaced.")
+    transcript_found: bool
+    notes: list[str]
+
+
 DESCRIPTION = (
     "Record the memory card of THIS session, written by you, the agent who lived it, so a future agent "
     "meeting a similar problem finds it with search_traces. Call it once, near the end, when asked to "
@@ -107,7 +104,7 @@ def record_tool(memory: Memory) -> Tool:
         name=TOOL_NAME,
         title="Record this session's card",
         description=DESCRIPTION,
-        output_schema=RECORD_OUTPUT_SCHEMA,
+        result=RecordResult,
         annotations=dict(WRITE_ANNOTATIONS),
         required_scope=READ,  # checked in the handler, so a read-only token gets an isError result
     )

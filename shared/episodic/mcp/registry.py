@@ -25,7 +25,7 @@ from episodic.kernel.errors import (
     ScopeError,
     TenantError,
 )
-from episodic.mcp.schema import input_schema, parse_arguments
+from episodic.mcp.schema import input_schema, output_schema, parse_arguments
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,7 @@ class Tool:
     annotations: dict[str, Any] = field(default_factory=lambda: dict(READ_ONLY))
     required_scope: str = READ  # e.g. "write" for a tool that records episodes
     arguments: type[BaseModel] | None = None  # the model input_schema was generated from (from_model)
+    result: type[BaseModel] | None = None  # the model output_schema was generated from (from_model)
 
     @classmethod
     def from_model(
@@ -96,12 +97,12 @@ class Tool:
         name: str,
         title: str,
         description: str,
-        output_schema: dict[str, Any] | None = None,
+        result: type[BaseModel] | None = None,
         annotations: dict[str, Any] | None = None,
         required_scope: str = READ,
     ) -> Tool:
-        """A tool whose input schema is generated from `arguments` and whose handler gets the call's
-        arguments parsed by that same model (`mcp.schema`)."""
+        """A tool whose input schema is generated from `arguments` (and its output schema from `result`)
+        and whose handler gets the call's arguments parsed by that same model (`mcp.schema`)."""
 
         def checked(principal: Principal, args: dict[str, Any]) -> ToolOutput:
             return handler(principal, parse_arguments(arguments, args))
@@ -112,10 +113,11 @@ class Tool:
             description=description,
             input_schema=input_schema(arguments),
             handler=checked,
-            output_schema=output_schema,
+            output_schema=None if result is None else output_schema(result),
             annotations=dict(READ_ONLY if annotations is None else annotations),
             required_scope=required_scope,
             arguments=arguments,
+            result=result,
         )
 
     def describe(self) -> dict[str, Any]:

@@ -3,7 +3,7 @@ team can review the deployed service remotely. A thin face over `episodic.cards.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import Field, WithJsonSchema
 
@@ -12,7 +12,7 @@ from episodic.kernel.auth import READ, WRITE, Principal
 from episodic.kernel.errors import InvalidCardError
 from episodic.kernel.models import Card, CardRecord
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.mcp.schema import ToolArguments
+from episodic.mcp.schema import ToolArguments, ToolResult
 
 if TYPE_CHECKING:
     from episodic.kernel.memory import Memory
@@ -37,19 +37,15 @@ class ReviewArguments(ToolArguments):
     reviewer: str | None = Field(None, max_length=80)
 
 
-REVIEW_OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": {"type": "string"},
-        "action": {"type": "string"},
-        "review": {"type": "string", "enum": ["unreviewed", "approved", "vetoed"]},
-        "edited": {"type": "boolean"},
-        "outcome": {"type": "string"},
-        "notes": {"type": "array", "items": {"type": "string"}},
-    },
-    "required": ["session_id", "action", "review", "edited", "outcome", "notes"],
-    "additionalProperties": False,
-}
+class ReviewResult(ToolResult):
+    session_id: str
+    action: str
+    review: Literal["unreviewed", "approved", "vetoed"]
+    edited: bool
+    outcome: str
+    notes: list[str]
+
+
 DESCRIPTION = (
     "Review one past session's card as a person would: approve it, edit it (give the whole card; it is "
     "validated like any distilled card: no code, file paths or stack traces, and an unsupported 'verified' is "
@@ -100,7 +96,7 @@ def review_tool(memory: Memory) -> Tool:
         name=TOOL_NAME,
         title="Review a past session's card",
         description=DESCRIPTION,
-        output_schema=REVIEW_OUTPUT_SCHEMA,
+        result=ReviewResult,
         annotations=dict(REVIEW_ANNOTATIONS),
         required_scope=READ,  # checked in the handler, so a read-only token gets an isError result
     )

@@ -1,8 +1,8 @@
-"""MCP tool arguments as pydantic models: the one place a model becomes a tool's `inputSchema` and a call's
-arguments become that model, so the schema an agent reads and the check a handler runs cannot drift.
+"""MCP tool arguments and results as pydantic models: the one place a model becomes a tool's `inputSchema`
+(and a call's arguments become that model) or its `outputSchema`, so what an agent reads cannot drift.
 
-An argument the model types `X | None = None` is one the agent may omit: the schema shows it as `X` (no
-null, no default), and the model reads an omitted argument as None.
+A field the model types `X | None = None` is one that may be absent: the schema shows it as `X` (no null, no
+default); a required `X | None` is one that may be null.
 """
 
 from __future__ import annotations
@@ -26,13 +26,31 @@ class ToolArguments(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+class ToolResult(BaseModel):
+    """The base of every tool's structured result: its schema is the tool's `outputSchema`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON Schema as MCP clients want it: no titles, `$defs` inlined, omissible arguments
     without null, no extra properties."""
-    schema = model.model_json_schema()
+    cleaned = _clean_schema(model.model_json_schema(), omissible_only=False)
+    cleaned["additionalProperties"] = False
+    return cleaned
+
+
+def output_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """The result model's JSON Schema as a tool's `outputSchema`: as `input_schema`, except that a required
+    field typed `X | None` keeps its null (the tool returns it), and the model's `extra` decides extra fields."""
+    return _clean_schema(model.model_json_schema(), omissible_only=True)
+
+
+def _clean_schema(schema: dict[str, Any], omissible_only: bool) -> dict[str, Any]:
+    """No titles, `$defs` inlined, `X | None` shown as `X` (for every field, or only where it may be absent)."""
     defs = schema.pop("$defs", {})
 
-    def clean(node: Any) -> Any:
+    def clean(node: Any, nullable: bool = False) -> Any:
         if isinstance(node, list):
             return [clean(n) for n in node]
         if not isinstance(node, dict):
@@ -41,23 +59,28 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
         options = node.get("anyOf")
         if isinstance(options, list) and len(options) == 2 and NULL in options:
             node.pop("anyOf")
-            node = {**next(o for o in options if o != NULL), **node}
+            kept = next(o for o in options if o != NULL)
+            if nullable and set(kept) == {"type"} and isinstance(kept["type"], str):
+                kept = {"type": [kept["type"], "null"]}
+            elif nullable:
+                kept = {"anyOf": [kept, NULL]}
+            node = {**kept, **node}
         while "$ref" in node:  # a nested model: its own schema, the field's keywords (description) on top
             node = {**defs[node.pop("$ref").rsplit("/", 1)[-1]], **node}
         if "default" in node and node["default"] is None:
             del node["default"]
+        required = set(node.get("required", ())) if omissible_only else set()
         out: dict[str, Any] = {}
         for key, value in node.items():
             if key == "title":
                 continue
-            if key == "properties":
-                out[key] = {name: clean(v) for name, v in value.items()}  # a property may be named "title"
+            if key == "properties":  # a property may be named "title"
+                out[key] = {name: clean(v, nullable=name in required) for name, v in value.items()}
             else:
                 out[key] = value if key in VALUES else clean(value)
         return out
 
     cleaned: dict[str, Any] = clean(schema)
-    cleaned["additionalProperties"] = False
     return cleaned
 
 

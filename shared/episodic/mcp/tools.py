@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import logging
 from datetime import UTC, date, datetime
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import Field
+from pydantic import Field, WithJsonSchema
 
 from episodic.kernel.auth import Principal
 from episodic.kernel.errors import (
@@ -24,7 +24,7 @@ from episodic.mcp.registry import (  # re-exported: the faces and tests import t
     ToolRegistry,
     UnknownToolError,
 )
-from episodic.mcp.schema import Query, ToolArguments
+from episodic.mcp.schema import Query, ToolArguments, ToolResult
 
 if TYPE_CHECKING:
     from episodic.kernel.memory import Memory
@@ -52,39 +52,32 @@ UNVERIFIED_NOTE = (
 # ---------------------------------------------------------------- schemas
 
 
-def _card_schema() -> dict[str, Any]:
-    schema = Card.json_schema()
-    schema.pop("title", None)
-    return schema
+CardFields = Annotated[dict[str, Any], WithJsonSchema(Card.json_schema())]  # the card as distillers write it
+Distiller = Annotated[
+    str,
+    Field(
+        description="Who wrote the card; heuristic:* is an offline extract of the session's own sentences."
+    ),
+]
+Review = Annotated[str, Field(description="unreviewed | approved (a person's review).")]
 
 
-def _hit_schema() -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "session_id": {"type": "string"},
-            "project": {"type": "string"},
-            "date": {"type": ["string", "null"], "description": "When the session started (ISO date)."},
-            "score": {"type": "number"},
-            "similarity": {"type": "number"},
-            "card": _card_schema(),
-            "distiller": {
-                "type": "string",
-                "description": "Who wrote the card; heuristic:* is an offline extract of the session's own sentences.",
-            },
-            "review": {"type": "string", "description": "unreviewed | approved (a person's review)."},
-            "confidence": {
-                "type": "string",
-                "enum": ["strong", "weak", "faint"],
-                "description": (
-                    "strong: a close match; weak: maybe related; faint: probably unrelated. Check a weak or "
-                    "faint one with get_episode before use."
-                ),
-            },
-        },
-        "required": ["session_id", "project", "date", "score", "similarity", "card"],
-        "additionalProperties": False,
-    }
+class Hit(ToolResult):
+    session_id: str
+    project: str
+    date: str | None = Field(description="When the session started (ISO date).")
+    score: float
+    similarity: float
+    card: CardFields
+    distiller: Distiller | None = None
+    review: Review | None = None
+    confidence: Literal["strong", "weak", "faint"] | None = Field(
+        None,
+        description=(
+            "strong: a close match; weak: maybe related; faint: probably unrelated. Check a weak or "
+            "faint one with get_episode before use."
+        ),
+    )
 
 
 class SearchArguments(ToolArguments):
@@ -136,37 +129,25 @@ class SearchArguments(ToolArguments):
     )
 
 
-SEARCH_OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "results": {"type": "array", "items": _hit_schema()},
-        "message": {"type": "string"},
-    },
-    "required": ["results"],
-    "additionalProperties": False,
-}
+class SearchResult(ToolResult):
+    results: list[Hit]
+    message: str | None = None
 
 
 class EpisodeArguments(ToolArguments):
     session_id: str = Field(min_length=1, description="A session_id returned by search_traces.")
 
 
-EPISODE_OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": {"type": "string"},
-        "project": {"type": "string"},
-        "git_branch": {"type": "string"},
-        "started_at": {"type": ["string", "null"]},
-        "ended_at": {"type": ["string", "null"]},
-        "distiller": {"type": "string"},
-        "card_schema_version": {"type": "integer"},
-        "card": _card_schema(),
-        "review": {"type": "string", "description": "unreviewed | approved (a person's review)."},
-    },
-    "required": ["session_id", "project", "started_at", "ended_at", "distiller", "card"],
-    "additionalProperties": False,
-}
+class EpisodeResult(ToolResult):
+    session_id: str
+    project: str
+    git_branch: str | None = None
+    started_at: str | None
+    ended_at: str | None
+    distiller: str
+    card_schema_version: int | None = None
+    card: CardFields
+    review: Review | None = None
 
 
 # ---------------------------------------------------------------- the read tools
@@ -315,7 +296,7 @@ def read_tools(memory: Memory) -> list[Tool]:
                 "an episode whose fix was never verified is an entry labelled with its outcome. Says "
                 "explicitly when nothing matches."
             ),
-            output_schema=SEARCH_OUTPUT_SCHEMA,
+            result=SearchResult,
         ),
         Tool.from_model(
             EpisodeArguments,
@@ -327,7 +308,7 @@ def read_tools(memory: Memory) -> list[Tool]:
                 "misleading intuitions, critical checks, tags) and its metadata (project, dates, "
                 "distiller). Call it with a session_id from search_traces when a hit looks relevant."
             ),
-            output_schema=EPISODE_OUTPUT_SCHEMA,
+            result=EpisodeResult,
         ),
     ]
 

@@ -8,31 +8,18 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 from episodic.kernel.models import NotEpisode, ParseStats, SessionSource, Trajectory
-from episodic.kernel.ports import TranscriptSource
 from episodic.parse.builder import EntryReader, RawEvent, RawSession
 from episodic.parse.classify import not_episode_reason
 from episodic.parse.discovery import INTERNAL_AGENT_PREFIXES, default_roots, group_sessions, is_agent_file
 from episodic.parse.discovery import iter_candidate_files as _candidates
+from episodic.parse.file_source import FileTranscriptSource
 from episodic.parse.reader import iter_entries, looks_like_codex, looks_like_json_document
-from episodic.parse.text import TextScrubber
 from episodic.parse.trajectory import build_trajectory
 from episodic.plumbing import bounded
 
 
-class ClaudeCodeSource(TranscriptSource):
+class ClaudeCodeSource(FileTranscriptSource):
     """Finds Claude Code sessions (subagents folded into parents) and loads them as scrubbed trajectories."""
-
-    def __init__(
-        self,
-        scrubber: TextScrubber,
-        roots: Sequence[str | Path] | None = None,
-        tool_output_chars: int = 4000,
-        max_file_bytes: int = bounded.DEFAULT_MAX_FILE_BYTES,
-    ) -> None:
-        self.scrubber = scrubber
-        self.max_file_bytes = max_file_bytes
-        self.roots = [Path(r).expanduser() for r in roots] if roots is not None else None
-        self.tool_output_chars = tool_output_chars
 
     # ------------------------------------------------------------ discovery
 

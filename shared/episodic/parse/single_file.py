@@ -14,11 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from episodic.kernel.models import NotEpisode, ParseStats, SessionSource, Trajectory
-from episodic.kernel.ports import TranscriptSource
 from episodic.parse.builder import RawSession
 from episodic.parse.classify import not_episode_reason
+from episodic.parse.file_source import FileTranscriptSource
 from episodic.parse.formats import by_format, candidate_files
-from episodic.parse.text import TextScrubber
 from episodic.parse.trajectory import build_trajectory
 from episodic.plumbing import bounded
 
@@ -51,22 +50,10 @@ class AgentSession(RawSession):
     agent_version: str = ""
 
 
-class SingleFileSource(TranscriptSource):
+class SingleFileSource(FileTranscriptSource):
     """A session is one file in the agent's format; `agent` names it, `parse` reads its bytes."""
 
     agent: str
-
-    def __init__(
-        self,
-        scrubber: TextScrubber,
-        roots: Sequence[str | Path] | None = None,
-        tool_output_chars: int = 4000,
-        max_file_bytes: int = bounded.DEFAULT_MAX_FILE_BYTES,
-    ) -> None:
-        self.scrubber = scrubber
-        self.roots = [Path(r).expanduser() for r in roots] if roots is not None else None
-        self.tool_output_chars = tool_output_chars
-        self.max_file_bytes = max_file_bytes  # only regular files are read, at most this many bytes
 
     @abstractmethod
     def default_roots(self) -> list[Path]:

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import Field
 
 from episodic.kernel.auth import Principal
 from episodic.mcp.registry import Tool, ToolOutput
-from episodic.mcp.schema import Query, ToolArguments
+from episodic.mcp.schema import Query, ToolArguments, ToolResult
 from episodic.scratch.models import K_MAX, K_MIN
 from episodic.scratch.pack import pack_recalls
 
@@ -50,30 +50,19 @@ class RecallArguments(ToolArguments):
     )
 
 
-_RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "session_id": {"type": "string"},
-        "tool_name": {"type": "string"},
-        "outcome": {"type": "string", "enum": ["ok", "fail"]},
-        "summary": {"type": "string"},
-        "created_at": {"type": "string"},
-        "similarity": {"type": "number"},
-    },
-    "required": ["session_id", "tool_name", "outcome", "summary", "created_at", "similarity"],
-    "additionalProperties": False,
-}
+class Recall(ToolResult):
+    session_id: str
+    tool_name: str
+    outcome: Literal["ok", "fail"]
+    summary: str
+    created_at: str
+    similarity: float
 
-RECALL_OUTPUT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "results": {"type": "array", "items": _RESULT_SCHEMA},
-        "task": {"type": "string", "enum": ["repair", "greenfield"]},
-        "message": {"type": "string"},
-    },
-    "required": ["results", "task"],
-    "additionalProperties": False,
-}
+
+class RecallResult(ToolResult):
+    results: list[Recall]
+    task: Literal["repair", "greenfield"]
+    message: str | None = None
 
 
 def scratch_tools(memory: Memory) -> list[Tool]:
@@ -130,6 +119,6 @@ def scratch_tools(memory: Memory) -> list[Tool]:
                 "repair work, each citing its session_id. Hints only: verify against the current tree. "
                 "Says explicitly when nothing is similar enough."
             ),
-            output_schema=RECALL_OUTPUT_SCHEMA,
+            result=RecallResult,
         )
     ]

@@ -1,4 +1,4 @@
-"""Prices used for cost estimates (USD, on-demand, us-east-1; see docs in the README). Config, not logic."""
+"""Prices used for cost estimates (USD, on-demand, us-east-1; docs/aws.md). Config, not logic."""
 
 from __future__ import annotations
 

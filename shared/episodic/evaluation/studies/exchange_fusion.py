@@ -7,7 +7,7 @@ For each weight w and number of exchanges n, ranks every session by
 `z(default fused score) + w * z(best cosine of the query with the session's first n raw exchanges)`
 (z: standardised over the corpus; exchanges as the `raw-exchanges` baseline cuts them), on the distilled
 cards and on the cards folder, and prints recall@3 overall / easy / hard and per fold of the eval's split.
-w = 0 is the default itself. The result steers whether an "opening" vector is worth storing (README).
+w = 0 is the default itself. The result steers whether an "opening" vector is worth storing (docs/evaluation.md).
 
 `--blend` stores the exchanges instead as extra renderings of *heuristic* cards only (weight w / n each)
 in the store's own weighted mean of rendering cosines: a session without them (an LLM-written card) is
