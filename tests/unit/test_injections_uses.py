@@ -161,3 +161,12 @@ def test_a_check_many_cards_name_is_no_evidence() -> None:
     events = session(tool("Bash", 4, command="go test ./internal/...", output="ok"))
     assert read_use(record(), CARD, events, common=common).use == "ignored"  # type: ignore[union-attr]
     assert common_evidence([CARD]) == frozenset()  # too few cards to call anything common
+
+
+def test_touching_a_file_the_card_names_is_noted_but_no_use_alone() -> None:
+    card = CARD.model_copy(update={"steps": ["restored the import in paths_util.go"]})
+    events = session(tool("Edit", 4, file_path="/repo/internal/paths_util.go"))
+    reading = read_use(record(), card, events)
+    assert (
+        reading is not None and reading.use == "ignored" and "touched:file=paths_util.go" in reading.matched
+    )

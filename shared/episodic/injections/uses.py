@@ -8,8 +8,8 @@ after the moment), so that a long session cannot cite everything by chance.
   opened  get_episode on the card's id (or a prefix of it) anywhere after the moment
   cited   the agent's reply in the window names the card's id, or two of its distinctive terms (identifiers,
           file names and commands in the card that the session had not used before the moment)
-  acted   in the window, a file the card names is touched, a check the card names is run, or (a failure
-          fix) the check that failed runs again and passes
+  acted   in the window, a check the card names is run, or (a failure fix) the check that failed runs again
+          and passes; a file the card names touched in the window is noted (`touched:`) but is no use alone
 Terms, files and checks that many of the tenant's cards name (`common_evidence`) never count: in one
 codebase every session touches the same files and runs the same checks.
   ignored none of these
@@ -170,13 +170,20 @@ def _cited(
     return f"cited:{','.join(found[:5])}" if len(found) >= MIN_CITED_TERMS else ""
 
 
+def _touched(card: Card, before: Sequence[Event], window: Sequence[Event], common: frozenset[str]) -> str:
+    """A file the card names touched in the window: kept in the detail, never a use on its own (sessions of
+    one component touch the same files whether or not they were given the card)."""
+    earlier = {_base(e.tool.file_path) for e in before if e.tool is not None and e.tool.file_path}
+    files = card_files(card) - earlier - common
+    touched = sorted(
+        {_base(e.tool.file_path) for e in window if e.tool is not None and e.tool.file_path} & files
+    )
+    return f"touched:file={touched[0]}" if touched else ""
+
+
 def _acted(card: Card, before: Sequence[Event], window: Sequence[Event], common: frozenset[str]) -> str:
     calls = [e.tool for e in window if e.tool is not None]
     earlier = [e.tool for e in before if e.tool is not None]
-    files = card_files(card) - {_base(c.file_path) for c in earlier if c.file_path} - common
-    touched = sorted({_base(c.file_path) for c in calls if c.file_path} & files)
-    if touched:
-        return f"acted:file={touched[0]}"
     ran_before = {check_head(shell_command(c)) for c in earlier}
     checks = card_checks(card) - ran_before - common
     for call in calls:
@@ -228,14 +235,18 @@ def read_use(
         matched.append("opened:viewer")
     matched += [m for m in (_opened(record, after),) if m]
     if card is not None:
-        found = (_cited(record, card, before, window, common), _acted(card, before, window, common))
+        found = (
+            _cited(record, card, before, window, common),
+            _acted(card, before, window, common),
+            _touched(card, before, window, common),
+        )
         matched += [m for m in found if m]
     if record.tier == "fix":
         matched += [m for m in (_fix_held(before, window),) if m]
     for use in ("opened", "cited", "acted"):
         if any(m.startswith(use) for m in matched):
             return Reading(use, matched)  # type: ignore[arg-type]
-    return Reading("ignored")
+    return Reading("ignored", matched)
 
 
 def read_session(
