@@ -9,7 +9,7 @@ from distill_builders import bash, edit, prompt, say, tool, trajectory
 from episodic.distill import heuristic, heuristic_problem
 from episodic.distill.checks import CHATTER_RULES, chatter_breaks, chatter_violations, judge_outcome
 from episodic.distill.heuristic_statements import as_statement
-from episodic.distill.rules import Rule, folded, required_words
+from episodic.distill.wording_rules import Rule, folded, required_words
 from episodic.kernel.models import Card, Outcome
 from hypothesis import given, settings
 from hypothesis import strategies as st

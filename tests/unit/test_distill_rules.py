@@ -8,7 +8,7 @@ import sys
 import pytest
 from episodic.distill import heuristic, heuristic_problem
 from episodic.distill.checks import CHATTER_RULES
-from episodic.distill.rules import _CASE_TWINS, Rule, RuleSet, folded, stays_on_line
+from episodic.distill.wording_rules import _CASE_TWINS, Rule, RuleSet, folded, stays_on_line
 from episodic.scrub.finder import LiteralFinder
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -11,7 +11,7 @@ import pytest
 from episodic.hooks import packing as hook_packing
 from episodic.hooks import payload as hook_payload
 from episodic.hooks import prompt as hook
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN
 
 
@@ -91,7 +91,7 @@ def test_hook_imports_only_the_stdlib_before_the_network_call() -> None:
         "import sys; import episodic.hooks.prompt; "
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('pydantic', 'click', 'numpy', 'rich', 'jsonschema', 'pydantic_settings', 'mcp', 'httpx2')"
-        " or (m.startswith('episodic.') and m not in ('episodic.hooks', 'episodic.plumbing', 'episodic.hooks.prompt', 'episodic.hooks.payload', 'episodic.hooks.server', 'episodic.hooks.packing', "
+        " or (m.startswith('episodic.') and m not in ('episodic.hooks', 'episodic.plumbing', 'episodic.hooks.prompt', 'episodic.hooks.payload', 'episodic.hooks.server_client', 'episodic.hooks.packing', "
         "'episodic.plumbing.envsource', 'episodic.plumbing.marker', 'episodic.plumbing.bounded'))]; "
         "print(heavy)"
     )

@@ -21,7 +21,7 @@ LOCAL_ONLY = (
     "episodic.distill.claude_code",
     "episodic.hooks.prompt",
     "episodic.hooks.payload",
-    "episodic.hooks.server",
+    "episodic.hooks.server_client",
     "episodic.hooks.packing",
     "episodic.hooks.failure",
     "episodic.cli",
@@ -150,7 +150,7 @@ FACES = (
     "episodic.ui",
     "episodic.hooks.prompt",
     "episodic.hooks.payload",  # the prompt hook's parts: what it reads, asks and packs
-    "episodic.hooks.server",
+    "episodic.hooks.server_client",
     "episodic.hooks.packing",
     "episodic.hooks.failure",  # the PostToolUseFailure hook (stdlib only, like the prompt hook)
     "episodic.mcp.http_server",

@@ -260,7 +260,7 @@ class FixedJudge(Reranker):
 def test_the_hook_points_to_no_card_the_judge_rules_out(
     tmp_path: Path, judge_weak: float | str, pointed: set[str]
 ) -> None:
-    from episodic.hooks import server as hook_server
+    from episodic.hooks import server_client as hook_server
     from episodic.hooks.packing import is_strong
 
     memory = memory_with_cards(tmp_path, rerank_seconds=0.0, judge_weak=judge_weak)

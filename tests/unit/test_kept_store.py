@@ -1,4 +1,4 @@
-"""The kept-trajectory files (`episodic.store.kept`): an id that is no safe file name is hashed, never a path;
+"""The kept-trajectory files (`episodic.store.kept_trajectories`): an id that is no safe file name is hashed, never a path;
 a damaged file reads as missing; an unchanged session is not rewritten; only the tenant's own are seen;
 and Claude Code's `cleanupPeriodDays` is read as Claude Code reads it (default 30)."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 from distill_builders import edit, prompt, trajectory
 from episodic.kernel.models import Trajectory
 from episodic.sessions.agent_cleanup import DEFAULT_CLEANUP_DAYS, cleanup_days
-from episodic.store.kept import KeptTrajectoryFiles
+from episodic.store.kept_trajectories import KeptTrajectoryFiles
 
 
 def _session(session_id: str, sha: str = "a" * 64) -> Trajectory:
@@ -59,7 +59,7 @@ def test_an_h_dash_id_kept_under_its_literal_name_before_is_still_read_then_move
     """Before issue 52, an id like `h-…` was its own file stem (the hashed ids' name space): such a file
     still reads, and the session's next keep moves it to its hashed name; another session's file of that
     name is never taken for it, nor deleted with it."""
-    from episodic.store.kept import encode
+    from episodic.store.kept_trajectories import encode
 
     kept = KeptTrajectoryFiles(tmp_path, 1 << 20)
     folder = tmp_path / "local"

@@ -7,7 +7,7 @@ import re
 
 import pytest
 from episodic.distill import heuristic, heuristic_text, regex_tree
-from episodic.distill.rules import Rule, required_words, stays_on_line
+from episodic.distill.wording_rules import Rule, required_words, stays_on_line
 
 _TEXTS = (
     "It turns out the issue is the cache. Instead of retrying we fixed the root cause.\n" * 3,

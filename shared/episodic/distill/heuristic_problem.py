@@ -28,7 +28,7 @@ from episodic.distill.heuristic_text import (
     with_first_chars,
 )
 from episodic.distill.holes import without_holes
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 from episodic.kernel.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)

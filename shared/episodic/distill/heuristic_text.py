@@ -16,7 +16,7 @@ from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 from episodic.distill.holes import without_holes
 from episodic.distill.readability import is_cut
 from episodic.distill.regex_tree import OPS, TREE_ERRORS
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 
 _FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
 _INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")

@@ -22,7 +22,7 @@ from episodic.core.confidence import ConfidenceRule
 from episodic.evaluation.cardsets import fold_of
 from episodic.evaluation.queries import EvalQuery
 from episodic.hooks import prompt as hook
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.kernel.auth import Principal
 from episodic.kernel.errors import InvalidArgumentError
 from episodic.kernel.models import LOCAL_TENANT, SearchFilters, SearchHit

@@ -20,7 +20,7 @@ from episodic.hooks import failure_payloads
 from episodic.hooks import packing as hook_packing
 from episodic.hooks import payload as hook_payload
 from episodic.hooks import prompt as hook
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.plumbing import envsource
 from episodic.plumbing.marker import wrap_injected
 

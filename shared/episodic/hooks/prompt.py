@@ -34,7 +34,7 @@ from episodic.hooks.payload import (
     read_payload,
     setting,
 )
-from episodic.hooks.server import (
+from episodic.hooks.server_client import (
     ask_server,
     endpoint,
     move_and_retry,
