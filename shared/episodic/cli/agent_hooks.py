@@ -27,10 +27,10 @@ from episodic.cli.setup_clients import (
     HOOK_TIMEOUT_SECONDS,
     SESSION_DISTILL_ARGS,
     MergeResult,
-    _load_json_object,
-    _remove_hook,
-    _set_hook,
-    _write_if_changed,
+    load_json_object,
+    remove_hook,
+    set_hook,
+    write_if_changed,
 )
 
 GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_SECONDS * 1000  # Gemini CLI's hook timeout is in milliseconds
@@ -89,16 +89,16 @@ def _handler(moment: Moment, command: str) -> dict[str, Any] | None:
 def merge_agent_hooks(path: Path, wanted: list[tuple[Moment, str | None]]) -> MergeResult:
     """Each moment's episodic hook in a JSON hooks file set to its command, or removed when it is None; one
     write, one backup; everything else in the file is kept."""
-    data = _load_json_object(path)
+    data = load_json_object(path)
     before = json.dumps(data, sort_keys=True) if path.exists() else ""
     for each, command in wanted:
         if command:
-            _set_hook(data, path, command, each.event, each.args, each.matcher, _handler(each, command))
+            set_hook(data, path, command, each.event, each.args, each.matcher, _handler(each, command))
         else:
-            _remove_hook(data, each.event, each.args)
+            remove_hook(data, each.event, each.args)
     if not path.exists() and not data:
         return MergeResult(path, changed=False)
-    return _write_if_changed(path, data, before)
+    return write_if_changed(path, data, before)
 
 
 def plan_lines(path: Path, wanted: list[tuple[Moment, str | None]]) -> list[str]:

@@ -29,11 +29,11 @@ MAX_ENTRY_CHARS = 900
 
 
 def _log(outcome: str) -> None:
-    hook._log(outcome, "post-tool-failure", STARTED)
+    hook_payload.log_outcome(outcome, "post-tool-failure", STARTED)
 
 
 def deadline() -> float:
-    budget = hook._number("hook_budget_seconds", hook_payload.DEFAULT_BUDGET_SECONDS)
+    budget = hook_payload.positive_number("hook_budget_seconds", hook_payload.DEFAULT_BUDGET_SECONDS)
     return STARTED + budget - hook_payload.EXIT_MARGIN_SECONDS
 
 

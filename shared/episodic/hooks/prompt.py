@@ -25,10 +25,10 @@ from episodic.hooks.payload import (
     ForeignServer,
     HookSkip,
     ServerDown,
-    _log,
-    _number,
-    _process_age,
     deadline,
+    log_outcome,
+    positive_number,
+    process_age,
     prompt_event,
     prompt_of,
     read_payload,
@@ -68,7 +68,7 @@ def held_out(payload: dict[str, Any], hits: list[dict[str, Any]], scratch: bool 
 
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
-    max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
+    max_chars = int(positive_number("hook_max_chars", DEFAULT_MAX_CHARS))
     if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
         raise HookSkip("skip: inside a background distil")
     if str(setting("hook_prompt", "true")).lower() in ("false", "0", "no", "off"):
@@ -153,7 +153,7 @@ def guarded(
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Always 0; a watchdog thread ends the process silently if the budget runs out."""
-    return guarded(run, stdin or sys.stdin, stdout or sys.stdout, deadline, _log, "hook")
+    return guarded(run, stdin or sys.stdin, stdout or sys.stdout, deadline, log_outcome, "hook")
 
 
 def run_fail_open(run: Callable[[], int], started: Callable[[float], None]) -> None:
@@ -161,7 +161,7 @@ def run_fail_open(run: Callable[[], int], started: Callable[[float], None]) -> N
     never a traceback on stderr, never a non-zero exit, never a wait for a stuck worker thread."""
     code = 0
     try:
-        started(time.monotonic() - _process_age())
+        started(time.monotonic() - process_age())
         code = run()
         sys.stdout.flush()
     except BaseException:  # fail open

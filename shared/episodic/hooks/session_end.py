@@ -81,9 +81,9 @@ def hook_main(stdin: IO[str] | None = None) -> int:
 
 
 def _flock(path: Path, blocking: bool) -> contextlib.AbstractContextManager[bool]:
-    from episodic.harvest.spool import _locked  # the spool's advisory lock: same semantics, one copy
+    from episodic.harvest.spool import locked  # the spool's advisory lock: same semantics, one copy
 
-    return _locked(path, blocking=blocking)
+    return locked(path, blocking=blocking)
 
 
 @contextlib.contextmanager
