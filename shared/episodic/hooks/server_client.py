@@ -190,7 +190,8 @@ def search_arguments(query: str, approved_only: bool) -> dict[str, Any]:
 
 def select_hits(results: list[Any], approved_only: bool) -> list[dict[str, Any]]:
     """What the hook injects of search_traces' results: verified (and approved) strong or weak ones; a full
-    card only for the best hit when it is strong (a second strong card was the wrong one too often: docs/retrieval.md), the rest as at most MAX_POINTERS pointers; faint ones never (the agent can ask)."""
+    card only for the best hit when it is strong (a second strong card was the wrong one too often:
+    docs/retrieval.md), the rest as at most MAX_POINTERS pointers; faint ones never (the agent can ask)."""
     verified = [
         r
         for r in results
