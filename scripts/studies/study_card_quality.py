@@ -1,6 +1,6 @@
 """How close the offline heuristic's cards come to reference cards (e.g. LLM-written ones).
 
-    python -m episodic.evaluation.studies.card_quality [--transcripts DIR] [--cards DIR] [--json] [--disagreements]
+    python scripts/studies/study_card_quality.py [--transcripts DIR] [--cards DIR] [--json] [--disagreements]
 
 Per field: the cosine similarity (project embedder, cached in $EPISODIC_HOME/cache) of the heuristic
 field to the reference field, over sessions where both are filled, and how often the heuristic fills a
@@ -20,7 +20,6 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
-
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.evaluation.runner import default_embedder

@@ -1,6 +1,6 @@
 """Would the session's own opening words help the default retrieval? A measurement, not a default.
 
-    python -m episodic.evaluation.studies.exchange_fusion [--weights 0.25,0.5,1] [--exchanges 1,3,20] [--blend] [--mixed SEED] \
+    python scripts/studies/study_exchange_fusion.py [--weights 0.25,0.5,1] [--exchanges 1,3,20] [--blend] [--mixed SEED] \
         [--transcripts DIR] [--queries FILE] [--cards DIR]
 
 For each weight w and number of exchanges n, ranks every session by
@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-
 from episodic.cards.opening import exchanges
 from episodic.core.search import search_traces
 from episodic.evaluation.corpus import EvalCorpus

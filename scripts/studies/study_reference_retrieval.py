@@ -1,6 +1,6 @@
 """Retrieval on reference cards: `episodic eval`'s systems with each session's card read from a folder.
 
-    python -m episodic.evaluation.studies.reference_retrieval --queries ../shared/eval/dev-queries.jsonl \
+    python scripts/studies/study_reference_retrieval.py --queries ../shared/eval/dev-queries.jsonl \
         [--transcripts DIR] [--cards DIR] [--systems hybrid,struct]
 
 The same corpus, queries, embedder and systems as `episodic eval`; only the cards differ (a session

@@ -19,8 +19,8 @@ from episodic.mcp.tools import default_registry
 from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
 from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import scratch_of
-from mcp_testkit import ALPHA, BETA, EPISODES, build_memory, populate, settings_for
-from unit.test_hook_faults import PROMPT, hook_input, log_lines, run_hook
+from kits.mcp_testkit import ALPHA, BETA, EPISODES, build_memory, populate, settings_for
+from unit.hooks.test_hook_faults import PROMPT, hook_input, log_lines, run_hook
 
 OUTCOMES = [
     (

@@ -12,7 +12,8 @@ import time
 from pathlib import Path
 
 import pytest
-import warm_cli
+
+from kits import warm_cli
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 BIN = Path(sys.executable).parent  # the venv's bin folder, kept off the client's PATH

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from http.server import ThreadingHTTPServer
 from typing import Any
 
-from fake_model_kit import QuietJSONHandler
+from kits.fake_model_kit import QuietJSONHandler
 
 CODEX_SHELL_TOOL = "exec_command"  # Codex 0.171's shell tool (unified exec): {"cmd": "..."}
 GEMINI_SHELL_TOOL = "run_shell_command"  # Gemini CLI 0.61's shell tool: {"command": "..."}

@@ -9,7 +9,7 @@ import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
-FAKE = Path(__file__).resolve().parent / "fixtures" / "fake_claude" / "fake_claude.py"
+FAKE = Path(__file__).resolve().parents[1] / "fixtures" / "fake_claude" / "fake_claude.py"
 
 
 def install_fake(bin_dir: Path) -> Path:
@@ -25,7 +25,7 @@ def install_fake(bin_dir: Path) -> Path:
     return launcher
 
 
-AGENT_FAKE = Path(__file__).resolve().parent / "fixtures" / "agent_cli" / "fake_agent.py"
+AGENT_FAKE = Path(__file__).resolve().parents[1] / "fixtures" / "agent_cli" / "fake_agent.py"
 
 
 def install_fake_agent(bin_dir: Path, cli: str) -> Path:
@@ -44,7 +44,7 @@ def install_fake_agent(bin_dir: Path, cli: str) -> Path:
 @contextlib.contextmanager
 def private_folder(prefix: str) -> Iterator[Path]:
     """A folder under build/ no one else may write, removed after the test."""
-    path = Path(__file__).resolve().parents[1] / "build" / f"{prefix}-{uuid.uuid4().hex[:8]}"
+    path = Path(__file__).resolve().parents[2] / "build" / f"{prefix}-{uuid.uuid4().hex[:8]}"
     path.mkdir(parents=True, mode=0o700)
     try:
         yield path

@@ -9,7 +9,8 @@ from episodic.history.models import HistoryRecord, Turn
 from episodic.history.service import kept_history
 from episodic.history.sqlite_store import SQLiteHistoryStore
 from episodic.kernel.memory import Memory
-from mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
+
+from kits.mcp_testkit import ALPHA, BETA, build_memory, populate, settings_for
 
 
 def record(tenant: str, session_id: str, day: str, prompts: list[str], **extra: object) -> HistoryRecord:

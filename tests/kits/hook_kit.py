@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-import warm_cli
+from kits import warm_cli
 
 
 def injected_context(prompt: str, url: str, token: str, home: Path, **env: str) -> str:

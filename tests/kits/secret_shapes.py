@@ -11,7 +11,7 @@ from __future__ import annotations
 import base64
 import string
 
-from secret_kit import ALNUM, B64URL, HEX, body
+from kits.secret_kit import ALNUM, B64URL, HEX, body
 
 PASSWORD = body(ALNUM, 10) + "#&(" + body(ALNUM, 4)  # characters that used to end a value
 STRIPE = "sk_live_" + body(ALNUM, 24)
@@ -200,7 +200,7 @@ SEPARATORS = ["\n", "\\n", " ", '"', "'", "=", " | ", " \u2502 ", "\t"]
 
 def pool() -> list[tuple[str, tuple[str, ...]]]:
     """Every shape and every catalogue token, as (text, the parts that must not survive)."""
-    from secret_kit import TOKENS
+    from kits.secret_kit import TOKENS
 
     return [(text, cores) for _, text, cores in SHAPES] + [(token, (token[-16:],)) for _, token in TOKENS]
 

@@ -2,7 +2,7 @@
 
 The suite starts a few hundred `episodic` processes; each paid ~0.4 s of CPU importing pydantic, numpy
 and the CLI before doing its work (issue 41). Here each test worker keeps one interpreter that has imported
-them (tests/warm_cli_server.py) and every call is a fork of it that becomes the real CLI: `main()` through
+them (tests/kits/warm_cli_server.py) and every call is a fork of it that becomes the real CLI: `main()` through
 `python -m episodic` with the caller's argv, environment, cwd and stdin/stdout/stderr file descriptors,
 its exit status and streams returned as a CompletedProcess, TimeoutExpired on timeout.
 
@@ -10,7 +10,7 @@ What a fork cannot reproduce goes cold, to a real process: any other command or 
 environment whose interpreter settings differ from the warm one's (PYTHON*, locale, BLAS threads), or
 EPISODIC_TESTS_COLD_CLI=1 (the whole suite on real processes). Import-time and start-up behaviour is
 covered by the tests that start `episodic` themselves (Popen, the `episodic` script, the agents' hooks,
-tests/unit/test_cli_lazy.py) and by .ci/run's real commands.
+tests/unit/cli/test_cli_lazy.py) and by .ci/run's real commands.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The tests' warm `python -m episodic`: one interpreter per test worker imports the CLI once, then forks
 a child per call that becomes `python -m episodic ARGS` with the caller's argv, environment, cwd and
-standard streams (passed over a Unix socket). See tests/warm_cli.py for why and for what stays cold.
+standard streams (passed over a Unix socket). See tests/kits/warm_cli.py for why and for what stays cold.
 
 Run as `python warm_cli_server.py SOCKET PARENT_PID`. Per request a monitor process is forked; it forks
 the child, tells the client the child's pid, waits for it and sends its exit status; so this process never

@@ -4,7 +4,7 @@ process paid ~0.4 s for modules it never used); `--help` and completion still im
 A command area is a `register(group)` function; COMMANDS says which areas build each top-level command, run
 in AREAS order. An area that adds to another's group (harvest: `hook session-end`, `setup aws`; setup_path)
 comes with that area wherever it is listed, so the order commands are looked up in never matters.
-tests/unit/test_cli_lazy.py checks this table against the eager build from the registered features.
+tests/unit/cli/test_cli_lazy.py checks this table against the eager build from the registered features.
 """
 
 from __future__ import annotations

@@ -24,7 +24,7 @@ _COMMON_WORDS = frozenset({"the", "a", "an", "to", "of", "is", "it", "in", "on",
 
 
 # Non-ASCII characters that a case-insensitive pattern pairs with an ASCII letter although `str.lower`
-# does not turn them into it (`tests/unit/test_distill_rules.py` checks every code point).
+# does not turn them into it (`tests/unit/distill/test_distill_rules.py` checks every code point).
 _CASE_TWINS = "\u0130\u0131\u017f\u212a"  # İ ı ſ K
 
 

@@ -9,7 +9,7 @@ Patterns follow gitleaks' and detect-secrets' rules, adapted to text that is oft
 (`\\n`, `\\"` inside tool outputs): a token may follow a literal `\\n`, and values stop at a backslash.
 
 Over 450 lines by design: one anchored rule per secret shape beside its trigger literals, in one table, so a
-shape and its trigger cannot drift apart (tests/secret_shapes.py holds a row per shape).
+shape and its trigger cannot drift apart (tests/kits/secret_shapes.py holds a row per shape).
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from episodic.core.search import search_traces
 from episodic.kernel.errors import ConfigError
 from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, SearchHit
 from episodic.kernel.settings import load_settings
-from mcp_testkit import ALPHA, EPISODES, build_memory, populate
+from kits.mcp_testkit import ALPHA, EPISODES, build_memory, populate
 
 ARN = "arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0"
 

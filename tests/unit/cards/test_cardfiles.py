@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-from distill_builders import bash, edit, prompt, trajectory
 from episodic.assembly import build_memory
 from episodic.cards.files import META_FILE, read_card_folder, write_card_folder
 from episodic.cards.transfer import export_cards, import_cards
@@ -17,6 +16,7 @@ from episodic.kernel.models import Card, DistillerInfo, Outcome, Trajectory
 from episodic.kernel.settings import load_settings
 from episodic.scrub import Scrubber
 from episodic.store.sqlite import SQLiteStore
+from kits.distill_builders import bash, edit, prompt, trajectory
 
 GOOD = {
     "problem": "The dev server refuses to start because the port is already taken by a stale process.",

@@ -39,7 +39,7 @@ from episodic.mcp.tools import episode_json, hit_json
 from episodic.store import hybrid
 from fakes.s3vectors_fake import FakeS3VectorsClient, make_index
 
-DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "shared" / "episodic" / "demo"
 OLD_RENDERINGS = ",".join(CARD_RENDERINGS)  # what every index held before `opening`
 INDEXED = {"struct", "semantic", OPENING}  # the default: `reflect` (weight 0) is not embedded
 

@@ -17,7 +17,7 @@ from episodic.assembly.features import FEATURES
 from episodic.cli import build_cli
 from episodic.cli.lazy_group import AREAS, COMMANDS
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 
 
 def command_tree(command: click.Command) -> dict[str, Any]:

@@ -80,7 +80,7 @@ def test_setup_gemini_writes_user_settings(episodic_home: Path) -> None:
 
 
 # the CLI `scripts/install --dev` pins under .tools/ (or one on PATH)
-CODEX = Path(__file__).resolve().parents[2] / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
+CODEX = Path(__file__).resolve().parents[3] / ".tools" / "codex" / "node_modules" / ".bin" / "codex"
 CODEX_CLI = str(CODEX) if CODEX.exists() else shutil.which("codex")
 
 

@@ -19,7 +19,7 @@ from episodic.cli.setup_clients import (
     render_plan,
 )
 from episodic.kernel.errors import ConfigError
-from functional.client_env import free_port
+from kits.client_env import free_port
 
 URL = "https://memory.example.com/mcp"
 

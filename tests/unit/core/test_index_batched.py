@@ -19,7 +19,7 @@ from episodic.kernel.models import SessionSource
 from episodic.kernel.ports import Embedder
 from episodic.kernel.settings import load_settings
 
-DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "shared" / "episodic" / "demo"
 
 
 def memory_in(home: Path, embedder: Embedder) -> Memory:

@@ -16,7 +16,7 @@ from episodic.kernel.models import Card, DistillerInfo, Trajectory
 from episodic.kernel.ports import Distiller, DistillResult
 from episodic.kernel.settings import load_settings
 
-DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "shared" / "episodic" / "demo"
 
 
 class VersionedHeuristic(Distiller):

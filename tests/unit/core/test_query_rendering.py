@@ -12,7 +12,7 @@ from episodic.embed.hashing import HashingEmbedder
 from episodic.kernel.errors import ConfigError
 from episodic.kernel.settings import load_settings
 
-DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "shared" / "episodic" / "demo"
 
 
 @pytest.mark.usefixtures("episodic_home")

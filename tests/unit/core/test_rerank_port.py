@@ -13,7 +13,7 @@ from episodic.kernel.errors import ConfigError
 from episodic.kernel.models import SearchHit
 from episodic.kernel.ports import Reranker
 from episodic.kernel.settings import load_settings
-from mcp_testkit import ALPHA, EPISODES, build_memory, populate
+from kits.mcp_testkit import ALPHA, EPISODES, build_memory, populate
 
 QUERY = "postgres pool exhausted while the pytest fixture and the docker cache misbehave"
 

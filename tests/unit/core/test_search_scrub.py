@@ -10,7 +10,7 @@ import numpy as np
 from episodic.core.search import search_traces
 from episodic.embed.hashing import HashingEmbedder
 from episodic.kernel.settings import load_settings
-from mcp_testkit import build_memory
+from kits.mcp_testkit import build_memory
 
 
 class RecordingEmbedder(HashingEmbedder):

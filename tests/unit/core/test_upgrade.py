@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.store.sqlite import SQLiteStore
-from test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)
+from kits import warm_cli
+from unit.distill.test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)
 
 HEURISTIC_ID = HeuristicDistiller().info.id
 

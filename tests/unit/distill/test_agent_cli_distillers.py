@@ -13,17 +13,17 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import pytest
-import warm_cli
-from distill_builders import bash, edit, prompt, say, trajectory
 from episodic.distill.agent_cli import AgentCliDistiller, CliRun, run_cli
 from episodic.distill.agents import distiller_for
 from episodic.kernel.errors import ConfigError, DistillError, RetryableDistillError
 from episodic.kernel.models import Card, Outcome, Trajectory
 from episodic.kernel.settings import load_settings
 from episodic.plumbing.marker import DISTILLER_MARKER
-from fake_claude_kit import AGENT_FAKE, install_fake_agent, private_folder
+from kits import warm_cli
+from kits.distill_builders import bash, edit, prompt, say, trajectory
+from kits.fake_claude_kit import AGENT_FAKE, install_fake_agent, private_folder
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 FIXTURES = REPO / "tests" / "fixtures"
 RECORDED = FIXTURES / "agent_cli" / "recorded"
 SESSIONS = FIXTURES / "transcripts" / "projects"

@@ -13,8 +13,6 @@ import time
 from pathlib import Path
 
 import pytest
-import warm_cli
-from distill_builders import bash, edit, prompt, say, trajectory
 from episodic.assembly import build_memory
 from episodic.core.ingest import distill_many, index_sessions
 from episodic.distill.claude_code import ClaudeCodeDistiller, estimate_claude_code_time
@@ -25,9 +23,11 @@ from episodic.kernel.models import Card, DistillerInfo, Outcome, Trajectory
 from episodic.kernel.ports import Distiller, DistillResult
 from episodic.kernel.settings import load_settings
 from episodic.plumbing.marker import DISTILLER_MARKER
-from fake_claude_kit import FAKE, install_fake
+from kits import warm_cli
+from kits.distill_builders import bash, edit, prompt, say, trajectory
+from kits.fake_claude_kit import FAKE, install_fake
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 HELP = FIXTURES / "claude_help.txt"
 SESSIONS = FIXTURES / "transcripts" / "projects"
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 import pytest
-from distill_builders import bash, edit, prompt, say, tool, trajectory
 from episodic.distill import heuristic, heuristic_problem
 from episodic.distill.checks import CHATTER_RULES, chatter_breaks, chatter_violations, judge_outcome
 from episodic.distill.heuristic_statements import as_statement
@@ -13,6 +12,7 @@ from episodic.distill.wording_rules import Rule, folded, required_words
 from episodic.kernel.models import Card, Outcome
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from kits.distill_builders import bash, edit, prompt, say, tool, trajectory
 
 # sentences the v2 heuristic put into cards of ../shared/transcripts
 CHATTER = [

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from distill_builders import bash, edit, prompt, say, tool, trajectory
 from episodic.distill.checks import (
     card_violations,
     enforce_card,
@@ -16,6 +15,7 @@ from episodic.distill.checks import (
 from episodic.distill.evidence import calls_before, evidence_after, last_edit_position, tool_calls_in
 from episodic.kernel.errors import InvalidCardError
 from episodic.kernel.models import Card, Outcome
+from kits.distill_builders import bash, edit, prompt, say, tool, trajectory
 
 
 def card(**fields: object) -> Card:

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from distill_builders import bash, edit, prompt, say, tool, trajectory
 from episodic.distill.checks import card_violations
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.distill.heuristic_text import safe_line
 from episodic.kernel.models import Outcome
+from kits.distill_builders import bash, edit, prompt, say, tool, trajectory
 
 DEBUG_SESSION = trajectory(
     prompt(
@@ -213,7 +213,7 @@ def test_a_final_check_always_has_a_name() -> None:
     from episodic.parse.claude_code import ClaudeCodeSource
     from episodic.scrub import default_scrubber
 
-    demo = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+    demo = Path(__file__).resolve().parents[3] / "shared" / "episodic" / "demo"
     source = ClaudeCodeSource(default_scrubber(), roots=[])
     checks = [
         check

@@ -10,13 +10,13 @@ from pathlib import Path
 
 import boto3
 import pytest
-from dream_kit import ListWeekSource
 from episodic.assembly.dream import dream_adapters
 from episodic.dream.archive import DreamArchive, FolderArchive, LocalArchive
 from episodic.dream.service import DreamRequest, dream
 from episodic.dream.weeks import IsoWeek
 from episodic.kernel.errors import ConfigError
 from episodic.kernel.settings import Settings
+from kits.dream_kit import ListWeekSource
 
 W29, W30 = IsoWeek(2026, 29), IsoWeek(2026, 30)
 RECORD = "---\nweek: 2026-W30\nsessions_analysed: 2\n---\n## Narrative of the Week\n- a week [abcdef12 2026-07-21]\n"

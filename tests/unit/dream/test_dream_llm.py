@@ -13,7 +13,7 @@ from episodic.distill.claude_code import ClaudeCodeDistiller, CliRun
 from episodic.dream.llm import EXTRACT_SYSTEM, ClaudeCodeDreamModel, extract_schema, narrative_schema
 from episodic.kernel.errors import DistillError
 
-RECORDED = Path(__file__).resolve().parents[1] / "fixtures" / "fake_claude" / "recorded" / "success.json"
+RECORDED = Path(__file__).resolve().parents[2] / "fixtures" / "fake_claude" / "recorded" / "success.json"
 
 
 def _model(answer: dict[str, Any], seen: list[list[str]], **result: Any) -> ClaudeCodeDreamModel:
@@ -79,8 +79,8 @@ def test_bedrock_without_a_region_is_a_config_error_naming_the_fix(
 
 
 def test_the_extract_prompt_carries_the_threads_cards_before_the_survey() -> None:
-    from dream_kit import digest
     from episodic.dream.llm import cards_block, extract_prompt
+    from kits.dream_kit import digest
 
     sessions = [
         digest(

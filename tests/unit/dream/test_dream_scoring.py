@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
-from dream_kit import digest, export_thread
 from episodic.dream.scoring import (
     WEIGHTS,
     PriorMemory,
@@ -22,6 +21,7 @@ from episodic.dream.scoring import (
 )
 from episodic.dream.threads import Thread, find_threads, pick_threads, split_noise
 from episodic.dream.weeks import IsoWeek
+from kits.dream_kit import digest, export_thread
 
 W30 = IsoWeek(2026, 30)
 

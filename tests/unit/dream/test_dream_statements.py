@@ -8,7 +8,6 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from dream_kit import ListWeekSource, digest
 from episodic.dream.archive import LocalArchive
 from episodic.dream.cycle import run_dream
 from episodic.dream.exemplar import load_exemplar
@@ -25,6 +24,7 @@ from episodic.dream.statements import (
 )
 from episodic.dream.weeks import IsoWeek
 from episodic.embed.hashing import HashingEmbedder
+from kits.dream_kit import ListWeekSource, digest
 
 
 @pytest.mark.parametrize(

@@ -6,10 +6,10 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import warm_cli
 from episodic.embed.cache import CachedEmbedder
 from episodic.embed.hashing import HashingEmbedder
 from episodic.kernel.ports import Embedder
+from kits import warm_cli
 
 
 class CountingEmbedder(Embedder):
@@ -80,7 +80,7 @@ def test_the_setting_puts_the_model_behind_one_cache_that_a_second_home_reuses(t
         build_embedder(load_settings(home=tmp_path / "h", embedder="minilm")), CachedEmbedder
     )
 
-    demo = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+    demo = Path(__file__).resolve().parents[3] / "shared" / "episodic" / "demo"
     rows = []
     for home in ("first", "second"):
         env = {**os.environ, "EPISODIC_HOME": str(tmp_path / home), "HOME": str(tmp_path / "user")}

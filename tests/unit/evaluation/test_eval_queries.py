@@ -9,7 +9,7 @@ import pytest
 from episodic.evaluation.queries import read_queries
 from episodic.kernel.errors import InvalidArgumentError
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "eval" / "queries.jsonl"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "eval" / "queries.jsonl"
 
 
 def _write(tmp_path: Path, *lines: str) -> Path:

@@ -15,7 +15,7 @@ import pytest
 from episodic.experiment import holdout
 from episodic.kernel.settings import Settings
 from fakes.harvest_sessions import SECRETS
-from test_hook_faults import PROMPT, log_lines, run_hook
+from unit.hooks.test_hook_faults import PROMPT, log_lines, run_hook
 
 
 def _setting(values: dict[str, Any]) -> Any:

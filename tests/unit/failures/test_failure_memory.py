@@ -15,7 +15,7 @@ from episodic.kernel.models import Trajectory
 from episodic.kernel.settings import load_settings
 from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.scrub import default_scrubber
-from functional.session_builder import SessionWriter
+from kits.session_builder import SessionWriter
 
 GO_ERROR = "Exit code 1\n# example.com/shop/paths\n{path}:{line}:28: undefined: regexp\nFAIL\texample.com/shop/paths [build failed]"
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from episodic.harvest.body import build_body
 from episodic.scrub import Scrubber
-from secret_kit import AWS_KEY_ID, AWS_SECRET_LOW
+from kits.secret_kit import AWS_KEY_ID, AWS_SECRET_LOW
 
 
 def _line(n: int, text: str) -> str:

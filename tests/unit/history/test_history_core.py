@@ -14,8 +14,8 @@ from episodic.history.tracker import Tracker
 from episodic.kernel.errors import InvalidArgumentError, NotFoundError
 from episodic.kernel.memory import Memory
 from episodic.kernel.models import LOCAL_TENANT
-from history_kit import RECORDS, history_memory, record
-from mcp_testkit import ALPHA, BETA
+from kits.history_kit import RECORDS, history_memory, record
+from kits.mcp_testkit import ALPHA, BETA
 
 
 @pytest.fixture()

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from episodic.history.models import HistoryFilters
 from episodic.history.sqlite_store import SCHEMA_VERSION, SQLiteHistoryStore
-from history_kit import RECORDS
-from mcp_testkit import ALPHA, BETA
+from kits.history_kit import RECORDS
+from kits.mcp_testkit import ALPHA, BETA
 
 _V1 = (
     "CREATE TABLE history_sessions (id INTEGER PRIMARY KEY, tenant_id TEXT NOT NULL, session_id TEXT NOT NULL, "

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from episodic.history.links import detect_items, parse_item
 from episodic.kernel.errors import InvalidArgumentError
-from history_kit import record
+from kits.history_kit import record
 
 
 @pytest.mark.parametrize(

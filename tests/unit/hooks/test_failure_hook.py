@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
 from episodic.cli.setup_clients import claude_code_plan, merge_hooks
 from episodic.failures.service import FailureMemory, remember_fixes
 from episodic.failures.sqlite_store import SQLiteFailureStore
@@ -20,8 +19,9 @@ from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.plumbing.marker import INJECTED_OPEN
 from episodic.scrub import default_scrubber
-from mcp_testkit import ALPHA, BETA, build_memory, settings_for
-from test_failure_memory import GO_ERROR, _session
+from kits import warm_cli
+from kits.mcp_testkit import ALPHA, BETA, build_memory, settings_for
+from unit.failures.test_failure_memory import GO_ERROR, _session
 
 ERROR = GO_ERROR.format(path="/elsewhere/internal/paths/paths.go", line=149)
 

@@ -17,9 +17,9 @@ from episodic.kernel.memory import Memory
 from episodic.kernel.models import Outcome
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.scrub import default_scrubber
-from mcp_testkit import ALPHA, _card, build_memory, populate, settings_for
+from kits.mcp_testkit import ALPHA, _card, build_memory, populate, settings_for
 from test_failure_hook import payload, run_hook
-from test_failure_memory import _session
+from unit.failures.test_failure_memory import _session
 
 CARDED, CARDLESS = "s-fixed", "s-no-card"
 DIAGNOSIS = "regexp import was removed"

@@ -19,7 +19,7 @@ import pytest
 from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
-from mcp_testkit import ALPHA, build_memory, populate, settings_for
+from kits.mcp_testkit import ALPHA, build_memory, populate, settings_for
 
 PROMPT = "pytest cannot find my fixture since I moved the conftest into a subpackage, why?"
 # The budget is generous: on a loaded 2-core machine interpreter start-up alone can take a second, and

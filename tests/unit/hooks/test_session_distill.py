@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from episodic.hooks import session_end as session_distill
 from episodic.store.sqlite import SQLiteStore
-from proc_kit import pids_with_args
-from test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)
+from kits.proc_kit import pids_with_args
+from unit.distill.test_claude_code_distiller import SESSIONS, calls, fake_claude  # noqa: F401  (the fixture)
 
 SOURCE = SESSIONS / "-home-dev-my-app-v2-0" / "11111111-1111-4111-8111-111111111111.jsonl"
 

@@ -29,7 +29,7 @@ from episodic.kernel.memory import Memory
 from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome, SearchFilters, SearchHit
 from episodic.kernel.ports import Reranker
 from episodic.kernel.settings import load_settings
-from mcp_testkit import ALPHA, build_memory
+from kits.mcp_testkit import ALPHA, build_memory
 
 INSTALLED = default_model_dir()
 needs_model = pytest.mark.skipif(

@@ -14,7 +14,7 @@ from episodic.kernel.errors import InvalidArgumentError
 from episodic.mcp.registry import Tool, ToolOutput, ToolRegistry
 from episodic.mcp.schema import ToolArguments, ToolResult, input_schema, output_schema, parse_arguments
 from episodic.mcp.tools import default_registry
-from mcp_testkit import ALPHA, build_memory, settings_for
+from kits.mcp_testkit import ALPHA, build_memory, settings_for
 from pydantic import BaseModel, Field
 
 WRITER = Principal(ALPHA, frozenset({"read", "write"}))

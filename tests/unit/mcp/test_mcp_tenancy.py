@@ -10,7 +10,7 @@ import pytest
 from episodic.kernel.auth import Principal, StaticAuthenticator
 from episodic.mcp.protocol import HttpRequest, McpEndpoint
 from episodic.mcp.tools import Tool, ToolOutput, ToolRegistry, default_registry, read_tools
-from mcp_testkit import (
+from kits.mcp_testkit import (
     ALPHA,
     BETA,
     EPISODES,

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-PAGE = Path(__file__).resolve().parents[2] / "docs" / "architecture.md"
+PAGE = Path(__file__).resolve().parents[3] / "docs" / "architecture.md"
 SECTION = "## The path of a prompt (prompt → card)"
 HOP = re.compile(r"^(\d+)\. `(episodic\.[\w.]+)`", re.MULTILINE)
 NAMED = re.compile(r"`(episodic\.[\w.]+)`")

@@ -9,7 +9,7 @@ import ast
 import importlib
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+SHARED = Path(__file__).resolve().parents[3] / "shared"
 # what only the embedded deployment runs: an AWS adapter importing one of these is a wrong arrow
 LOCAL_ONLY = (
     "episodic.store.sqlite",

@@ -18,7 +18,7 @@ from episodic.parse.injected import reads_injected, split_injected
 from episodic.parse.text import clean_user_text
 from episodic.scrub import default_scrubber
 
-FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "injected"
+FIXTURE = Path(__file__).resolve().parents[2] / "fixtures" / "injected"
 REQUESTS = {
     "1a1a1a1a-0000-4000-8000-000000000001": "The login form accepts an empty password",
     "1b1b1b1b-0000-4000-8000-000000000002": "CSV export drops rows whose note contains a newline",

@@ -10,7 +10,7 @@ from episodic.parse.claude_code import ClaudeCodeSource
 from episodic.plumbing.marker import INJECTED_OPEN
 from episodic.scrub import Scrubber, default_scrubber
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts"
 PROJECT = FIXTURES / "projects" / "-home-dev-my-app-v2-0"
 S1 = "11111111-1111-4111-8111-111111111111"
 S2 = "22222222-2222-4222-8222-222222222222"

@@ -15,7 +15,7 @@ from episodic.parse.formats import sniff_file
 from episodic.plumbing.marker import wrap_injected
 from episodic.scrub import default_scrubber
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "agents"
 SECRET = "AKIAIOSFODNN7EXAMPLE"
 
 

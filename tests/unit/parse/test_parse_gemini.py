@@ -12,7 +12,7 @@ from episodic.kernel.models import NotEpisode, Outcome, Trajectory
 from episodic.parse.gemini import GeminiSource
 from episodic.scrub import default_scrubber
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "agents"
 SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 

@@ -7,18 +7,18 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from distill_builders import bash, edit, prompt, tool, trajectory
 from episodic.scratch.check import summary_problems
 from episodic.scratch.extract import clean_signature, error_signature, extract_outcomes
 from episodic.scratch.models import ToolOutcome
 from episodic.scrub import Scrubber
+from kits.distill_builders import bash, edit, prompt, tool, trajectory
 
 SCRUBBER = Scrubber()
 TS_ERROR = (
     "src/auth/middleware.ts(12,5): error TS2304: Cannot find name 'UserContext'.\n"
     "Found 1 error in src/auth/middleware.ts:12\n"
 )
-TRANSCRIPTS = Path(__file__).resolve().parents[3] / "shared" / "transcripts"
+TRANSCRIPTS = Path(__file__).resolve().parents[4] / "shared" / "transcripts"
 
 
 def _records(*events):  # type: ignore[no-untyped-def]

@@ -136,8 +136,8 @@ def test_ttl_on_a_frozen_clock_expired_invisible_at_once_then_swept(
 def test_a_session_dated_in_the_future_is_stored_as_of_now_and_expires_like_the_rest(
     scratch: ScratchMemory, clock: Clock
 ) -> None:
-    from distill_builders import bash, trajectory
     from episodic.scratch.service import remember_outcomes
+    from kits.distill_builders import bash, trajectory
 
     event = bash("npx tsc --noEmit", "error TS2304: Cannot find name 'UserContext'.", exit_code=2)
     assert event.tool is not None

@@ -2,7 +2,7 @@
 raw, JSON-escaped, as an `ENV=` value and cut by a line break; each must go whole. A row with no planted
 token fails `test_every_catalogue_row_has_a_planted_token`, so the README's list and this table stay one.
 
-The tokens come from `tests/secret_kit.py` (seeded random bodies, so no secret scanner flags a file).
+The tokens come from `tests/kits/secret_kit.py` (seeded random bodies, so no secret scanner flags a file).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from episodic.scrub import KINDS, Scrubber, default_scrubber
 from episodic.scrub.catalogue import CATALOGUE
-from secret_kit import TOKENS
+from kits.secret_kit import TOKENS
 
 _KIND = {row.provider: row.kind for row in CATALOGUE}
 
@@ -85,7 +85,7 @@ def test_near_misses_are_left_alone(scrubber: Scrubber, text: str) -> None:
 
 
 def test_the_docs_list_every_catalogue_row() -> None:
-    readme = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    readme = (Path(__file__).resolve().parents[3] / "docs" / "security.md").read_text(encoding="utf-8")
     section = readme[readme.index("## Covered formats and how the list is kept current") :]
     section = " ".join(section[: section.index("\n## ")].split())  # names may wrap across lines
     missing = [row.provider for row in CATALOGUE if row.provider not in section]

@@ -21,7 +21,7 @@ from episodic.scrub import default_scrubber
 from episodic.scrub.noseyparker import LiteralRules, catalogue_source, literal_rules, secret_span
 from episodic.scrub.values import is_placeholder
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # a copy of the pinned catalogue (a git directory or checkout), named by the environment when one is at hand
 MIRROR = Path(os.environ.get("EPISODIC_NOSEYPARKER_REPO", REPO / "build" / "noseyparker"))
 

@@ -166,7 +166,7 @@ def test_an_agent_cannot_record_a_card_for_an_excluded_session(tmp_path: Path) -
     from episodic.embed.hashing import HashingEmbedder
     from episodic.kernel.errors import InvalidArgumentError
 
-    fixtures = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "projects"
+    fixtures = Path(__file__).resolve().parents[2] / "fixtures" / "transcripts" / "projects"
     user = tmp_path / "user-home"
     shutil.copytree(fixtures, user / ".claude" / "projects")
     settings = load_settings(

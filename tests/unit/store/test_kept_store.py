@@ -8,10 +8,10 @@ import json
 from datetime import UTC, datetime
 from pathlib import Path
 
-from distill_builders import edit, prompt, trajectory
 from episodic.kernel.models import Trajectory
 from episodic.sessions.agent_cleanup import DEFAULT_CLEANUP_DAYS, cleanup_days
 from episodic.store.kept_trajectories import KeptTrajectoryFiles
+from kits.distill_builders import edit, prompt, trajectory
 
 
 def _session(session_id: str, sha: str = "a" * 64) -> Trajectory:

@@ -1,4 +1,4 @@
-"""The warm `python -m episodic` of the tests (tests/warm_cli.py) gives what a real process gives."""
+"""The warm `python -m episodic` of the tests (tests/kits/warm_cli.py) gives what a real process gives."""
 
 from __future__ import annotations
 
@@ -9,10 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
+from kits import warm_cli
 
 EPISODIC = [sys.executable, "-m", "episodic"]
-DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
+DEMO = Path(__file__).resolve().parents[3] / "shared" / "episodic" / "demo"
 
 
 def free_port() -> int:
