@@ -379,12 +379,18 @@ def main() -> None:
     parser.add_argument("--chart", default="", help="write a PNG chart here")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if not Path(args.folder).is_dir():  # a replay of nothing is no measurement: never "precision 1.00"
+        parser.error(
+            f"no such folder: {args.folder} (give a folder of transcripts, such as ~/.claude/projects)"
+        )
 
     tmp = Path(tempfile.mkdtemp(prefix="episodic-bench-failures-"))
     try:
         base = load_settings(home=tmp / "home", embedder="hashing")
         scrubber = default_scrubber()
         sessions = load_sessions(Path(args.folder), base, scrubber)
+        if not sessions:
+            parser.error(f"no sessions found in {args.folder}: nothing to replay")
         runs: dict[tuple[int, bool], Replay] = {}
         for words, same in GRID:
             settings = base.model_copy(update={"failure_min_words": words, "failure_same_check": same})

@@ -36,6 +36,7 @@ REQUEST = (
     b'{"jsonrpc":"2.0","id":1,"method":"ping"}'
 )
 BURST = REQUEST * 200
+IP_BIND_ADDRESS_NO_PORT = getattr(socket, "IP_BIND_ADDRESS_NO_PORT", 24)  # Linux; Python names it from 3.12
 
 
 class Flood:
@@ -58,6 +59,9 @@ class Flood:
         try:
             sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # never reads: a small window fills
+            # the local port is chosen at connect, per destination: a bind(0) per reconnect would take ports
+            # from the one range every other test's loopback connects draw from (EADDRNOTAVAIL there)
+            sock.setsockopt(socket.IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, 1)
             sock.bind((address, 0))
             sock.settimeout(1.0)
             sock.connect(self.target)

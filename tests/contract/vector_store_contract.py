@@ -303,6 +303,22 @@ class VectorStoreContract:
         assert found(since=(T0 + timedelta(days=1)).replace(tzinfo=None)) == ["new"]  # naive = UTC
         assert found(project="api", tags=["postgres"]) == ["old"]
 
+    def test_excluded_sessions_leave_the_pool(self, store: VectorStore) -> None:
+        problem = PROBLEMS["db"]
+        for name in ("target", "cousin", "neighbour"):
+            put(store, make_record(name, problem))
+        put(store, make_record("target", problem, tenant=TENANT_B))
+
+        def found(*excluded: str, tenant: str = TENANT_A) -> list[SearchHit]:
+            return search(store, tenant, problem, k=5, filters=SearchFilters(exclude_sessions=list(excluded)))
+
+        assert sorted(ids(found())) == ["cousin", "neighbour", "target"]
+        left = found("target", "cousin")
+        assert ids(left) == ["neighbour"]
+        assert all(hit.pool_size in (0, 1) for hit in left)  # the pool the score was standardised over
+        assert ids(found("target", tenant=TENANT_B)) == []  # the same id in another tenant: left out too
+        assert sorted(ids(found("no-such-session"))) == ["cousin", "neighbour", "target"]
+
     def test_agent_filter(self, store: VectorStore) -> None:
         problem = PROBLEMS["db"]
         put(store, make_record("claude", problem))

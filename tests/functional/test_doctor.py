@@ -209,7 +209,7 @@ def test_doctor_command_exits_1_on_a_failure(episodic_home: Path) -> None:
     result = CliRunner().invoke(_cli(), ["doctor"])
     assert result.exit_code == 1
     assert "[fail] MCP entry" in result.output and "fix: `" in result.output
-    assert "[fail] index: no index at" in result.output
+    assert "[fail] index: nothing indexed yet (no index at" in result.output
     assert not (episodic_home / "index.sqlite3").exists()  # checking creates nothing
 
 

@@ -43,9 +43,7 @@ def _quickstart_finds(agent: str, query: str, indexed: int) -> None:
     assert "demo" not in quick.stdout, quick.stdout
     assert "Indexing your sessions:" in quick.stdout and agent in quick.stdout
     assert f"indexed {indexed}" in quick.stdout
-    assert "No confident match." not in quick.stdout or "Possibly related sessions" in quick.stdout, (
-        quick.stdout
-    )
+    assert "No confident match." not in quick.stdout, quick.stdout  # only an empty answer says so
     assert "[1] (" in quick.stdout, quick.stdout  # the search found one of them
     stats = json.loads(episodic("stats", "--json").stdout)
     assert stats["by_tenant"] == {"local": indexed}  # no demo tenant

@@ -23,6 +23,7 @@ KEY_SEPARATOR = "#"
 MANIFEST_KEY = "__manifest__"
 RECORD_KEY = "record"
 TEXT_KEY = "text"
+MAX_EXCLUDED_IN_FILTER = 50  # excluded session ids sent in the service's filter; the pool drops the rest
 NON_FILTERABLE_KEYS: tuple[str, ...] = (RECORD_KEY, TEXT_KEY)  # the index must declare these at creation
 MAX_KEY_CHARS = 1024
 MAX_FILTERABLE_BYTES = 2048
@@ -124,6 +125,7 @@ def build_filter(
     renderings: list[str] | None = None,
     agent: str | None = None,
     approved_only: bool = False,
+    exclude_sessions: list[str] | None = None,
 ) -> dict[str, Any]:
     """Every query's filter: the tenant always, then the caller's narrowing."""
     clauses: list[dict[str, Any]] = [{"tenant": {"$eq": tenant_id}}]
@@ -148,4 +150,7 @@ def build_filter(
     clauses.append({"$or": [{"review": {"$exists": False}}, {"review": {"$ne": "vetoed"}}]})
     if approved_only:
         clauses.append({"review": {"$eq": "approved"}})
+    excluded = sorted({s for s in exclude_sessions or [] if s})
+    if 0 < len(excluded) <= MAX_EXCLUDED_IN_FILTER:  # more: the base store's post-filter alone drops them
+        clauses.append({"session_id": {"$nin": excluded}})
     return {"$and": clauses}

@@ -303,6 +303,7 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
                 renderings=names,
                 agent=filters.agent,
                 approved_only=filters.approved_only,
+                exclude_sessions=list(filters.exclude_sessions),
             ),
             "returnMetadata": True,
             "returnDistance": True,
@@ -355,6 +356,11 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
             if bm25 is not None:
                 entry["bm25"] = max(bm25, entry["bm25"] or 0.0)
         return sessions
+
+    def _excluded_keys(
+        self, handle: dict[int, dict[str, Any]], tenant_id: str, keys: Sequence[int], session_ids: set[str]
+    ) -> set[int]:
+        return {key for key in keys if str(handle[key]["meta"].get("session_id")) in session_ids}
 
     def _resolve(
         self, handle: dict[int, dict[str, Any]], tenant_id: str, keys: Sequence[int], query: np.ndarray

@@ -53,6 +53,20 @@ def first_sentence(text: str, limit: int = POINTER_CHARS) -> str:
     return word.rstrip(" ,;:-") + "…"
 
 
+TITLE_WORDS = 5  # a first sentence this short is a title ("Fix CI lint."): the next one names the matter
+
+
+def pointer_problem(problem: str, limit: int = POINTER_CHARS) -> str:
+    """What a pointer says of its session: the problem's first sentence, and the next one too when the
+    first is only a title."""
+    first = first_sentence(problem, limit)
+    rest = problem.strip()[len(first) :] if problem.strip().startswith(first) else ""
+    if len(first.split()) > TITLE_WORDS or not rest.strip() or first.endswith("…"):
+        return first
+    room = limit - len(first) - 1
+    return f"{first} {first_sentence(rest, room)}" if room > 20 else first
+
+
 def entry_label(tier: str, outcome: str) -> str:
     """How an entry is marked for the agent: its tier, and its outcome when not verified ("weak, unverified")."""
     return tier if outcome == "verified" else f"{tier}, {outcome}"
@@ -61,7 +75,7 @@ def entry_label(tier: str, outcome: str) -> str:
 def pointer_line(session_id: str, date: str | None, problem: str, label: str | None = None) -> str:
     """A hit as one line: date, short session id, its label, what the session was about (one sentence)."""
     tag = f"[{label}] " if label else ""
-    return f"- {date or 'undated'} {session_id[:POINTER_ID_CHARS]} {tag}{first_sentence(problem)}"
+    return f"- {date or 'undated'} {session_id[:POINTER_ID_CHARS]} {tag}{pointer_problem(problem)}"
 
 
 # How a card's fields are introduced. An offline (heuristic) card holds sentences lifted from the session: it
@@ -114,13 +128,14 @@ def pack_card(record: CardRecord, similarity: float | None = None, max_chars: in
     return "\n".join(fit_lines(lines, max_chars, 20))[:max_chars]
 
 
-def episode_text(record: CardRecord) -> str:
-    """The full card (get_episode): every section, the metadata, the distiller."""
+def episode_text(record: CardRecord, started: bool = True) -> str:
+    """The full card (get_episode): every section, the metadata, the distiller (`started`: with its start
+    time in the heading; `show` prints it below, as a person reads it)."""
     card = record.card
     lines = [
         f"Episode {record.session_id}"
         + (f" (project {record.project})" if record.project else "")
-        + (f", started {record.started_at.isoformat()}" if record.started_at else ""),
+        + (f", started {record.started_at.isoformat()}" if started and record.started_at else ""),
         f"Outcome: {card.outcome.value}",
     ]
     titles = field_titles(record.distiller.id)

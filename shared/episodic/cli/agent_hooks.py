@@ -25,6 +25,7 @@ from episodic.cli.setup_clients import (
     FAILURE_ARGS,
     HOOK_ARGS,
     HOOK_TIMEOUT_SECONDS,
+    SERVER_NAME,
     SESSION_DISTILL_ARGS,
     MergeResult,
     load_json_object,
@@ -32,6 +33,7 @@ from episodic.cli.setup_clients import (
     set_hook,
     write_if_changed,
 )
+from episodic.kernel.errors import ConfigError
 
 GEMINI_TIMEOUT_MS = HOOK_TIMEOUT_SECONDS * 1000  # Gemini CLI's hook timeout is in milliseconds
 
@@ -86,11 +88,19 @@ def _handler(moment: Moment, command: str) -> dict[str, Any] | None:
     return {"name": moment.gemini_name, "type": "command", "command": command, "timeout": GEMINI_TIMEOUT_MS}
 
 
-def merge_agent_hooks(path: Path, wanted: list[tuple[Moment, str | None]]) -> MergeResult:
-    """Each moment's episodic hook in a JSON hooks file set to its command, or removed when it is None; one
-    write, one backup; everything else in the file is kept."""
+def merge_agent_hooks(
+    path: Path, wanted: list[tuple[Moment, str | None]], server_entry: dict[str, Any] | None = None
+) -> MergeResult:
+    """Each moment's episodic hook in a JSON hooks file set to its command, or removed when it is None, and
+    the MCP server entry when the same file holds it (Gemini CLI's settings.json); one write, one backup (of
+    the file as it was); everything else in the file is kept."""
     data = load_json_object(path)
     before = json.dumps(data, sort_keys=True) if path.exists() else ""
+    if server_entry is not None:
+        servers = data.setdefault("mcpServers", {})
+        if not isinstance(servers, dict):
+            raise ConfigError(f'{path}: "mcpServers" is not an object; nothing was changed')
+        servers[SERVER_NAME] = server_entry
     for each, command in wanted:
         if command:
             set_hook(data, path, command, each.event, each.args, each.matcher, _handler(each, command))
@@ -122,6 +132,7 @@ def hooks_step(
     on: dict[str, bool],
     write: bool,
     codex_binary: str = "codex",
+    server_entry: dict[str, Any] | None = None,
 ) -> list[str]:
     """`setup codex|gemini`: the hooks of the moments in `on` (switch name -> on) planned (no --write) or merged
     (and, for Codex, trusted through its app-server: an untrusted hook never runs); the lines to print."""
@@ -136,10 +147,14 @@ def hooks_step(
     trusting = agent == "codex" and any(command for _, command in wanted)
     if not write:
         return plan_lines(path, wanted) + ([f"# {CODEX_TRUST_NOTE}"] if trusting else [])
-    result = merge_agent_hooks(path, wanted)
+    result = merge_agent_hooks(path, wanted, server_entry)
     backup = f" (backup: {result.backup})" if result.backup else ""
     what = ", ".join(
-        each.name if command else f"{each.name} removed ({each.switch} = false)" for each, command in wanted
+        [f"MCP server {SERVER_NAME!r}"] * (server_entry is not None)
+        + [
+            each.name if command else f"{each.name} removed ({each.switch} = false)"
+            for each, command in wanted
+        ]
     )
     done = f"updated {result.path}{backup}: {what}" if result.changed else f"unchanged {result.path} ({what})"
     if trusting:

@@ -14,6 +14,7 @@ import click
 from episodic.cli.core_print import (
     echo_json,
     hit_json,
+    outcome_why,
     print_hits,
     print_inspect,
     print_report,
@@ -63,6 +64,41 @@ def missing_paths_error(paths: Sequence[str]) -> None:
             f"no such file or folder: {', '.join(missing)} (give session files or folders that hold them; "
             "with no path, each agent's own folders are read)"
         )
+
+
+def not_sessions(paths: Sequence[str]) -> list[str]:
+    """Files named on the command line that no agent's format holds, each with why (a README, a log)."""
+    from episodic.parse.formats import sniff
+    from episodic.plumbing import bounded
+
+    found = []
+    for typed in paths:
+        path = Path(typed).expanduser()
+        if not path.is_file() or path.suffix == ".jsonl":  # a .jsonl: its parser reports what it holds
+            continue
+        try:
+            head, _ = bounded.read_head(path, 8192)
+        except OSError:
+            continue  # unreadable: the parser reports it skipped
+        if sniff(head, path.name) is None:
+            what = "a JSON file of none of their shapes" if head.lstrip().startswith(b"{") else "not JSON"
+            found.append(
+                f"{typed} is not a session: not a Claude Code transcript, Codex CLI rollout or Gemini CLI "
+                f"chat ({what}; their files are JSON lines under ~/.claude/projects, ~/.codex/sessions, "
+                "~/.gemini/tmp)"
+            )
+    return found
+
+
+def outcome_reason(memory: Memory, record: Any) -> str:
+    """The viewer's "Why" panel as text: the last edit and the evidence after it, from the transcript."""
+    from episodic.cards.agent import owned_trajectory
+    from episodic.ui.data import evidence_view
+
+    _, trajectory = owned_trajectory(memory, record.tenant_id, record.session_id, record)
+    if trajectory is None:
+        return outcome_why(record.card.outcome.value, "", [], "the transcript is not on this machine")
+    return outcome_why(record.card.outcome.value, *evidence_view(trajectory), "")
 
 
 def run_index(
@@ -143,6 +179,11 @@ def register(group: click.Group) -> None:
     ) -> None:
         """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
         missing_paths_error(paths)
+        if rejected := not_sessions(paths):
+            if len(rejected) == len(paths):  # nothing to index: a mistake, not "found 0 sessions"
+                raise click.ClickException("\n".join(rejected))
+            for line in rejected:
+                click.echo(f"skipped: {line}", err=True)
         settings = _settings({"distiller": distiller})
         tenant = tenant or settings.tenant
         if upgrade:
@@ -193,12 +234,12 @@ def register(group: click.Group) -> None:
         memory = build_memory(settings)
         filters = SearchFilters(include_unverified=not verified_only, project=project, agent=agent)
         hits = search_traces(memory, tenant or settings.tenant, query, k, filters)
-        if not all_outcomes:  # as search_traces gives an agent by default
-            hits = cards_only_if_verified(hits)
-        if as_json:
-            echo_json({"results": [hit_json(h) for h in hits]})
+        if as_json:  # as search_traces gives an agent by default
+            echo_json(
+                {"results": [hit_json(h) for h in (hits if all_outcomes else cards_only_if_verified(hits))]}
+            )
         else:
-            print_hits(hits)
+            print_hits(hits, leads_unless_verified=not all_outcomes)
 
     @group.command("show")
     @click.argument("session_id")
@@ -210,11 +251,12 @@ def register(group: click.Group) -> None:
         from episodic.core.search import get_episode
 
         settings = _settings({})
-        record = get_episode(build_memory(settings), tenant or settings.tenant, session_id)
+        memory = build_memory(settings)
+        record = get_episode(memory, tenant or settings.tenant, session_id)
         if as_json:
             echo_json(record.model_dump(mode="json"))
             return
-        click.echo(record_text(record))
+        click.echo(record_text(record, why=outcome_reason(memory, record)))
 
     @group.command("inspect")
     @click.argument("paths", nargs=-1, type=click.Path())
@@ -300,9 +342,12 @@ def register(group: click.Group) -> None:
         if as_json:
             echo_json(data)
             return
-        click.echo(f"cards: {data['cards']}")
+        click.echo(
+            f"cards: {data['cards']}" + ("" if data["cards"] else " (nothing indexed yet: `episodic index`)")
+        )
         for key in ("by_tenant", "by_outcome", "by_distiller"):
-            click.echo(f"  {key[3:]}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
+            if data[key]:  # an empty index has no tenant, outcome or distiller to name
+                click.echo(f"  {key[3:]}: " + ", ".join(f"{k} {v}" for k, v in sorted(data[key].items())))
         if manifest:
             click.echo(
                 f"  index: {manifest.embedder_id} ({manifest.dimension}-d), renderings {','.join(manifest.renderings)}"
@@ -343,7 +388,7 @@ def register(group: click.Group) -> None:
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
-        from episodic.core.confidence import cards_only_if_verified
+        from episodic.cli.quickstart_question import drawn_from, own_question
         from episodic.core.search import search_traces
         from episodic.parse.agents import agent_roots
         from episodic.sessions.demo import DEMO_DIR, DEMO_TENANT, remove_demo
@@ -367,10 +412,13 @@ def register(group: click.Group) -> None:
             paths = [str(DEMO_DIR)]
         report = run_index(settings, paths, tenant, as_json=False, memory=memory)
         print_report(report)
-        question = query or DEMO_QUERY
-        click.echo(f'\nsearch: "{question}" (as `episodic search` and an agent asking get it)\n')
+        question, origin = query or DEMO_QUERY, "as `episodic search` and an agent asking get it"
+        own = own_question(memory.store.iter_records(tenant)) if paths is None and not query else None
+        if own:  # your own sessions: a question drawn from one of them, not the demo's
+            question, origin = own[0], f"drawn from {drawn_from(own[1])}; `--query TEXT` asks your own"
+        click.echo(f'\nsearch: "{question}" ({origin})\n')
         hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
-        print_hits(cards_only_if_verified(hits))
+        print_hits(hits)
         from episodic.cli.setup_steps import offer_claude_code_distiller
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once

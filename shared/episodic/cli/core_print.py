@@ -32,6 +32,11 @@ def print_report(report: Any) -> None:
             click.echo(f"  failed {len(sessions)} sessions (e.g. {sessions[0]}): {reason}")
     if report.stats.malformed_lines:
         click.echo(f"  malformed lines skipped: {report.stats.malformed_lines}")
+    if report.stats.truncated_files:
+        click.echo(
+            f"  {counted(report.stats.truncated_files, 'file')} cut mid-line (still being written, or cut "
+            "short): read up to the cut, the partial last line skipped"
+        )
     redacted = sum(report.stats.secrets_redacted.values())
     if redacted:
         click.echo(f"  secrets redacted: {redacted} ({', '.join(sorted(report.stats.secrets_redacted))})")
@@ -62,36 +67,87 @@ CONFIDENCE_LABELS = {
 }
 
 
-def print_hits(hits: list[Any]) -> None:
-    """Close matches as cards, then weak and faint ones, each marked; nothing below the faint bar
-    (episodic.core.confidence)."""
-    from episodic.cards.present import pack_card
-    from episodic.core.confidence import shown
+NO_MATCH = "No confident match."  # only an empty answer: nothing cleared even the faint bar
+# what a list without a close match is, and what its order and labels mean
+LEADS_HEADER = (
+    "Possible matches, none close, best first (by label, which the judge decides when it ran, else the "
+    "similarity and how far a card stands out of your other cards):"
+)
 
+
+def decided_by(hit: Any) -> str:
+    """What decided a hit's label when the local judge did (its probability); '' when similarity did."""
+    return f"; the judge: {hit.judge:.2f} likely the same problem" if hit.judge is not None else ""
+
+
+def print_hits(hits: list[Any], leads_unless_verified: bool = True) -> None:
+    """Close matches as cards, then weak and faint ones, each marked with what decided its label; nothing
+    below the faint bar (episodic.core.confidence). `leads_unless_verified`: an episode whose fix was never
+    verified is at most weak, and says that its outcome, not its similarity, kept it from being close."""
+    from episodic.cards.present import pack_card
+    from episodic.core.confidence import cards_only_if_verified, shown
+
+    close_by_match = {hit.record.session_id for hit in hits if hit.confidence == "strong"}
+    if leads_unless_verified:
+        hits = cards_only_if_verified(hits)
     hits = shown(hits, include_weak=True)
-    if not any(hit.confidence == "strong" for hit in hits):
-        click.echo("No confident match." + (" Possibly related sessions, best first:" if hits else ""))
+    if not hits:
+        click.echo(NO_MATCH)
+    elif not any(hit.confidence == "strong" for hit in hits):
+        click.echo(LEADS_HEADER)
     for i, hit in enumerate(hits, 1):
-        label = CONFIDENCE_LABELS[hit.confidence.value if hit.confidence else "faint"]
+        tier = hit.confidence.value if hit.confidence else "faint"
         outcome = hit.record.card.outcome.value
+        label = CONFIDENCE_LABELS[tier]
+        if outcome in UNCONFIRMED and tier == "weak" and hit.record.session_id in close_by_match:
+            label = f"close, but {outcome}: a lead, not a fix"
+        label += decided_by(hit)
         unconfirmed = f"[{outcome}: {UNCONFIRMED[outcome]}] " if outcome in UNCONFIRMED else ""
         click.echo(f"[{i}] ({label}) {unconfirmed}" + pack_card(hit.record, hit.similarity))
         click.echo("")
 
 
-def record_text(record: Any) -> str:
-    """A card as a person reads it: the text get_episode gives an agent, then where it came from."""
+def when(moment: Any) -> str:
+    """A timestamp (or its ISO text) as a person reads it: to the second, in UTC, no microseconds."""
+    from datetime import UTC, datetime
+
+    if not moment:
+        return ""
+    if isinstance(moment, str):  # a report's ISO text (as_dict)
+        moment = datetime.fromisoformat(moment)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%d %H:%M:%S") + (" UTC" if moment.tzinfo is not None else "")
+
+
+def record_text(record: Any, why: str = "") -> str:
+    """A card as a person reads it: the text get_episode gives an agent, then why its outcome is what it
+    is (`why`, as the viewer's "Why" panel), then where it came from."""
     from episodic.cards.present import episode_text
 
     origin = [
         ("Agent", record.agent),
         ("Branch", record.git_branch),
-        ("Ended", record.ended_at.isoformat() if record.ended_at else ""),
+        ("Started", when(record.started_at)),
+        ("Ended", when(record.ended_at)),
         ("Transcript", record.source_path),
         ("Review", record.review_state.value),
-        ("Indexed", record.indexed_at.isoformat() if record.indexed_at else ""),
+        ("Indexed", when(record.indexed_at)),
     ]
-    return "\n".join([episode_text(record), *(f"{name}: {value}" for name, value in origin if value)])
+    parts = [episode_text(record, started=False)]
+    parts += [why] if why else []
+    return "\n".join([*parts, *(f"{name}: {value}" for name, value in origin if value)])
+
+
+def outcome_why(outcome: str, last_edit: str, evidence: list[tuple[str, bool, str]], missing: str) -> str:
+    """Why the judge of outcomes (`distill.checks`) said `outcome`: the last edit and what came after it."""
+    if missing:
+        return f"Why {outcome}: {missing}"
+    lines = [f"Why {outcome}: last edit: {last_edit or 'none (no change attempted)'}"]
+    if not evidence:
+        lines.append("- no check or confirmation after the last edit")
+    lines += [f"- after it, {kind} {'passed' if ok else 'failed'}: {detail}" for kind, ok, detail in evidence]
+    return "\n".join(lines)
 
 
 def hit_json(hit: Any) -> dict[str, Any]:
@@ -110,13 +166,15 @@ def hit_json(hit: Any) -> dict[str, Any]:
 
 
 def print_inspect(data: dict[str, Any]) -> None:
+    from episodic.cli.distiller_choice import about_minutes
+
     est = data["estimate"]
     click.echo(f"sessions: {data['sessions']} ({data['bytes'] / 1e6:.1f} MB), episodes: {data['episodes']}")
     if data["not_episodes"]:
         click.echo(
             "  not episodes: " + ", ".join(f"{k} {v}" for k, v in sorted(data["not_episodes"].items()))
         )
-    click.echo(f"  date span: {data['first']} .. {data['last']}")
+    click.echo(f"  date span: {when(data['first']) or 'none'} .. {when(data['last']) or 'none'}")
     click.echo(
         f"  survey tokens (budget {data['survey_token_budget']}): median {data['survey_tokens_median']}, "
         f"p95 {data['survey_tokens_p95']}, total {data['survey_tokens_total']}"
@@ -139,7 +197,7 @@ def print_inspect(data: dict[str, Any]) -> None:
     cc = data["agent_cli"]
     click.echo(
         f"  Claude Code, Codex CLI or Gemini CLI distiller: {int(cc['sessions_to_distill'])} sessions at "
-        f"concurrency {int(cc['concurrency'])} ≈ {cc['estimated_seconds'] / 60:.0f} min "
+        f"concurrency {int(cc['concurrency'])}: {about_minutes(cc['estimated_seconds'] / 60)} "
         f"(planning figure {cc['seconds_per_session']:.0f} s a session), ~{cc['input_tokens'] / 1e6:.2f} MTok "
         f"in, ~{cc['output_tokens'] / 1e6:.2f} MTok out on your own plan or API key"
     )

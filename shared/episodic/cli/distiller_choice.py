@@ -85,6 +85,11 @@ def heuristic_cards(settings: Settings) -> int:
         return 0
 
 
+def about_minutes(minutes: float) -> str:
+    """A duration estimate a person reads: never "about 0 min" for work that takes some."""
+    return "under a minute" if minutes < 1 else f"about {minutes:.0f} min"
+
+
 def distiller_cost(settings: Settings, agent: str = CLAUDE_CODE) -> str:
     """What distilling with an agent's CLI takes: `inspect`'s planning figure for the indexed sessions,
     and (Claude Code, whose SessionEnd hook distils in the background) the daily cap."""
@@ -92,11 +97,14 @@ def distiller_cost(settings: Settings, agent: str = CLAUDE_CODE) -> str:
 
     cards = heuristic_cards(settings)
     minutes = estimate_agent_time(cards, settings.distill_concurrency) / 60
-    cost = (
-        f"about {minutes:.0f} min at concurrency {settings.distill_concurrency} for the {cards} heuristic "
-        "cards indexed so far (`episodic index` re-distils them; `episodic inspect` estimates your whole "
-        "history)"
-    )
+    if cards:
+        cost = (
+            f"{about_minutes(minutes)} at concurrency {settings.distill_concurrency} for the {cards} heuristic "
+            "cards indexed so far (`episodic index` re-distils them; `episodic inspect` estimates your whole "
+            "history)"
+        )
+    else:
+        cost = "nothing indexed yet to re-distil (`episodic inspect` estimates your whole history)"
     if agent != CLAUDE_CODE:
         return cost + "; each `episodic index` distils the new sessions with it (not capped)"
     return cost + (

@@ -70,7 +70,16 @@ def check_executable() -> tuple[Check, str | None]:
         return Check(
             "executable", FAIL, str(exc), "run `./scripts/install`, then `.venv/bin/episodic doctor`"
         ), None
-    return Check("executable", OK, path), path
+    on_path = shutil.which("episodic")
+    if on_path and os.path.realpath(on_path) == os.path.realpath(path):
+        return Check("executable", OK, path), path
+    # the fixes below say `episodic`, one way: here is what that means when the shell does not find it
+    elsewhere = f"PATH's `episodic` is another install ({on_path})" if on_path else "not on PATH"
+    detail = (
+        f"{path} ({elsewhere}: each `episodic` in the fixes below means this path; "
+        f"`{shlex.quote(path)} setup path --write` links it as `episodic`)"
+    )
+    return Check("executable", OK, detail), path
 
 
 def check_mcp_entry(home: Path, setup: str, current: str | None) -> Check:
@@ -213,12 +222,16 @@ def _foreign_at(url: str, token: str | None) -> str:
     return ""
 
 
-def check_hook_run(settings: Settings, home: Path, agent: str = "claude-code") -> Check:
-    """The prompt hook command `agent` runs, run once with a real payload: what it logged, with the fix."""
+def check_hook_run(settings: Settings, home: Path, agent: str = "claude-code", indexed: bool = True) -> Check:
+    """The prompt hook command `agent` runs, run once with a real payload: what it logged, with the fix
+    (on an empty index its empty answer is that nothing is indexed yet, not a miss)."""
     from episodic.cli.hook_probe import as_found, run_hook_probe
 
     probe = as_found(run_hook_probe(settings, home, agent=agent))
     name = "prompt hook" if agent == "claude-code" else f"prompt hook runs ({agent})"
+    if not indexed and probe.detail.startswith("ok: no confident"):
+        detail = "nothing indexed yet: the hook ran and answered, with no card to give"
+        return Check(name, WARN, detail, "`episodic index`")
     return Check(name, probe.status, probe.detail, probe.fix)
 
 
@@ -282,7 +295,9 @@ def check_index(settings: Settings, count: Callable[[str], int], total: int) -> 
     cards = count(settings.tenant)
     if cards:
         return Check("index", OK, f"{cards} cards for tenant {settings.tenant!r}")
-    where = f"; the index holds {total} cards of other tenants" if total else ""
+    if not total:
+        return Check("index", FAIL, "nothing indexed yet", "`episodic index`")
+    where = f"; the index holds {total} cards of other tenants"
     return Check("index", FAIL, f"no cards for tenant {settings.tenant!r}{where}", "`episodic index`")
 
 
@@ -432,9 +447,7 @@ def run_checks(settings: Settings) -> list[Check]:
     home = user_home(settings.user_home)
     executable_check, current = check_executable()
     agents = agents_set_up(settings) or ["claude-code"]  # only the agents set up; none yet: Claude Code's
-    setup = (
-        f"`{shlex.quote(current or 'episodic')} setup claude-code --write` (re-running it fixes old entries)"
-    )
+    setup = "`episodic setup claude-code --write` (re-running it fixes old entries)"
     claude = "claude-code" in agents
     checks = [executable_check]
     if claude:
@@ -461,7 +474,8 @@ def run_checks(settings: Settings) -> list[Check]:
     server, up = check_server(settings, agents[0])
     checks.append(server)
     if settings.store == "sqlite" and not settings.db_path.exists():
-        return [*checks, Check("index", FAIL, f"no index at {settings.db_path}", "`episodic index`")]
+        detail = f"nothing indexed yet (no index at {settings.db_path})"
+        return [*checks, Check("index", FAIL, detail, "`episodic index`")]
     try:
         store = build_store(settings)
         total, stored = store.count(None), store.manifest()
@@ -469,8 +483,9 @@ def run_checks(settings: Settings) -> list[Check]:
         return [*checks, Check("index", FAIL, f"cannot open the index: {exc}", "`episodic index`")]
     checks.append(check_token(settings, up, store.count, agents[0]))
     checks.append(check_index(settings, store.count, total))
+    indexed = bool(store.count(settings.tenant))
     checks += [
-        check_hook_run(settings, home, agent)
+        check_hook_run(settings, home, agent, indexed)
         for agent in agents
         if agent == "claude-code" or settings.hook_prompt
     ]

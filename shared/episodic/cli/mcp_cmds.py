@@ -249,11 +249,12 @@ def setup_claude_code(
     from episodic.cli.distiller_choice import choose_distiller
     from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_retention import offer_keep_transcripts
-    from episodic.cli.setup_steps import announce_distiller, leave_server_answering
+    from episodic.cli.setup_steps import announce_distiller, leave_server_answering, say_if_not_installed
     from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
+    say_if_not_installed(settings, "claude-code", write)
     choice = choose_distiller(settings, distiller)
     plan = claude_code_plan(
         user_home(settings.user_home),
@@ -320,9 +321,11 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     """`codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml."""
     from episodic.cli.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
     from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
+    say_if_not_installed(settings, "codex", write)
     plan = codex_plan(
         codex_home(settings.codex_home, user_home(settings.user_home)), url, token, _executable()
     )
@@ -344,7 +347,9 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     _choose_and_announce("codex", distiller, write)
 
 
-def _agent_hooks_step(settings, agent: str, agent_home, url: str | None, write: bool) -> None:  # type: ignore[no-untyped-def]
+def _agent_hooks_step(
+    settings, agent: str, agent_home, url: str | None, write: bool, server_entry=None
+) -> None:  # type: ignore[no-untyped-def]
     """The prompt, failure and session-end hooks of Codex or Gemini CLI (episodic.cli.agent_hooks), the token
     they ask with; with --write, the local server left answering for the first prompt and the first failure."""
     from episodic.cli.agent_hooks import hooks_step
@@ -355,7 +360,8 @@ def _agent_hooks_step(settings, agent: str, agent_home, url: str | None, write: 
         "hook_failure": settings.hook_failure,
         "hook_session_end": settings.hook_session_end,
     }
-    for line in hooks_step(agent, agent_home, _executable(), on, write, settings.codex_binary):
+    lines = hooks_step(agent, agent_home, _executable(), on, write, settings.codex_binary, server_entry)
+    for line in lines:
         click.echo(line)
     local = url is None or url == settings.endpoint_url
     if write and local and (settings.hook_prompt or settings.hook_failure):
@@ -373,12 +379,20 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
     """`gemini mcp add …` and the episodic entry of ~/.gemini/settings.json."""
     from episodic.cli.setup_agents import gemini_home, gemini_plan
     from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
+    say_if_not_installed(settings, "gemini", write)
     home = gemini_home(settings.gemini_cli_home, user_home(settings.user_home))
-    _finish(gemini_plan(home, url, token, _executable()), write)
-    _agent_hooks_step(settings, "gemini", home, url, write)
+    plan = gemini_plan(home, url, token, _executable())
+    if write:  # the server entry and the hooks share settings.json: one write, whose backup is the original
+        _agent_hooks_step(settings, "gemini", home, url, write, plan.server_entry)
+        for note in plan.notes:
+            click.echo(note, err=True)
+    else:
+        _finish(plan, write)
+        _agent_hooks_step(settings, "gemini", home, url, write)
     _choose_and_announce("gemini", distiller, write)
 
 

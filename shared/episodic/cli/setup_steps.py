@@ -33,6 +33,27 @@ def offer_claude_code_distiller(settings, why: str = "", agent: str = "claude-co
     )
 
 
+def say_if_not_installed(settings, agent: str, write: bool) -> None:  # type: ignore[no-untyped-def]
+    """An agent whose CLI is not on PATH: say so, and that its configuration is written for when it is
+    installed (the files are harmless without it, and a later install needs no second setup)."""
+    import shutil
+
+    from episodic.distill.agent_cli import options_from
+    from episodic.distill.agents import agent_cli
+
+    binary = options_from(settings, agent)["binary"]
+    if shutil.which(binary) is not None:
+        return
+    label = agent_cli(agent).label
+    if write:
+        then = (
+            "its configuration is written anyway and takes effect once you install it, with no second setup"
+        )
+    else:
+        then = "`--write` writes this configuration anyway, for when you install it"
+    click.echo(f"note: {label} is not installed here (no `{binary}` on PATH): {then}.", err=True)
+
+
 def _save_distiller(distiller: str) -> str:
     from episodic.hooks.token import set_config_value
     from episodic.plumbing import envsource

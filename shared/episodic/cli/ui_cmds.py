@@ -86,6 +86,7 @@ def register(group: click.Group) -> None:
                 eval_dir=eval_report,
                 dream_dir=dream,
                 on_ready=ready,
+                on_no_browser=lambda hint: click.echo(hint, err=True),
             )
         except OSError as exc:  # the port is taken, or not ours to bind: one line, as `serve` says it
             if exc.errno == errno.EADDRINUSE:

@@ -104,6 +104,7 @@ class IndexReport:
             "skipped": dict(self.skipped),
             "failed": [{"session": s, "reason": r} for s, r in self.failed],
             "malformed_lines": self.stats.malformed_lines,
+            "cut_last_lines": self.stats.truncated_files,
             "secrets_redacted": dict(self.stats.secrets_redacted),
             "source_bytes": self.source_bytes,
             "agents": dict(self.agents),

@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from episodic.core.confidence import ConfidenceRule
 from episodic.evaluation.cardsets import fold_of
+from episodic.evaluation.leave_one_out import ExcludingStore, standard_error
 from episodic.evaluation.queries import EvalQuery
 from episodic.hooks import prompt as hook
 from episodic.hooks import server_client as hook_server
@@ -80,6 +81,10 @@ class InjectionFigures(BaseModel):
     cards_per_negative: float = 0.0
     pointers_per_negative: float = 0.0
     chars_per_negative: float = 0.0
+    # binomial standard errors of the shares above
+    target_as_card_se: float = 0.0
+    negatives_with_card_se: float = 0.0
+    negatives_with_anything_se: float = 0.0
 
 
 class McpFigures(BaseModel):
@@ -95,6 +100,9 @@ class McpFigures(BaseModel):
     negatives_with_anything: float = 0.0
     no_match_said: float = 0.0  # share of negatives answered "No confident match" with nothing listed
     chars_per_negative: float = 0.0
+    target_first_se: float = 0.0
+    negatives_with_card_se: float = 0.0
+    negatives_with_anything_se: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -112,17 +120,23 @@ def summarize_mcp(rows: Sequence[Asked]) -> McpFigures:
     neg = [r for r in rows if not r.target]
     n, m = max(len(pos), 1), max(len(neg), 1)
     ids = [[sid for sid, _ in r.results] for r in pos]
+    first = sum(bool(i) and i[0] == r.target for r, i in zip(pos, ids, strict=True)) / n
+    carded = sum(any(c == "strong" for _, c in r.results) for r in neg) / m
+    anything = sum(bool(r.results) for r in neg) / m
     return McpFigures(
         positives=len(pos),
         negatives=len(neg),
         target_returned=round(sum(r.target in i for r, i in zip(pos, ids, strict=True)) / n, 4),
-        target_first=round(sum(bool(i) and i[0] == r.target for r, i in zip(pos, ids, strict=True)) / n, 4),
+        target_first=round(first, 4),
         target_as_card=round(sum((r.target, "strong") in r.results for r in pos) / n, 4),
         results_per_positive=round(sum(len(r.results) for r in pos) / n, 3),
-        negatives_with_card=round(sum(any(c == "strong" for _, c in r.results) for r in neg) / m, 4),
-        negatives_with_anything=round(sum(bool(r.results) for r in neg) / m, 4),
+        negatives_with_card=round(carded, 4),
+        negatives_with_anything=round(anything, 4),
         no_match_said=round(sum(not r.results for r in neg) / m, 4),
         chars_per_negative=round(sum(r.chars for r in neg) / m, 1),
+        target_first_se=standard_error(first, len(pos)),
+        negatives_with_card_se=standard_error(carded, len(neg)),
+        negatives_with_anything_se=standard_error(anything, len(neg)),
     )
 
 
@@ -144,16 +158,22 @@ def summarize(rows: Sequence[Injected]) -> InjectionFigures:
     cards = sum(len(r.cards) for r in pos)
     right = sum(r.cards.count(r.target or "") for r in pos)
     n, m = max(len(pos), 1), max(len(neg), 1)
+    as_card = sum(r.target in r.cards for r in pos) / n
+    carded = sum(bool(r.cards) for r in neg) / m
+    anything = sum(bool(r.cards or r.pointers) for r in neg) / m
     return InjectionFigures(
         positives=len(pos),
         negatives=len(neg),
-        target_as_card=round(sum(r.target in r.cards for r in pos) / n, 4),
+        target_as_card=round(as_card, 4),
+        target_as_card_se=standard_error(as_card, len(pos)),
+        negatives_with_card_se=standard_error(carded, len(neg)),
+        negatives_with_anything_se=standard_error(anything, len(neg)),
         target_surfaced=round(sum(r.target in r.cards + r.pointers for r in pos) / n, 4),
         cards_per_positive=round(cards / n, 3),
         pointers_per_positive=round(sum(len(r.pointers) for r in pos) / n, 3),
         cards_that_are_target=round(right / cards, 4) if cards else None,
-        negatives_with_card=round(sum(bool(r.cards) for r in neg) / m, 4),
-        negatives_with_anything=round(sum(bool(r.cards or r.pointers) for r in neg) / m, 4),
+        negatives_with_card=round(carded, 4),
+        negatives_with_anything=round(anything, 4),
         cards_per_negative=round(sum(len(r.cards) for r in neg) / m, 3),
         pointers_per_negative=round(sum(len(r.pointers) for r in neg) / m, 3),
         chars_per_negative=round(sum(r.chars for r in neg) / m, 1),
@@ -186,6 +206,11 @@ class InjectionView(BaseModel):
     # what an agent calling search_traces with its defaults receives (overall, then per fold)
     mcp: McpFigures = Field(default_factory=McpFigures)
     mcp_by_fold: dict[str, McpFigures] = Field(default_factory=dict)
+    # leave-one-out: every positive asked with its target and cousins left out, read as a negative
+    loo: InjectionFigures = Field(default_factory=InjectionFigures)
+    loo_by_fold: dict[str, InjectionFigures] = Field(default_factory=dict)
+    mcp_loo: McpFigures = Field(default_factory=McpFigures)
+    mcp_loo_by_fold: dict[str, McpFigures] = Field(default_factory=dict)
 
 
 def _prompts(
@@ -214,15 +239,15 @@ def injection_view(
     filters = SearchFilters(include_unverified=False)
     for prompt_id, fold, target, text in _prompts(positives, negatives):
         query = text[: hook.MAX_QUERY_CHARS]
-        arguments = hook_server.search_arguments(query, approved_only=False)
-        results = (tool.handler(principal, arguments).structured or {}).get("results", [])
-        rows.append(injected_for(prompt_id, fold, target, results, max_chars))
-        default = tool.handler(principal, {"query": query})
-        found = (default.structured or {}).get("results", [])
-        pairs = tuple((str(h.get("session_id")), str(h.get("confidence"))) for h in found)
-        asked.append(Asked(fold, target, pairs, len(default.text) if found else 0))
-        raw = search_traces(memory, LOCAL_TENANT, query, k=arguments["k"], filters=filters)
+        injected, one = ask(tool, principal, (prompt_id, fold, target, query), max_chars)
+        rows.append(injected)
+        asked.append(one)
+        k = hook_server.search_arguments(query, approved_only=False)["k"]
+        raw = search_traces(memory, LOCAL_TENANT, query, k=k, filters=filters)
         recorded.append((prompt_id, fold, target, raw))
+    left_out = [leave_one_out(memory, q, max_chars) for q in positives]
+    loo_rows = [row for row, _ in left_out]
+    loo_asked = [one for _, one in left_out]
     rule = confidence_rule(memory)
 
     def curve(bar: str) -> list[dict[str, float]]:
@@ -242,6 +267,10 @@ def injection_view(
 
     folds = sorted({r.fold for r in rows})
     return InjectionView(
+        loo=summarize(loo_rows),
+        loo_by_fold={f: summarize([r for r in loo_rows if r.fold == f]) for f in folds},
+        mcp_loo=summarize_mcp(loo_asked),
+        mcp_loo_by_fold={f: summarize_mcp([a for a in loo_asked if a.fold == f]) for f in folds},
         mcp=summarize_mcp(asked),
         mcp_by_fold={f: summarize_mcp([a for a in asked if a.fold == f]) for f in folds},
         card_set=label,
@@ -262,8 +291,46 @@ def injection_view(
                 "hits": [[h.record.session_id, round(h.score, 4), round(h.similarity, 4)] for h in raw],
             }
             for r, (_, _, _, raw) in zip(rows, recorded, strict=True)
+        ]
+        + [
+            {
+                "id": r.prompt_id,
+                "fold": r.fold,
+                "left_out": True,
+                "cards": list(r.cards),
+                "pointers": list(r.pointers),
+                "chars": r.chars,
+                "search_traces": [sid for sid, _ in a.results],
+            }
+            for r, a in zip(loo_rows, loo_asked, strict=True)
         ],
     )
+
+
+def leave_one_out(memory: Any, query: EvalQuery, max_chars: int) -> tuple[Injected, Asked]:
+    """What the hook and `search_traces` (its defaults) give for a positive whose target and cousins were
+    never stored: both read as a negative's answer (the target is None)."""
+    from episodic.mcp.tools import read_tools
+
+    without = replace(memory, store=ExcludingStore(memory.store, [query.session_id, *query.cousins]))
+    tool = next(t for t in read_tools(without) if t.name == "search_traces")
+    prompt = (f"{query.id}~loo", fold_of(query.session_id), None, query.query[: hook.MAX_QUERY_CHARS])
+    return ask(tool, Principal(LOCAL_TENANT), prompt, max_chars)
+
+
+def ask(
+    tool: Any, principal: Principal, prompt: tuple[str, str, str | None, str], max_chars: int
+) -> tuple[Injected, Asked]:
+    """One prompt (id, fold, target, text) through the MCP tool twice: with the hook's arguments, scored as
+    the hook injects it, and with the tool's defaults, as an agent that asks receives it."""
+    prompt_id, fold, target, text = prompt
+    arguments = hook_server.search_arguments(text, approved_only=False)
+    results = (tool.handler(principal, arguments).structured or {}).get("results", [])
+    injected = injected_for(prompt_id, fold, target, results, max_chars)
+    default = tool.handler(principal, {"query": text})
+    found = (default.structured or {}).get("results", [])
+    pairs = tuple((str(h.get("session_id")), str(h.get("confidence"))) for h in found)
+    return injected, Asked(fold, target, pairs, len(default.text) if found else 0)
 
 
 def _shown(rule: ConfidenceRule, hits: list[SearchHit]) -> list[SearchHit]:

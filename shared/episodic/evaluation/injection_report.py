@@ -55,6 +55,48 @@ def render_injection(views: dict[str, InjectionView]) -> list[str]:
     for label, view in views.items():
         out.append(_mcp_row(f"**{label}**", view.mcp))
         out += [_mcp_row(f"{label}, fold {fold}", figures) for fold, figures in view.mcp_by_fold.items()]
+    return [*out, "", *render_leave_one_out(views)]
+
+
+def _share(value: float, se: float) -> str:
+    return f"{value:.3f} ± {se:.3f}"
+
+
+def render_leave_one_out(views: dict[str, InjectionView]) -> list[str]:
+    """Hand negatives beside leave-one-out negatives (each positive with its target and cousins left out)."""
+    out = [
+        "## Negatives: by hand and leave-one-out",
+        "",
+        "Leave-one-out: every positive asked again with its target and its cousins left out of the store, so "
+        "any full card is a neighbour shown as the answer. Shares ± one standard error.",
+        "",
+        "| card set | hook: hand negatives with a card | hook: leave-one-out with a card | hook: hand with "
+        "anything | hook: leave-one-out with anything | search_traces: hand with a card | search_traces: "
+        "leave-one-out with a card | n hand / leave-one-out |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for label, view in views.items():
+        groups: list[
+            tuple[str, InjectionFigures, InjectionFigures | None, McpFigures | None, McpFigures | None]
+        ]
+        groups = [(f"**{label}**", view.overall, view.loo, view.mcp, view.mcp_loo)]
+        groups += [
+            (f"{label}, fold {fold}", view.by_fold[fold], view.loo_by_fold.get(fold), view.mcp_by_fold.get(fold),
+             view.mcp_loo_by_fold.get(fold))
+            for fold in view.by_fold
+        ]  # fmt: skip
+        for name, hand, loo, mcp, mcp_loo in groups:
+            if loo is None or mcp is None or mcp_loo is None:
+                continue
+            out.append(
+                f"| {name} | {_share(hand.negatives_with_card, hand.negatives_with_card_se)} | "
+                f"{_share(loo.negatives_with_card, loo.negatives_with_card_se)} | "
+                f"{_share(hand.negatives_with_anything, hand.negatives_with_anything_se)} | "
+                f"{_share(loo.negatives_with_anything, loo.negatives_with_anything_se)} | "
+                f"{_share(mcp.negatives_with_card, mcp.negatives_with_card_se)} | "
+                f"{_share(mcp_loo.negatives_with_card, mcp_loo.negatives_with_card_se)} | "
+                f"{hand.negatives} / {loo.negatives} |"
+            )
     return [*out, ""]
 
 

@@ -19,6 +19,8 @@ class EvalQuery(BaseModel):
     session_id: str = Field(min_length=1)
     id: str = ""  # kept for the per-query output; line number when absent
     difficulty: str | None = None  # kept for the per-group breakdown (e.g. easy / hard)
+    # sessions that handled the same problem: the leave-one-out view removes them with the target
+    cousins: tuple[str, ...] = ()
 
 
 def parse_query_line(line: str, where: str) -> EvalQuery:
@@ -37,8 +39,11 @@ def parse_query_line(line: str, where: str) -> EvalQuery:
     for field in ("id", "difficulty"):
         if isinstance(obj.get(field), str | int) and str(obj[field]).strip():
             known[field] = str(obj[field]).strip()
+    cousins = obj.get("cousins")
+    if cousins is not None and not (isinstance(cousins, list) and all(isinstance(c, str) for c in cousins)):
+        raise InvalidArgumentError(f"{where}: field 'cousins' must be a list of session ids")
     try:
-        return EvalQuery(**known)
+        return EvalQuery(**known, cousins=tuple(c.strip() for c in cousins or [] if c.strip()))
     except ValidationError as exc:  # pragma: no cover - the checks above cover the model's rules
         raise InvalidArgumentError(f"{where}: {exc}") from exc
 

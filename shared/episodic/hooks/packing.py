@@ -54,9 +54,22 @@ def _first_sentence(text: str, limit: int = POINTER_CHARS) -> str:
     return word.rstrip(" ,;:-") + "…"
 
 
+TITLE_WORDS = 5  # a first sentence this short is a title: the next one names the matter
+
+
+def _pointer_problem(problem: str, limit: int = POINTER_CHARS) -> str:
+    """Stdlib copy of episodic.cards.present.pointer_problem (a test pins them)."""
+    first = _first_sentence(problem, limit)
+    rest = problem.strip()[len(first) :] if problem.strip().startswith(first) else ""
+    if len(first.split()) > TITLE_WORDS or not rest.strip() or first.endswith("…"):
+        return first
+    room = limit - len(first) - 1
+    return f"{first} {_first_sentence(rest, room)}" if room > 20 else first
+
+
 def pointer_line(hit: dict[str, Any]) -> str:
     """Stdlib copy of episodic.cards.present.pointer_line over a search result (a test pins them)."""
-    problem = _first_sentence(str((hit.get("card") or {}).get("problem") or ""))
+    problem = _pointer_problem(str((hit.get("card") or {}).get("problem") or ""))
     return f"- {hit.get('date') or 'undated'} {str(hit.get('session_id', '?'))[:POINTER_ID_CHARS]} {problem}"
 
 

@@ -27,11 +27,28 @@ def endpoint() -> tuple[str, str]:
         raise HookSkip(f"fail: {broken}; fix that line (the hook and the server read their settings there)")
     url = setting("url")
     if not url:
-        url = f"http://{setting('host', DEFAULT_HOST)}:{setting('port', DEFAULT_PORT)}/mcp"
+        url = f"http://{setting('host', DEFAULT_HOST)}:{configured_port()}/mcp"
     token = setting("token")
     if not token:
         raise HookSkip("skip: missing config (no token: set EPISODIC_TOKEN or `token` in the config file)")
     return str(url), str(token)
+
+
+def configured_port() -> int:
+    """The port the config names; a value that is no port is the config's error, not an unreachable server."""
+    raw = setting("port", DEFAULT_PORT)
+    try:
+        port = int(str(raw).strip())
+    except ValueError:
+        port = 0
+    if not 1 <= port <= 65535 or isinstance(raw, bool | float):
+        named = (
+            "EPISODIC_PORT"
+            if envsource.environ().get("EPISODIC_PORT")
+            else f"`port` in {envsource.config_path()}"
+        )
+        raise HookSkip(f"fail: config file: {named} is {raw!r}, not a port number (1-65535); fix that line")
+    return port
 
 
 PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy", "HTTPS_PROXY", "HTTP_PROXY", "ALL_PROXY")
@@ -50,12 +67,45 @@ def _dechunk(body: bytes) -> bytes:
         rest = rest[size + 2 :]
 
 
+class NoLocalPort(TimeoutError):
+    """The deadline passed while every local port was taken: a timeout, not an unreachable server."""
+
+
+def ends_before(left: Callable[[], float], pause: float) -> bool:
+    try:
+        return left() <= pause
+    except TimeoutError:
+        return True
+
+
+CONNECT_PAUSES = (0.02, 0.05, 0.1, 0.2)  # between connects that found no free local port; then 0.2 s each
+
+
+def _connect(host: str, port: int, left: Callable[[], float]) -> Any:
+    """A connection within the deadline. A busy machine can run out of loopback ports for a moment
+    (EADDRNOTAVAIL): that is retried while the deadline allows, not reported as an unreachable server."""
+    import errno
+    import socket
+
+    attempt = 0
+    while True:
+        try:
+            return socket.create_connection((host, port), timeout=left())
+        except OSError as exc:
+            if exc.errno != errno.EADDRNOTAVAIL:
+                raise
+            pause = CONNECT_PAUSES[min(attempt, len(CONNECT_PAUSES) - 1)]
+            if ends_before(left, pause):
+                raise NoLocalPort("no free local port to connect from before the deadline") from exc
+            time.sleep(pause)
+            attempt += 1
+
+
 def _post_plain(
     host: str, port: int, path: str, payload: bytes, headers: dict[str, str], timeout: float
 ) -> tuple[int, bytes, dict[str, str]]:
     """HTTP/1.1 POST over a socket (Connection: close): the response is read to EOF; (status, body,
     headers by lower-case name)."""
-    import socket
 
     lines = [
         f"POST {path} HTTP/1.1",
@@ -77,7 +127,7 @@ def _post_plain(
             raise TimeoutError("hook deadline")
         return remaining
 
-    with socket.create_connection((host, port), timeout=left()) as sock:
+    with _connect(host, port, left) as sock:
         sock.settimeout(left())
         sock.sendall(request)
         while True:
@@ -162,6 +212,8 @@ def _post(url: str, payload: bytes, headers: dict[str, str], timeout: float) -> 
         raise
     except (OSError, ValueError) as exc:  # refused, DNS, TLS, timeouts (URLError is an OSError)
         reason = getattr(exc, "reason", exc)
+        if isinstance(reason, NoLocalPort):
+            raise HookSkip(f"fail: timed out after {timeout:.2f} s: {reason} (a busy machine)") from exc
         if isinstance(reason, TimeoutError):
             raise HookSkip(f"fail: server timed out after {timeout:.2f} s") from exc
         if isinstance(reason, ConnectionRefusedError):

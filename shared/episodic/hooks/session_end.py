@@ -33,6 +33,8 @@ LOCK_DIR = "locks"
 SLOT_POLL_SECONDS = 0.1  # a freed slot is taken this soon (a non-blocking lock attempt per slot: cheap)
 _MAX_STDIN = 1024 * 1024
 TURN_END_EVENT = "Stop"  # Codex CLI: the turn ended (the session may go on)
+SWITCH = "hook_session_end"
+OFF_WORDS = ("false", "0", "no", "off")
 
 
 def _log(home: Path, message: str) -> None:
@@ -41,6 +43,12 @@ def _log(home: Path, message: str) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         with path.open("a", encoding="utf-8") as handle:
             handle.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {message[:500]}\n")
+
+
+def switched_off(env: dict[str, str]) -> bool:
+    """`hook_session_end = false` (config file or EPISODIC_HOOK_SESSION_END): the user wants no distil at all."""
+    value = envsource.resolve(envsource.light_values(env), SWITCH, "true")
+    return str(value).strip().lower() in OFF_WORDS
 
 
 def worker_command(transcript: str, after_quiet: bool = False) -> list[str]:
@@ -70,6 +78,9 @@ def hook_main(stdin: IO[str] | None = None) -> int:
         return 0
     home = envsource.home_dir(env)
     try:
+        if switched_off(env):  # before the payload is even read: nothing starts, nothing is stored
+            _log(home, f"hook: skip: switched off ({SWITCH} = false)")
+            return 0
         payload = json.loads((stdin or sys.stdin).read(_MAX_STDIN))
         transcript = payload.get("transcript_path") if isinstance(payload, dict) else None
         if not isinstance(transcript, str) or not transcript.endswith((".jsonl", ".json")):
@@ -136,6 +147,8 @@ def distil_session(settings: Settings, transcript: str) -> str:
     """The worker: heuristic card now, Claude Code's card when a slot and today's allowance permit."""
     from dataclasses import replace
 
+    if not settings.hook_session_end:  # switched off while this worker waited for the session to go quiet
+        return f"switched off ({SWITCH} = false): no card for {transcript}"
     from episodic.assembly import build_memory
     from episodic.core.ingest import index_sessions
     from episodic.distill.heuristic import HeuristicDistiller

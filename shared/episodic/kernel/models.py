@@ -261,6 +261,7 @@ class ParseStats(BaseModel):
     lines: int = 0
     malformed_lines: int = 0
     truncated_last_line: bool = False
+    truncated_files: int = 0  # files whose last line was cut, summed when stats are merged (an index run's)
     skipped_entry_types: dict[str, int] = Field(default_factory=dict)
     skipped_block_types: dict[str, int] = Field(default_factory=dict)
     duplicate_uuids: int = 0
@@ -273,6 +274,7 @@ class ParseStats(BaseModel):
         self.lines += other.lines
         self.malformed_lines += other.malformed_lines
         self.truncated_last_line = self.truncated_last_line or other.truncated_last_line
+        self.truncated_files += max(other.truncated_files, int(other.truncated_last_line))
         self.duplicate_uuids += other.duplicate_uuids
         self.injected_context_stripped += other.injected_context_stripped
         self.thinking_with_text += other.thinking_with_text
@@ -353,6 +355,9 @@ class SearchFilters(BaseModel):
     since: datetime | None = None
     renderings: list[str] = Field(default_factory=list)  # compare the query with these only (empty: all)
     approved_only: bool = False  # only cards a person approved (the hook under `review_required`)
+    # sessions left out of the candidate pool before ranking (the evaluation's leave-one-out view: the pool,
+    # its z-scores, the judge and the tiers are those a prompt would meet if these sessions were never stored)
+    exclude_sessions: list[str] = Field(default_factory=list)
 
 
 class Confidence(StrEnum):

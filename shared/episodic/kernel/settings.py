@@ -157,7 +157,8 @@ class Settings(BaseSettings):
     distill_daily_cap: int = Field(
         default=20, ge=0
     )  # SessionEnd distils a day (0: none); `index` is not capped
-    # Codex CLI and Gemini CLI: their session-end hook (`setup codex|gemini`) distils the ended session
+    # the session-end hook (Claude Code's and Gemini CLI's SessionEnd, Codex's Stop) distils the ended session;
+    # false: the hook returns at once, whatever hooks file still names it
     hook_session_end: bool = True
     distill_quiet_seconds: float = Field(default=300.0, ge=0)  # Codex's turn ended: distil after this quiet
 

@@ -77,6 +77,7 @@ class RawSession:
     titles: list[str] = field(default_factory=list)
     user_texts: list[str] = field(default_factory=list)  # every user text as written (for marker checks)
     cwd: str = ""
+    project: str = ""  # the project's name when no folder names it (a Gemini CLI tmp/ folder's slug)
     git_branch: str | None = None
     models: list[str] = field(default_factory=list)
     entrypoint: str = ""

@@ -31,6 +31,7 @@ _SYNTHETIC_PROMPTS = frozenset({"System: Please continue.", "Please continue."})
 _INJECTED_PREFIXES = ("<session_context>", "<hook_context>")
 _REGISTRY_BYTES = 16 * 1024 * 1024
 _VERSION_RE = re.compile(r"Gemini CLI update available! (\d[\w.-]*) ")
+_HASH_RE = re.compile(r"[0-9a-f]{64}")  # an older release's tmp/ folder: sha256 of the project root
 
 
 def _content_text(content: Any) -> str:
@@ -132,6 +133,7 @@ class GeminiSource(SingleFileSource):
             or (listed if isinstance(listed, str) else "")
             or _root_from_outputs(session)
         )
+        session.project = _slug(Path(source.main_path))
         return None
 
     def _project_root(self, path: Path, project_hash: object) -> str:
@@ -229,6 +231,16 @@ class GeminiSource(SingleFileSource):
         call.is_error = failed or status == "error" or call.exit_code not in (None, 0)
         session.calls[call_id] = call
         session.events.append(RawEvent("tool", call=call, timestamp=ts))
+
+
+def _slug(path: Path) -> str:
+    """The folder under `~/.gemini/tmp/` holding the session: the project's name in current releases (a
+    sha256 hash in older ones, which names nothing)."""
+    tmp = next((p for p in path.parents if p.name == "tmp" and p.parent.name == ".gemini"), None)
+    if tmp is None:
+        return ""
+    folder = path.relative_to(tmp).parts[0]
+    return "" if _HASH_RE.fullmatch(folder) else folder
 
 
 def _rewind(messages: dict[str, dict[str, Any]], message_id: str) -> None:

@@ -141,7 +141,7 @@ def build_trajectory(
         source=source,
         source_sha256=source_sha256,
         cwd=cwd,
-        project=last_path_component(cwd),
+        project=last_path_component(cwd) or scrub(session.project, SHORT_CHARS),
         git_branch=scrub(session.git_branch or "", SHORT_CHARS),
         started_at=times(session.first_ts),
         ended_at=times(session.last_ts),

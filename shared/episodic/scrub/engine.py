@@ -12,22 +12,20 @@ below give identical hits and differ in speed only:
 - `ahocorasick_rs` automata of at most 64 literals (its SIMD prefilter's limit), any-case groups in the lower-cased
   text: where Hyperscan has no wheel (Linux on ARM);
 - `str.find` per literal, in pure Python: where neither is installed, or the text cannot be UTF-8 (lone surrogates).
+
+Hyperscan's compiled databases are cached per install and checked before use (`hs_cache`).
 """
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import importlib
-import os
 import re
-import sys
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
+import episodic.scrub.hs_cache as hs_cache
 from episodic.scrub.finder import LiteralFinder, find_each
 
 _hs: Any
@@ -106,6 +104,7 @@ class TriggerSearch:
             engine = "hyperscan" if _hs is not None else "ahocorasick"
         self.engine = engine
         self._databases: tuple[Any, Any, Any] | None = None
+        self.probed: list[tuple[int, int]] = []
         if engine == "hyperscan":
             long_db = self._hyperscan(long=True, runs=False)
             with_runs = (
@@ -129,6 +128,7 @@ class TriggerSearch:
         expressions: list[bytes] = []
         ids: list[int] = []
         flags: list[int] = []
+        probes: list[hs_cache.Probe] = []  # a text each pattern must match: the cache's known answers
         for index, literal in enumerate(self.literals):
             group = self.groups[self.group_of[index]]
             if group.long_only and not long:
@@ -144,11 +144,30 @@ class TriggerSearch:
             expressions.append(pattern)
             ids.append(index)
             flags.append(_hs.HS_FLAG_SOM_LEFTMOST if index in self._by_start else 0)
+            probe = self._probe(index)
+            if probe is not None:
+                probes.append((index, probe))
         for number, run in enumerate(self.runs if runs else ()):
             expressions.append(run.encode())
             ids.append(len(self.literals) + number)
             flags.append(_hs.HS_FLAG_SOM_LEFTMOST)
-        return _compiled(expressions, ids, flags)
+            run_sample = hs_cache.sample(run.replace("\\z", "\\Z"))
+            if run_sample is not None:
+                probes.append((ids[-1], run_sample.encode()))
+        self.probed.append((len(probes), len(expressions)))  # (with a known answer, patterns), per database
+        return hs_cache.compiled(_hs, expressions, ids, flags, probes)
+
+    def _probe(self, index: int) -> bytes | None:
+        """A text literal `index`'s Hyperscan pattern matches: the literal, a sample of its context, then a
+        character its rejects allow."""
+        literal = self.literals[index]
+        group = self.groups[self.group_of[index]]
+        context = group.contexts.get(literal, "")
+        flags = re.ASCII | (re.IGNORECASE if group.any_case else 0)
+        text = hs_cache.sample(re.escape(literal) + f"(?:{context})", flags) if context else literal
+        rejected = self.rejects.get(index, frozenset())
+        tail = next((c for c in "\n #~" if c not in rejected), None)
+        return None if text is None or tail is None else (text + tail).encode()
 
     def _finders(self, *, force_fallback: bool) -> list[tuple[LiteralFinder, list[int], bool]]:
         """(finder, the index of each of its literals, any case) per chunk of at most 64 literals of a group."""
@@ -282,31 +301,6 @@ class TriggerSearch:
                 kept.append(hit)
                 ends[group] = hit[2]
         return kept
-
-
-def _cache_dir() -> Path:
-    """Compiled databases beside the environment (as the judge's model): one compile per install, not per process."""
-    return Path(sys.prefix) / "share" / "episodic" / "scrub-cache"
-
-
-def _compiled(expressions: list[bytes], ids: list[int], flags: list[int]) -> Any:
-    """The database for these patterns: loaded from the cache when compiled before (a compile costs ~0.2 s, every
-    CLI process that scrubs would pay it), else compiled and saved; a cache that cannot be read or written is
-    skipped, never an error."""
-    key = hashlib.sha256(
-        repr((_hs.__version__ if hasattr(_hs, "__version__") else "", expressions, ids, flags)).encode()
-    )
-    path = _cache_dir() / f"{key.hexdigest()[:32]}.hsdb"
-    with contextlib.suppress(Exception):
-        return _hs.loadb(path.read_bytes(), mode=_hs.HS_MODE_BLOCK)
-    database = _hs.Database(mode=_hs.HS_MODE_BLOCK)
-    database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
-    with contextlib.suppress(Exception):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_bytes(_hs.dumpb(database))
-        os.replace(tmp, path)
-    return database
 
 
 def _pattern(literal: str, any_case: bool) -> bytes:

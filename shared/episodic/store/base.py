@@ -131,7 +131,35 @@ class RuleEnforcingStore(VectorStore):
     ) -> dict[int, CardRecord]:
         """The records of the fused keys (their best rendering is the ranking rule's: store.hybrid)."""
 
+    def _excluded_keys(
+        self, handle: Any, tenant_id: str, keys: Sequence[int], session_ids: set[str]
+    ) -> set[int]:
+        """The pool keys whose session is one of `session_ids` (default: read their records; a store with a
+        cheaper lookup overrides it)."""
+        records = self._resolve(handle, tenant_id, keys, np.zeros(0, dtype=np.float32))
+        return {key for key, record in records.items() if record.session_id in session_ids}
+
     # ------------------------------------------------------------ the rules (template methods)
+
+    def _without_excluded(
+        self, handle: Any, tenant_id: str, found: Candidates, filters: SearchFilters
+    ) -> Candidates:
+        """The pool without the sessions the filters exclude, so the fusion standardises over what is left."""
+        wanted = {s for s in filters.exclude_sessions if s}
+        if not wanted or not found.keys:
+            return found
+        dropped = self._excluded_keys(handle, tenant_id, found.keys, wanted)
+        if not dropped:
+            return found
+        kept = [i for i, key in enumerate(found.keys) if key not in dropped]
+        position = {old: new for new, old in enumerate(kept)}
+        return Candidates(
+            keys=[found.keys[i] for i in kept],
+            cosines=found.cosines[:, kept],
+            renderings=found.renderings,
+            weights=found.weights,
+            keyword=[(position[i], score) for i, score in found.keyword if i in position],
+        )
 
     def _extend_manifest(self, manifest: IndexManifest) -> IndexManifest:
         """Record `manifest`, the stored one plus optional renderings; a store that cannot keeps its own."""
@@ -186,6 +214,7 @@ class RuleEnforcingStore(VectorStore):
                 return []  # nothing was ever indexed here
             check_parity(stored, manifest, self.index_name, "query")
             found = self._candidates(handle, CandidateQuery(tenant, query, query_text, k, filters, stored))
+            found = self._without_excluded(handle, tenant, found, filters)
             if not found.keys:
                 return []
             fused = hybrid.rank_pool(

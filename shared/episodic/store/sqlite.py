@@ -372,6 +372,19 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
         rows = conn.execute(f"SELECT rowid, record FROM cards WHERE rowid IN ({marks})", list(rowids))
         return {rowids[rowid]: CardRecord.model_validate_json(raw) for rowid, raw in rows.fetchall()}
 
+    def _excluded_keys(
+        self, handle: dict[str, object], tenant_id: str, keys: Sequence[int], session_ids: set[str]
+    ) -> set[int]:
+        conn, matrix = handle["conn"], handle["matrix"]
+        assert isinstance(conn, sqlite3.Connection) and isinstance(matrix, TenantMatrix)
+        wanted = sorted(session_ids)
+        marks = ",".join("?" * len(wanted))
+        rows = conn.execute(
+            f"SELECT rowid FROM cards WHERE tenant_id = ? AND session_id IN ({marks})", [tenant_id, *wanted]
+        )
+        found = {matrix.index_of[rowid] for (rowid,) in rows if rowid in matrix.index_of}
+        return found & set(keys)
+
     # ------------------------------------------------------------------ review state (episodic.cards.review)
 
     def _admitted(

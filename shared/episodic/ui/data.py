@@ -13,9 +13,10 @@ from episodic.ui.render import home_relative
 
 if TYPE_CHECKING:
     from episodic.kernel.memory import Memory
-    from episodic.kernel.models import Trajectory
+    from episodic.kernel.models import ToolCall, Trajectory
 
 MAX_LISTED = 500  # the browse page lists at most this many episodes (newest first)
+LAST_EDIT_CHARS = 160  # the last edit's command, cut to one line of the "Why" panel
 
 
 @dataclass
@@ -114,9 +115,26 @@ def evidence_view(trajectory: Trajectory) -> tuple[str, list[tuple[str, bool, st
     if position is None:
         return "", []
     call = events[position].tool
-    edit = f"{call.name} {call.file_path or ''}".strip() if call else ""
     found = evidence_after(events, position)
-    return edit, [(e.kind, e.passed, e.detail[:300]) for e in found]
+    return edit_summary(call) if call else "", [(e.kind, e.passed, e.detail[:300]) for e in found]
+
+
+def edit_summary(call: ToolCall) -> str:
+    """What the last edit changed, as a reader can check it: the file an edit tool wrote, or the command
+    that wrote (its first line: a heredoc's body is the file, not the command); the bare tool name never
+    says which (every shell edit read `Bash`)."""
+    from episodic.distill.evidence import shell_command
+
+    path = call.file_path or str(call.input.get("file_path") or call.input.get("notebook_path") or "")
+    if path:
+        return f"{call.name} {path}"
+    command = shell_command(call).strip()
+    if command:
+        shown = command.splitlines()[0]
+        if shown != command or len(shown) > LAST_EDIT_CHARS:
+            shown = shown[:LAST_EDIT_CHARS].rstrip() + " …"
+        return f"{call.name}: {shown}"
+    return f"{call.name} (names no file)"
 
 
 class LocalSource(ViewerSource):

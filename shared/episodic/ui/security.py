@@ -2,7 +2,8 @@
 
 - a host name of its own, unguessable: the viewer is reached at `http://<32 hex digits>.localhost:<port>`
   (browsers resolve every `*.localhost` name to loopback themselves, never through DNS) and answers only
-  Host headers naming exactly that name and port (a DNS rebinding page's Host is its own name). Cookies are
+  Host headers naming exactly that name and port (a DNS rebinding page's Host is its own name); any other
+  Host gets one fixed bare 421 that never names it (`WRONG_HOST_TEXT`). Cookies are
   scoped by host, not port: a cookie of an address (127.0.0.1, or the random 127.x.y.z of earlier releases,
   visible to every local user in /proc/net/tcp) reached any other server another local user binds on that
   address; one of this name reaches only a server the browser reaches by this name, and no other local user
@@ -74,10 +75,24 @@ class Refused(Exception):
         self.reason = reason
 
 
+# one fixed answer for every Host that is not this run's name and port: whoever asks without the name
+# learns nothing of it (a refusal that named it handed it to any local user who read the port)
+WRONG_HOST_STATUS = 421
+WRONG_HOST_TEXT = "Misdirected request: this server does not answer for that host.\n"
+
+
+class WrongHost(Refused):
+    """A Host header that is not this run's name and port: answered by `WRONG_HOST_TEXT` alone."""
+
+    def __init__(self) -> None:
+        super().__init__(WRONG_HOST_STATUS, WRONG_HOST_TEXT.strip())
+
+
 @dataclass
 class _Key:
     expires: float
     file: Path | None = None  # the opening file that holds it: deleted once it is used or expired
+    on_unused: Callable[[], None] | None = None  # told when it expires unused (no browser posted it)
 
 
 @dataclass
@@ -104,24 +119,33 @@ class Guard:
     def origins(self) -> set[str]:
         return {self.base}
 
-    def _new_key(self, seconds: float, file: Path | None = None) -> str:
+    def _new_key(
+        self, seconds: float, file: Path | None = None, on_unused: Callable[[], None] | None = None
+    ) -> str:
         key = secrets.token_urlsafe(32)
         with self._lock:
-            self._forget_expired()
-            self._opening_keys[key] = _Key(self._now() + seconds, file)
+            unused = self._forget_expired()
+            self._opening_keys[key] = _Key(self._now() + seconds, file, on_unused)
+        _tell(unused)
         return key
 
     def opening_url(self, seconds: float = PRINTED_KEY_SECONDS) -> str:
         """A URL that opens the viewer once, within `seconds`: its key is exchanged for the cookie."""
         return f"{self.base}/?{KEY_PARAM}={self._new_key(seconds)}"
 
-    def opening_file(self, folder: Path, seconds: float = BROWSER_KEY_SECONDS) -> Path:
+    def opening_file(
+        self,
+        folder: Path,
+        seconds: float = BROWSER_KEY_SECONDS,
+        on_unused: Callable[[], None] | None = None,
+    ) -> Path:
         """A page only this user can read that posts a one-time key to this server: what the browser is
-        handed (its path on the browser's command line reveals nothing)."""
+        handed (its path on the browser's command line reveals nothing). `on_unused` runs if the key
+        expires before any browser posts it."""
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         folder.chmod(0o700)
         path = folder / f"open-{secrets.token_hex(8)}.html"
-        key = self._new_key(seconds, path)
+        key = self._new_key(seconds, path, on_unused)
         page = OPENING_PAGE.format(
             action=html.escape(self.base + OPEN_PATH), param=KEY_PARAM, key=html.escape(key)
         )
@@ -135,23 +159,38 @@ class Guard:
 
     def redeem(self, key: str) -> bool:
         """True once for an unexpired key of an opening URL or file; that key is invalid from then on."""
+        found = False
         with self._lock:
-            self._forget_expired()
+            unused = self._forget_expired()
             for known in list(self._opening_keys):
                 if hmac.compare_digest(known.encode(), key.encode()):
                     _delete(self._opening_keys.pop(known).file)
-                    return True
-        return False
+                    found = True
+                    break
+        _tell(unused)
+        return found
+
+    def withdraw(self, file: Path) -> None:
+        """The opening file's key is void and the file deleted (no browser opened to post it)."""
+        with self._lock:
+            for key, entry in list(self._opening_keys.items()):
+                if entry.file == file:
+                    _delete(self._opening_keys.pop(key).file)
 
     def forget_expired(self) -> None:
         with self._lock:
-            self._forget_expired()
+            unused = self._forget_expired()
+        _tell(unused)
 
-    def _forget_expired(self) -> None:
+    def _forget_expired(self) -> list[Callable[[], None]]:
+        """Drops expired keys (and their files); returns who to tell, told once the lock is released."""
         now = self._now()
+        unused = []
         for key, entry in list(self._opening_keys.items()):
             if entry.expires <= now:
                 _delete(self._opening_keys.pop(key).file)
+                unused += [entry.on_unused] if entry.on_unused is not None else []
+        return unused
 
     def forget_all(self) -> None:
         """At exit: every opening file goes."""
@@ -171,7 +210,7 @@ class Guard:
             port = None
             parts = urlsplit("//")
         if (parts.hostname or "").lower() != self.name.lower() or port != self.port:
-            raise Refused(421, f"this viewer answers only at {self.base}, not for host {host_header!r}")
+            raise WrongHost
 
     def has_secret(self, headers: Headers) -> bool:
         """The request's cookie holds this run's secret."""
@@ -194,6 +233,11 @@ class Guard:
             raise Refused(403, f"cross-origin request refused (origin {origin!r})")
         if not hmac.compare_digest(form_token.encode(), self.csrf_token.encode()):
             raise Refused(403, "the form's CSRF token is missing or wrong: reload the page")
+
+
+def _tell(callbacks: list[Callable[[], None]]) -> None:
+    for callback in callbacks:
+        callback()
 
 
 def _delete(path: Path | None) -> None:

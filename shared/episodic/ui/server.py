@@ -17,8 +17,17 @@ from episodic.plumbing.http_clients import (
     ClientLimits,
     request_head,
 )
-from episodic.ui.security import KEY_PARAM, OPEN_PATH, SECURITY_HEADERS, Guard, Refused
-from episodic.ui.views import Response, Viewer
+from episodic.ui.security import (
+    KEY_PARAM,
+    OPEN_PATH,
+    SECURITY_HEADERS,
+    WRONG_HOST_STATUS,
+    WRONG_HOST_TEXT,
+    Guard,
+    Refused,
+    WrongHost,
+)
+from episodic.ui.views import FAVICON_PATH, Response, Viewer
 
 log = logging.getLogger(__name__)
 MAX_FORM_BYTES = 256 * 1024  # a whole edited card is a few KB
@@ -82,8 +91,10 @@ class _Handler(BoundedHandler):
         try:
             self.guard.check_host(self.headers.get("Host"))
             key = query.pop(KEY_PARAM, None)
-            # the stylesheet and script hold no data: served without the secret, so a refusal is styled
-            public = parts.path.startswith("/static/") and self.command in ("GET", "HEAD")
+            # the stylesheet, script and icon hold no data: served without the secret, so a refusal is styled
+            public = self.command in ("GET", "HEAD") and (
+                parts.path.startswith("/static/") or parts.path == FAVICON_PATH
+            )
             signed_in = self.guard.has_secret(self.headers)
             if parts.path == OPEN_PATH and self.command == "POST":  # the opening file's form: key -> cookie
                 opening = self._form()
@@ -118,6 +129,9 @@ class _Handler(BoundedHandler):
                 form = read
                 self.guard.check_post(self.headers, form.pop("csrf", ""))
             response = self.viewer.route(self.command, parts.path, query, form)
+        except WrongHost:  # not the page (its header names the source): the fixed text, nothing else
+            self.settle(False)
+            response = Response(WRONG_HOST_STATUS, WRONG_HOST_TEXT.encode(), "text/plain; charset=utf-8")
         except Refused as refused:
             self.settle(signed_in)
             response = self.viewer.refused(refused.status, refused.reason)

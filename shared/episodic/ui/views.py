@@ -33,6 +33,8 @@ from episodic.ui.render import (
 )
 
 STATIC = Path(__file__).parent / "static"
+FAVICON = "favicon.svg"
+FAVICON_PATH = "/favicon.ico"  # where a browser looks when a page names no icon (a refusal, a raw file)
 LIST_FIELDS = ("steps", "key_decisions", "dead_ends", "misleading_intuitions", "critical_checks", "tags")
 
 
@@ -125,6 +127,8 @@ class Viewer:
     def route(self, method: str, path: str, query: dict[str, str], form: dict[str, str]) -> Response:
         if path.startswith("/static/") and method in ("GET", "HEAD"):
             return self.static(path.removeprefix("/static/"))
+        if path == FAVICON_PATH and method in ("GET", "HEAD"):  # asked for by browsers on every page
+            return self.static(FAVICON)
         if path == "/" and method in ("GET", "HEAD"):
             return self.browse(query)
         if path == "/queue":

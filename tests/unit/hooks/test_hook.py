@@ -155,9 +155,34 @@ def test_the_hooks_pointer_line_is_the_presentation_modules() -> None:
     from episodic.cards import present
 
     assert hook_packing.WEAK_HEADER == present.WEAK_HEADER
-    for problem in ("short", "a problem " * 20, "  spaced\n\nout   problem  "):
+    for problem in (
+        "short",
+        "a problem " * 20,
+        "  spaced\n\nout   problem  ",
+        "Fix CI lint. CI runs on a fresh checkout, where the generated client is not ignored. Asked: why?",
+        "A first sentence long enough to name the matter on its own. Then more.",
+    ):
         hit = {"session_id": "0123456789abcdef", "date": "2026-01-12", "card": {"problem": problem}}
         assert hook_packing.pointer_line(hit) == present.pointer_line(
             "0123456789abcdef", "2026-01-12", problem
         )
     assert hook_packing.pointer_line({"card": {}}).startswith("- undated ?")
+
+
+def test_a_pointer_whose_problem_opens_with_a_title_names_the_matter_too() -> None:
+    problem = (
+        "Fix CI lint. CI runs on a fresh checkout, where the generated client is not ignored. Asked: why?"
+    )
+    hit = {
+        "session_id": "0123456789abcdef",
+        "date": "2026-01-12",
+        "card": {"problem": problem},
+        "confidence": "weak",
+    }
+    context = hook.build_context([hit], 4000)
+    assert (
+        "01234567 Fix CI lint. CI runs on a fresh checkout, where the generated client is not ignored."
+        in context
+    )
+    long_first = "A first sentence long enough to name the matter on its own. Then more."
+    assert hook_packing.pointer_line({**hit, "card": {"problem": long_first}}).endswith("on its own.")

@@ -66,4 +66,4 @@ def test_a_renamed_function_is_caught() -> None:
     with pytest.raises(AttributeError):
         resolve("episodic.hooks.server_client.ask_the_server")
     with pytest.raises((AttributeError, ModuleNotFoundError)):
-        resolve("episodic.hooks.server.ask_server")
+        resolve("episodic.hooks.client_of_server.ask_server")
