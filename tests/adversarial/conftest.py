@@ -63,6 +63,23 @@ def session_lines(session_id: str, prompt: str, answer: str = "done, the tests p
     return "".join(json.dumps(e) + "\n" for e in entries)
 
 
+def claude_messages(session_id: str, messages: list[tuple[str, Any]]) -> str:
+    """A Claude Code transcript of these (role, content) messages in order, one second apart."""
+    entries = [
+        {
+            "type": role,
+            "uuid": f"u-{n}",
+            "parentUuid": f"u-{n - 1}" if n else None,
+            "sessionId": session_id,
+            "timestamp": f"2026-01-02T03:{n // 60:02d}:{n % 60:02d}Z",
+            "cwd": "/home/dev/app",
+            "message": {"role": role, "content": content},
+        }
+        for n, (role, content) in enumerate(messages)
+    ]
+    return "".join(json.dumps(e) + "\n" for e in entries)
+
+
 def cli(home: Path, *args: str, timeout: float = 120, **env: str) -> subprocess.CompletedProcess[str]:
     """`python -m episodic ...` with an isolated home and the hashing embedder (no model download)."""
     full_env = {

@@ -7,7 +7,6 @@ lives beside the environment (`sys.prefix`)."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -17,6 +16,8 @@ from typing import Any
 
 import pytest
 from kits.secret_kit import AWS_KEY_ID, GITHUB_SPLIT
+
+from .conftest import claude_messages
 
 hyperscan = pytest.importorskip("hyperscan")
 
@@ -42,19 +43,7 @@ def _session(path: Path) -> None:
         f"the deploy fails; key id {AWS_KEY_ID}",  # a short text: the short texts' database
         f"{KEPT} Set DB_PASSWORD={PASSWORD} and push with {GITHUB_SPLIT} to the mirror, then rerun the deploy.",
     ]
-    entries = [
-        {
-            "type": "user",
-            "uuid": f"u-{n}",
-            "parentUuid": f"u-{n - 1}" if n else None,
-            "sessionId": SESSION,
-            "timestamp": f"2026-01-02T03:04:{n:02d}Z",
-            "cwd": "/home/dev/app",
-            "message": {"role": "user", "content": text},
-        }
-        for n, text in enumerate(texts)
-    ]
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries), encoding="utf-8")
+    path.write_text(claude_messages(SESSION, [("user", text) for text in texts]), encoding="utf-8")
 
 
 def _render(venv: Path, tmp_path: Path, transcript: Path) -> subprocess.CompletedProcess[str]:

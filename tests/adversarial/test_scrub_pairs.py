@@ -17,7 +17,7 @@ from episodic.scrub.noseyparker import secret_span
 from episodic.scrub.values import is_placeholder
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from kits.secret_shapes import SEPARATORS, pool
+from kits.secret_shapes import AWS_LETTERS_HEAD, SEPARATORS, pool
 
 AZURE_DEVOPS_PAT = "6RtqHqPc66Y6DYbkydbrrFJTYnRoA7r40ts7LWS2SkINSFsRABxhJQQJ99BFACAAAAALGcqjAAASAZDO3eqU"
 
@@ -82,6 +82,12 @@ def _survivors(text: str, cores: tuple[str, ...]) -> list[str]:
     second=next(item for item in _items() if item[0].startswith("SECRET_KEY = 'django-insecure-k9")),
     separator="=",
     prose="the values: ",
+)
+@example(  # found by a random draw: a split AWS secret's rest glued by `=` to the next text
+    first=next(item for item in _items() if item[0].startswith("aws_secret_access_key=" + AWS_LETTERS_HEAD)),
+    second=next(item for item in _items() if item[0].startswith("the token was eyJ")),
+    separator="=",
+    prose="",
 )
 @given(
     first=st.sampled_from(_items()),

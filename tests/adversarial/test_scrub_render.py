@@ -4,14 +4,13 @@ over a Claude Code session, shows neither a password named in the assistant's th
 
 from __future__ import annotations
 
-import json
 import string
 from pathlib import Path
 from typing import Any
 
 from kits.secret_kit import ALNUM, body
 
-from .conftest import cli
+from .conftest import claude_messages, cli
 
 SESSION = "5252aaaa-0000-4000-8000-000000000052"
 PROSE_PW, BARE_PW = body(ALNUM, 12), body(ALNUM, 14)
@@ -21,28 +20,14 @@ KEPT = "The password reset flow hashes with argon2id; password fields stay maske
 
 
 def _session(path: Path) -> None:
-    entries: list[dict[str, Any]] = []
-
-    def add(role: str, content: Any) -> None:
-        n = len(entries)
-        entries.append(
-            {
-                "type": role,
-                "uuid": f"u-{n}",
-                "parentUuid": f"u-{n - 1}" if n else None,
-                "sessionId": SESSION,
-                "timestamp": f"2026-01-02T03:04:{n:02d}Z",
-                "cwd": "/home/dev/app",
-                "message": {"role": role, "content": content},
-            }
-        )
-
-    add("user", "log in to the admin console and fix the failing deploy check")
     thinking = f"The admin password is {PROSE_PW} per the runbook. I'll try password {BARE_PW} first. {KEPT}"
-    add("assistant", [{"type": "thinking", "thinking": thinking, "signature": "c2lnbmF0dXJl"}])
-    add("assistant", [{"type": "text", "text": f"The deploy key id in the log is {KEY_ID[:7]}"}])
-    add("assistant", [{"type": "text", "text": f"{KEY_ID[7:]} and the check fails on it."}])
-    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+    messages: list[tuple[str, Any]] = [
+        ("user", "log in to the admin console and fix the failing deploy check"),
+        ("assistant", [{"type": "thinking", "thinking": thinking, "signature": "c2lnbmF0dXJl"}]),
+        ("assistant", [{"type": "text", "text": f"The deploy key id in the log is {KEY_ID[:7]}"}]),
+        ("assistant", [{"type": "text", "text": f"{KEY_ID[7:]} and the check fails on it."}]),
+    ]
+    path.write_text(claude_messages(SESSION, messages))
 
 
 def test_render_shows_no_password_in_prose_nor_a_split_key_id(tmp_path: Path) -> None:

@@ -59,6 +59,21 @@ PPK = (
 )
 PROSE_PW, PROSE_BARE_PW = _pw(12), "Tr0ub4dor&" + _pw(4)
 QUOTED_PAREN_PW, URL_SLASH_PW, K8S_PASS, PGPASS_CMD_PW = "ab(" + _pw(10), "ab/" + _pw(10), _pw(14), _pw(12)
+# issue 60: secret-named values that read as a call or as a path, letters-only halves and passwords, a GCP key id
+DJANGO_CHARS = string.ascii_lowercase + string.digits + "!@#$%^&*-_=+"  # Django's, less its parentheses
+DJANGO_PAREN = "(" + body(DJANGO_CHARS, 6) + ")" + body(DJANGO_CHARS, 43)
+DJANGO_CALL = "abc(k" + body(DJANGO_CHARS, 5) + ")" + body(DJANGO_CHARS, 40)
+DOT_LETTERS, SLASH_LETTERS = "." + body(string.ascii_letters, 19), "/" + body(string.ascii_letters, 19)
+# a head of letters, few upper case (heads a third or more upper case were caught already), or from a `/`
+AWS_LETTERS_HEAD = body(string.ascii_lowercase, 13) + body(string.ascii_letters, 7)
+AWS_SLASH_HEAD = "/" + body(string.ascii_letters + "+", 19)
+AWS_TAILS = body(ALNUM + "/+", 20), body(ALNUM + "/+", 20)
+PROSE_LETTERS_PW, GCP_KEY_ID = body(string.ascii_letters, 14), body(HEX, 40)
+GCP_JSON = (
+    '{"type": "service_account", "project_id": "shop-prod", "private_key_id": "'
+    + GCP_KEY_ID
+    + '", "client_email": "ci@shop-prod.iam.gserviceaccount.com"}'
+)
 
 SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
     ("PEM block after a JWT", f"the token was {JWT}\n{PEM}", (JWT[-20:], *PEM_BODY)),
@@ -155,6 +170,30 @@ SHAPES: list[tuple[str, str, tuple[str, ...]]] = [
         (PROSE_BARE_PW[10:],),
     ),
     (".pgpass line then # comment", f"db:6432:app:u:{PGPASS_CMD_PW} # staging", (PGPASS_CMD_PW,)),
+    (
+        "Django key read as a call, quoted",
+        f'SECRET_KEY = "{DJANGO_PAREN}"',
+        (DJANGO_PAREN[8:24], DJANGO_PAREN[-12:]),
+    ),
+    (
+        "Django key read as a call, unquoted",
+        f"SECRET_KEY={DJANGO_CALL}",
+        (DJANGO_CALL[11:27], DJANGO_CALL[-12:]),
+    ),
+    ("value of . then letters", f"DB_PASSWORD={DOT_LETTERS}", (DOT_LETTERS[1:],)),
+    ("quoted value of / then letters", f'API_SECRET="{SLASH_LETTERS}"', (SLASH_LETTERS[1:],)),
+    (
+        "AWS secret split 20/20, a head without digits",
+        f"aws_secret_access_key={AWS_LETTERS_HEAD}\n{AWS_TAILS[0]}",
+        (AWS_LETTERS_HEAD, AWS_TAILS[0]),
+    ),
+    (
+        "AWS secret split 20/20, a head from /",
+        f"aws_secret_access_key={AWS_SLASH_HEAD}\n{AWS_TAILS[1]}",
+        (AWS_SLASH_HEAD[1:], AWS_TAILS[1]),
+    ),
+    ("letters-only password in prose", f"my password: {PROSE_LETTERS_PW}", (PROSE_LETTERS_PW,)),
+    ("GCP private_key_id", GCP_JSON, (GCP_KEY_ID,)),
 ]
 
 # what stays: the scrubber must not take these (ordinary prose and code near the new rules)
@@ -192,6 +231,20 @@ KEPT = [
     "Password v1.2.3 policy",
     "the password is stored in /etc/app/secrets.env",
     "password $DB_PASSWORD",
+    # issue 60: calls, paths and names beside the new shapes stay
+    "SECRET_KEY = get_random_secret_key()",
+    "token = jwt.encode(payload, settings.SECRET_KEY, algorithm='HS256')",
+    "API_TOKEN=os.environ.get('API_TOKEN')",
+    "password = open(path).read().strip()",
+    "password: SecretStr",
+    "password = hashedPassword",
+    "DB_PASSWORD=.pgpass",
+    "DB_PASSWORD=/run/secrets/db_password",
+    "PRIVATE_KEY=/Users/Shared/Keys/server.pem",
+    "AWS_SECRET_ACCESS_KEY=$AWS_SECRET_ACCESS_KEY",
+    "my password: changeme",
+    "kms_key_id = alias/shop-prod",
+    '"key_id": "2f1c0b7e9a8d4c3b"',
 ]
 
 # what may stand between two secrets (issue 40): newline, escaped newline, space, quote, `=`, table borders

@@ -48,10 +48,14 @@ def cut_middle(text: str, limit: int) -> str:
     return f"{text[:head_end]}\n[… {removed} chars cut …]\n{text[tail_start:]}"
 
 
-_ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\]\Z")
+# a text ending on a placeholder, perhaps then blank space (real or escaped)
+_ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\](?P<gap>(?:\s|\\[nrt])*)\Z")
+_ENDINGS = ("]", "\\n", "\\r", "\\t")
 _LEADING_TOKEN = re.compile(r"[A-Za-z0-9/+=_.~-]{4,}")
-# an AWS key id's rest is upper case and digits, and any of it is part of the id (`…AKIA…X` | `YZ`)
-_LEADING_KEY_ID = re.compile(r"[A-Z0-9]{1,16}(?![A-Za-z0-9])")
+# an AWS key id's rest is upper case and digits, and any of it is part of the id (`…AKIA…X` | `YZ`), after
+# blank space or a quote (the id's last characters on the next line or message), and may be glued to a word (`XYis`)
+_LEADING_KEY_ID = re.compile(r"(?:[ \t\r\n`'\"]|\\[nrt])*(?P<rest>[A-Z0-9]{1,16})(?![A-Z0-9])")
+KEY_ID_KIND = "aws-access-key"
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")
 
 
@@ -88,17 +92,33 @@ class ScrubCounter:
             clean, paired = redact_aws_secrets(clean, NEAR_KEY_ID_ENTROPY)
             if paired:
                 self.counts["aws-secret-key"] = self.counts.get("aws-secret-key", 0) + paired
-        # only a text ending in "]" can end on a placeholder: the others skip the scan (almost all)
-        ending = _ENDS_REDACTED.search(clean) if clean.endswith("]") else None
-        self._carry = ending.group(1) if ending else None
+        # only a text ending in "]" or blank space can end on a placeholder: the others skip the scan (almost all)
+        ending = None
+        if clean.endswith(_ENDINGS) or clean[-1:].isspace():
+            ending = _ENDS_REDACTED.search(clean, max(0, len(clean) - 256))
+        # a key id's rest may follow blank space; another token's must be glued to its head
+        carried_on = ending is not None and (not ending.group("gap") or ending.group(1) == KEY_ID_KIND)
+        self._carry = ending.group(1) if ending and carried_on else None
         return clean
 
     def _redact_rest(self, clean: str, kind: str) -> str:
-        match = (_LEADING_KEY_ID if kind == "aws-access-key" else _LEADING_TOKEN).match(clean)
-        if match is None or _PLAIN_WORD.fullmatch(match.group()) or clean.startswith("[REDACTED:"):
+        if clean.startswith("[REDACTED:"):
             return clean
+        if kind == KEY_ID_KIND:
+            match = _LEADING_KEY_ID.match(clean)
+            if match is None or clean.startswith("[REDACTED:", match.start("rest")):
+                return clean
+            rest = match.group("rest")
+            if len(rest) == 1 and rest.isalpha() and clean[match.end() : match.end() + 1].islower():
+                return clean  # `Then …`: a word's capital, not the id's last character
+            start, end = match.start("rest"), match.end("rest")
+        else:
+            match = _LEADING_TOKEN.match(clean)
+            if match is None or _PLAIN_WORD.fullmatch(match.group()):
+                return clean
+            start, end = 0, match.end()
         self.counts[kind] = self.counts.get(kind, 0) + 1
-        return f"[REDACTED:{kind}]" + clean[match.end() :]
+        return clean[:start] + f"[REDACTED:{kind}]" + clean[end:]
 
 
 # ------------------------------------------------------------------ user text noise

@@ -20,6 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from episodic.scrub.values import (
+    is_expression,
     is_placeholder,
     looks_credential,
     looks_secret,
@@ -326,8 +327,10 @@ def curl_user(text: str, start: int) -> Span | None:
 # a value runs to its closing quote, or unquoted up to a space or a separator; `&`, `(`, `#` may be in it
 _VALUE = r"(?P<quote>\\{0,3}[\"'`])?(?P<secret>[^\s\"'`\\,;|<>{}\[\]]+)"
 _QUOTED_MAX = 256
-# `get_token(…`, `os.getenv(`, `store.add(settings.x`: a call, when a name, a quote or nothing follows its `(`
-_CALL = re.compile(r"[A-Za-z_$][\w$.]+\((?:[A-Za-z_\"')\]]|$)")
+# `get_token(…`, `os.getenv(`, `store.add(settings.x`, `open(p).read()`: a dotted name, `(`, then code only (names,
+# strings, separators, nested calls; perhaps cut at a space), its first character a name's, a quote or a `)`
+_CALL = re.compile(r"[A-Za-z_$][\w$.]+\((?P<args>(?:[A-Za-z_\"')\]][\w\s.,'\"=:\[\]{}()*/-]*)?)")
+_CODE_PIECES = re.compile(r"[^A-Za-z0-9_]+")
 _ASSIGNMENT = re.compile(
     r"(?P<rest>[A-Za-z0-9_.-]{0,64})" + _QUOTE + r"\]?"
     r"(?:[ \t]*(?::=|=>|==|=|:)[ \t]*|[ \t]+(?:is|was)[ \t]+)" + _VALUE
@@ -420,7 +423,7 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         done = value_start + tail.start() if tail else max(match.end("secret"), value_end)
     # `KEY=#x9…` glued to its `=` or quote is a value; after a space `#` starts a comment (issue 40)
     glued_hash = value[:1] == "#" and value[1:2] != "{" and not text[value_start - 1].isspace()
-    judged = value[1:] if glued_hash else value
+    judged = value.lstrip("#") if glued_hash else value  # `##l8…`: a Django key may start with two
     if len(value) < 6 or is_placeholder(judged):
         return None, done
     name_start = _name_start(text, start)
@@ -435,30 +438,38 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     quote = match.group("quote")
     if _is_code(value, quoted=bool(quote) and text.startswith(quote, value_end)):
         return None, done
+    rest = _AWS_SECRET_REST.match(text, value_end) if len(value) < 40 else None
+    if rest is not None:
+        # `aws_secret_access_key=<20>⏎<20>`: the next line holds the rest of the secret (issue 52), judged whole (a
+        # half of letters can look like a name)
+        joined = value + rest.group("tail")
+        if secret_kind_for_name(name, joined) == "aws-secret-key" and looks_secret(joined, "secret"):
+            return (value_start, rest.end(), "aws-secret-key", RANK_KEYWORD), max(done, rest.end())
     if not looks_secret(judged, kind):
         return None, done
-    rest = _AWS_SECRET_REST.match(text, value_end) if len(value) < 40 else None
-    if rest is not None and secret_kind_for_name(name, value + rest.group("tail")) == "aws-secret-key":
-        # `aws_secret_access_key=<20>⏎<20>`: the next line holds the rest of the secret (issue 52)
-        return (value_start, rest.end(), "aws-secret-key", RANK_KEYWORD), max(done, rest.end())
     # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
     return (value_start, value_end, kind, RANK_KEYWORD), done
 
 
+# the rest of a split AWS secret: the next line's run (an `=` may follow it: the next assignment glued on)
 _AWS_SECRET_REST = re.compile(
-    r"[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*(?P<tail>[A-Za-z0-9/+]{1,36})(?![A-Za-z0-9/+=])"
+    r"[ \t]*(?:\\{1,3}[nr]|\r?\n)[ \t]*(?P<tail>[A-Za-z0-9/+]{1,36})(?![A-Za-z0-9/+])"
 )
 
 
 def _is_code(value: str, *, quoted: bool) -> bool:
     """A call (`get_token(…`, `os.getenv(`) or an expression (`token = (message_id, key)`) rather than a value.
-    Between quotes a `(` is a character of the value (`SMTP_PASSWORD="ab(cd…"`, issue 52) unless the whole
-    string is one balanced call (`"getpass()"`)."""
+    Parentheses alone make no call: what they hold must read as code, with no random run in it (a Django key's
+    `abc(x9…)…`). Between quotes a call is whole and balanced (`"getpass()"`), as a string holds no cut call."""
     if value[0] == "(":
-        return not looks_secret(value[1:], "secret")
-    if quoted:
-        return _CALL.match(value) is not None and value.endswith(")") and value.count("(") == value.count(")")
-    return _CALL.match(value) is not None
+        return is_expression(value)
+    match = _CALL.fullmatch(value)
+    if match is None:
+        return False
+    if quoted and not (value.endswith(")") and value.count("(") == value.count(")")):
+        return False
+    pieces = _CODE_PIECES.split(match.group("args"))
+    return not any(looks_secret(piece, "secret") for piece in pieces if piece)
 
 
 def _value_at(text: str, match: re.Match[str], value_start: int) -> tuple[str, int]:

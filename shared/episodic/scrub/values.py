@@ -28,21 +28,33 @@ _PLACEHOLDER_START = (
     "{<#["  # templates, markup, comments, [REDACTED:...]: never the first character of a secret
 )
 # These first characters start a stand-in only in the shapes below (issue 52: one leading character exempted about 1 in
-# 64 Azure SAS signatures and 1 in 10 Django keys): a variable or command (`$HOME`, `$dbPass`, `${DB_PASS}`, `$(cat f)`;
-# a name in one case or camel case, as a random `$gXIJq…` is not), a format
-# (`%s`, `%(pw)s`, `%APPDATA%`), a glob or mask (`*.pem`, `***`), an expression (`(a, b)`), a path (`/run/secrets/db`,
-# `./config`, `~/.ssh/id_rsa`): every path segment a lower-case name or a word, as random characters never are
+# 64 Azure SAS signatures and 1 in 10 Django keys): a variable or command (`$HOME`, `$dbPass`, `${DB_PASS}`, `$(cat f)`,
+# `$HOME/.ssh`; a name in one case or camel case, as a random `$gXIJq…` is not), a format (`%s`, `%(pw)s`,
+# `%APPDATA%\x`), a glob or mask (`*.pem`, `***`, `*/x`), an expression (`(a, b)`: code inside one pair of
+# parentheses, nothing after them), a path (see _is_path). Anything else after such a character is a value
+# (`(…)…`, `$abc-…`, `*…` of a Django key)
 _REFERENCE = re.compile(
-    r"\$(?:\{[^}]*\}|\([^)]*\)|(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)*)(?:[/:.}-].*)?"
+    r"\$(?:\{[^}]*\}|\([^)]*\)|(?:[A-Z_][A-Z0-9_]*|[a-z_][a-z0-9_]*|[A-Za-z][a-z]+(?:[A-Z][a-z]+)*)(?:[/:].*)?"
     r"|[0-9@*#?!])"
-    r"|%(?:\([A-Za-z_]\w*\))?[-#0 +]*[0-9]*(?:\.[0-9]+)?[sdifgGxXrcuoeE]|%[A-Za-z_]\w*%.*"
-    r"|\*(?:[.*/].*)?|\(.*[,)\s].*",
+    r"|%(?:\([A-Za-z_]\w*\))?[-#0 +]*[0-9]*(?:\.[0-9]+)?[sdifgGxXrcuoeE]|%[A-Za-z_]\w*%(?:[\\/].*)?"
+    r"|\*+(?:\.[\w.]+|/.*|[^*]{1,16}\*+[`'\").,;:]*)?",
     re.DOTALL,
 )
-_PATH_START = re.compile(r"(?:~[A-Za-z0-9_.-]*|\.{1,2})?/|\.(?=[A-Za-z0-9_-]+$)")
-_PATH_SEGMENT = re.compile(r"[a-z0-9_.@+-]*|[A-Za-z][a-z]*(?:[ _.-]?[A-Za-z][a-z]*)*(?:\.[A-Za-z0-9]+)?")
+# code in parentheses: names, strings, numbers, separators (`(message_id, key)`, `(a,` cut at a space)
+_EXPRESSION = re.compile(r"\((?P<inner>[\w\s.,'\"=:\[\]-]*)\)?")
+# a path: `/x/y`, `./x`, `../x`, `~/x`, `~user/x` (every segment a lower-case name or a word); `/x` and a dotfile
+# `.name` only when lower case (`/tmp`, `.env`): a single mixed-case run is a secret's random start (`/YMfGmz…`)
+_PATH_START = re.compile(r"(?:~[A-Za-z0-9_.-]*|\.{1,2})/|/")
+_LOWER_SEGMENT = re.compile(r"[a-z0-9_.@+-]*")
+# words (a capital and two or more lower-case letters, or a lower-case run: `Library`, `Application Support`,
+# `id_rsa`) or one upper-case name (`README.md`); random letters put a capital before one lower-case letter or another
+_WORD = r"(?:[A-Z]?[a-z]{2,}|[a-z]+)"
+_PATH_SEGMENT = re.compile(rf"(?:{_WORD}(?:[ _.-]?{_WORD})*|[A-Z0-9_]+)(?:\.[A-Za-z0-9]+)?")
 _MASK_RUNS = ("xxxx", "XXXX", "****", "...", "…", "••")
 
+# a name of letters only: one case, or camel/Pascal case whose words have 3+ letters (`hashedPassword`, `SecretStr`);
+# random letters fit this more often the shorter they are (measured in docs/security.md)
+_IDENTIFIER_LETTERS = re.compile(r"[a-z]+|[A-Z]+|(?:[a-z]+|[A-Z][a-z]{2,})(?:[A-Z][a-z]{2,})*")
 _CODE_REFERENCE = re.compile(r"[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)+")  # self.token, os.environ
 _WORDS_ONLY = re.compile(r"[A-Za-z]+(?:[_\-.][A-Za-z]+)*")  # identifiers and words, snake/kebab
 _NUMERIC_LIKE = re.compile(r"[0-9.:/+\-TZ ]+")  # numbers, versions, dates, times, IPs
@@ -83,6 +95,10 @@ NOT_SECRET_FIRST = frozenset(
      "has", "use", "show", "no", "skip", "forgot", "last", "first"}
 )  # fmt: skip
 
+# names whose last word would make them a property (`…_id`) yet name a secret: a GCP service account key's
+# `private_key_id` (with the key, it names which key to revoke; Google's scanners flag it)
+SECRET_DESPITE_LAST = frozenset({("private", "key", "id")})
+
 _GLUED_SECRET_ENDS = ("secret", "token", "apikey", "secretkey", "accesskey", "privatekey")
 _IDENT_WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 
@@ -115,6 +131,8 @@ _AWS_SECRET_NAME = "<aws secret name>"  # the one verdict that also depends on t
 def _kind_for_name(name: str) -> str | None:
     """`secret_kind_for_name` without the value: cached, as tool inputs repeat the same few keys."""
     words = name_words(name)
+    if tuple(words[-3:]) in SECRET_DESPITE_LAST:
+        return "secret"
     if not words or words[-1] in NOT_SECRET_LAST or words[0] in NOT_SECRET_FIRST:
         return None
     present = set(words)
@@ -155,11 +173,30 @@ def is_reference(value: str) -> bool:
     """A variable, format, glob, expression or path standing in for a value (see _REFERENCE)."""
     if _REFERENCE.fullmatch(value):
         return True
+    if value[0] == "(":
+        return is_expression(value)
+    return _is_path(value)
+
+
+def is_expression(value: str) -> bool:
+    """`(a, b)` or its start: code between parentheses and nothing after them; a random run inside is no code."""
+    match = _EXPRESSION.fullmatch(value)
+    if match is None:
+        return False
+    pieces = re.split(r"[^A-Za-z0-9_]+", match.group("inner"))
+    return not any(looks_secret(piece, "secret") for piece in pieces if piece)
+
+
+def _is_path(value: str) -> bool:
+    if value[0] == "." and "/" not in value:  # a dotfile's name (`.env`, `.netrc`)
+        return _LOWER_SEGMENT.fullmatch(value[1:]) is not None
     start = _PATH_START.match(value)
     if start is None:
         return False
     segments = value[start.end() :].strip("/").split("/")
-    return all(_PATH_SEGMENT.fullmatch(segment) for segment in segments)
+    if value[0] == "/" and len(segments) == 1:  # `/tmp`, never `/YMfGmzWk…`
+        return _LOWER_SEGMENT.fullmatch(segments[0]) is not None
+    return all(_LOWER_SEGMENT.fullmatch(seg) or _PATH_SEGMENT.fullmatch(seg) for seg in segments)
 
 
 def looks_secret(value: str, kind: str) -> bool:
@@ -171,15 +208,24 @@ def looks_secret(value: str, kind: str) -> bool:
         return password
     if _CODE_REFERENCE.fullmatch(value) or _NUMERIC_LIKE.fullmatch(value):
         return False
-    if value[0] == "+" and _WORDS_ONLY.fullmatch(value[1:]):
+    if value[0] == "+" and _WORDS_ONLY.fullmatch(value[1:]) and not _random_letters(value[1:]):
         return False  # "secret: " + someVariable: string concatenation, not a value
     if _WORDS_ONLY.fullmatch(value):
-        # identifiers are words (snake, kebab, camel); random letters switch case about half the time
-        if not value.isalpha() or len(value) < 16:
+        # identifiers are words (snake, kebab, camel); random letters switch case about half the time, and put
+        # a capital before a single lower-case letter or another capital where an identifier has a word
+        if not value.isalpha() or len(value) < (8 if password else 16):
             return False
+        if _random_letters(value):
+            return True
         upper = sum(c.isupper() for c in value) / len(value)
-        return 0.3 <= upper <= 0.7 and shannon_entropy(value) >= 3.5
+        return len(value) >= 16 and 0.3 <= upper <= 0.7 and shannon_entropy(value) >= 3.5
     return password or shannon_entropy(value) >= 3.0
+
+
+def _random_letters(value: str) -> bool:
+    """Letters in no identifier's shape (see _IDENTIFIER_LETTERS), varied enough to be drawn at random."""
+    varied = shannon_entropy(value) >= min(3.0, 0.85 * math.log2(len(value)))  # 8 letters hold at most 3 bits
+    return value.isalpha() and not _IDENTIFIER_LETTERS.fullmatch(value) and varied
 
 
 def looks_credential(value: str) -> bool:
