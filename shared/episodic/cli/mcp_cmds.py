@@ -462,7 +462,7 @@ def hook_session_distill() -> None:
 )
 def distil_session_cmd(transcript: str, after_quiet: bool) -> None:
     """The session-end worker: one session's card, heuristic first, then the agent CLI's (logged)."""
-    from episodic.hooks.session_end import LOG_FILE, _log, distil_session, wait_until_quiet
+    from episodic.hooks.session_end import LOG_FILE, distil_session, log_line, wait_until_quiet
 
     settings = _settings()
     try:
@@ -472,7 +472,7 @@ def distil_session_cmd(transcript: str, after_quiet: bool) -> None:
             outcome = distil_session(settings, transcript)
     except (EpisodicError, TimeoutError, OSError) as exc:
         outcome = f"failed for {transcript}: {type(exc).__name__}: {exc}"
-    _log(settings.home, f"worker: {outcome}")
+    log_line(settings.home, f"worker: {outcome}")
     click.echo(f"{outcome} (logged in {settings.log_dir / LOG_FILE})", err=True)
 
 

@@ -37,7 +37,7 @@ SWITCH = "hook_session_end"
 OFF_WORDS = ("false", "0", "no", "off")
 
 
-def _log(home: Path, message: str) -> None:
+def log_line(home: Path, message: str) -> None:
     with contextlib.suppress(Exception):
         path = home / "logs" / LOG_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -79,7 +79,7 @@ def hook_main(stdin: IO[str] | None = None) -> int:
     home = envsource.home_dir(env)
     try:
         if switched_off(env):  # before the payload is even read: nothing starts, nothing is stored
-            _log(home, f"hook: skip: switched off ({SWITCH} = false)")
+            log_line(home, f"hook: skip: switched off ({SWITCH} = false)")
             return 0
         payload = json.loads((stdin or sys.stdin).read(_MAX_STDIN))
         transcript = payload.get("transcript_path") if isinstance(payload, dict) else None
@@ -87,7 +87,7 @@ def hook_main(stdin: IO[str] | None = None) -> int:
             raise ValueError(f"no transcript_path in the hook input (got {transcript!r})")
         spawn_worker(transcript, env, after_quiet=payload.get("hook_event_name") == TURN_END_EVENT)
     except Exception as exc:  # fail open: the session is ending
-        _log(home, f"hook: {type(exc).__name__}: {exc}")
+        log_line(home, f"hook: {type(exc).__name__}: {exc}")
     return 0
 
 

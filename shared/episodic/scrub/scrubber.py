@@ -1,23 +1,11 @@
-"""Secret scrubbing (invariant 4: secrets never leave): every secret becomes `[REDACTED:<kind>]`.
+"""The scrubber: one pass over a text that finds every trigger literal and redacts what the rules at each hit find.
 
-Design, decided on measurement over the 118 MB of shared transcripts (scripts/bench_scrub.py):
-detect-secrets 1.5.0 runs its plugins line by line at ~0.06 MB/s and flagged 40,984 "secrets" in
-3.9 MB of ordinary transcript text, and one big alternation regex over all formats runs at ~20 MB/s
-in CPython's `re`. So the scrubber makes ONE pass that finds trigger literals (token prefixes such as
-`AKIA`/`ghp_`/`sk-`/`eyJ`/`-----BEGIN`, `://`, `Authorization`, `Bearer`, and case variants of
-secret words such as `password`, `secret`, `token`, `KEY`) with an Aho-Corasick automaton
-(`ahocorasick_rs`; a pure-Python `str.find` fallback gives the same result, slower), then runs one
-anchored regex per hit (patterns borrowed from gitleaks and detect-secrets, adapted to JSON-escaped
-text) and, for `NAME=value` / `"name": "value"` / `name: value`, judges the name's words and the
-value (length, placeholder, identifier, entropy: see `values`). Only the secret is replaced; the
-name, quotes, scheme, user and host stay. Left untouched by design: git SHAs, sha256/sha512 and
-`h1:` sums, UUIDs, `toolu_`/`msg_`/`req_` ids, base64 data (images, thinking signatures) and any
-other high-entropy string that is not a known token format and not the value of a secret-looking
-name. Provider formats with a distinctive prefix are rows of data in `catalogue`. Every trigger literal of every
-rule is found by one search (`engine`: Hyperscan where its wheel exists, else Aho-Corasick automata).
-Scrubbing never raises and is idempotent: a placeholder is never matched again.
-
-May import: `kernel/` only.
+One search finds the trigger literals of every rule (token prefixes such as `AKIA`/`ghp_`/`eyJ`/`-----BEGIN`,
+`://`, `Authorization`, `Bearer`, secret words such as `password` or `KEY`: `engine`, Hyperscan where its
+wheel exists, else Aho-Corasick), then one anchored regex runs per hit (`rules`, `catalogue`, `positions`) and
+`NAME=value` pairs are judged on the name's words and the value (`values`). Only the secret is replaced; the
+name, quotes, scheme, user and host stay; git SHAs, hashes, UUIDs, tool ids and base64 data that hides no
+secret are left alone. Scrubbing never raises and is idempotent. Why one pass: docs/security.md.
 
 Over 450 lines: the one pass (trigger search, rule dispatch, overlap resolution, redaction) is one hot loop
 kept in one module for speed (scripts/bench_scrub.py); the rules, values, companions and engine are apart.
@@ -149,7 +137,7 @@ def _build_companion_triggers() -> tuple[list[str], list[Handler | None]]:
 
 def _build_position_triggers() -> tuple[list[str], list[Handler | None]]:
     """Triggers of credentials found by position (see `positions`) and of the further secret-name words,
-    in an automaton of their own for texts of any length (issue 40)."""
+    in an automaton of their own for texts of any length."""
     literals: list[str] = []
     handlers: list[Handler | None] = []
     for trigger_literals, rule in POSITION_TOKEN_RULES:
@@ -356,7 +344,7 @@ class Scrubber:
         handlers = t.handlers
         keyword_lengths = t.keyword_lengths
         # triggers inside a value or token already read are skipped, a token's only by its own rule: one rule
-        # never hides another's token (a JWT joined across a break once hid the PEM block after it, issue 40)
+        # never hides another's token (a JWT joined across a break once hid the PEM block after it)
         keyword_done = token_done = -1
         rule_done: dict[int, int] = {}
         reread = (
@@ -398,7 +386,7 @@ class Scrubber:
         return spans
 
     def _base64_text_secrets(self, runs: list[tuple[int, int, str]]) -> list[Span]:
-        """Whole base64 runs whose decoded text holds a secret the rules find (issue 40)."""
+        """Whole base64 runs whose decoded text holds a secret the rules find."""
         spans: list[Span] = []
         for start, end, decoded in runs:
             self._base64_depth += 1

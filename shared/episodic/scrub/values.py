@@ -27,7 +27,7 @@ _PLACEHOLDER_PREFIXES = ("your", "my-", "my_", "example", "replace", "insert", "
 _PLACEHOLDER_START = (
     "{<#["  # templates, markup, comments, [REDACTED:...]: never the first character of a secret
 )
-# These first characters start a stand-in only in the shapes below (issue 52: one leading character exempted about 1 in
+# These first characters start a stand-in only in the shapes below (one leading character exempted about 1 in
 # 64 Azure SAS signatures and 1 in 10 Django keys): a variable or command (`$HOME`, `$dbPass`, `${DB_PASS}`, `$(cat f)`,
 # `$HOME/.ssh`; a name in one case or camel case, as a random `$gXIJq…` is not), a format (`%s`, `%(pw)s`,
 # `%APPDATA%\x`), a glob or mask (`*.pem`, `***`, `*/x`), an expression (`(a, b)`: code inside one pair of

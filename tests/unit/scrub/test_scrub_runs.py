@@ -8,9 +8,9 @@ import random
 import string
 
 import pytest
-from episodic.scrub import RUNS_SEARCHED_BELOW, Scrubber
 from episodic.scrub.companions import BASE64_MARKS, BASE64_TEXT_MIN, base64_runs, candidate_runs, run_secrets
 from episodic.scrub.engine import hyperscan_available
+from episodic.scrub.scrubber import RUNS_SEARCHED_BELOW, Scrubber
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
