@@ -34,7 +34,7 @@ AREAS: dict[str, str] = {
 COMMANDS: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(("index", "search", "show", "inspect", "stats", "demo", "quickstart"), ("core",)),
     "cards": ("cards",),
-    **dict.fromkeys(("serve", "mcp", "token", "doctor", "distil-session"), ("mcp",)),
+    **dict.fromkeys(("serve", "mcp", "token", "doctor", "distill-session"), ("mcp",)),
     "setup": ("mcp", "harvest", "setup_path"),
     "hook": ("mcp", "harvest"),
     "eval": ("eval",),

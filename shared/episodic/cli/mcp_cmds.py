@@ -455,21 +455,21 @@ def hook_session_distill() -> None:
     raise SystemExit(hook_main())
 
 
-@click.command("distil-session", hidden=True)
+@click.command("distill-session", hidden=True)
 @click.argument("transcript")
 @click.option(
     "--after-quiet", is_flag=True, help="Wait until the file has not changed for distill_quiet_seconds."
 )
-def distil_session_cmd(transcript: str, after_quiet: bool) -> None:
+def distill_session_cmd(transcript: str, after_quiet: bool) -> None:
     """The session-end worker: one session's card, heuristic first, then the agent CLI's (logged)."""
-    from episodic.hooks.session_end import LOG_FILE, distil_session, log_line, wait_until_quiet
+    from episodic.hooks.session_end import LOG_FILE, distill_session, log_line, wait_until_quiet
 
     settings = _settings()
     try:
         if after_quiet and not wait_until_quiet(settings.home, transcript, settings.distill_quiet_seconds):
             outcome = f"another worker waits for {transcript} to go quiet"
         else:
-            outcome = distil_session(settings, transcript)
+            outcome = distill_session(settings, transcript)
     except (EpisodicError, TimeoutError, OSError) as exc:
         outcome = f"failed for {transcript}: {type(exc).__name__}: {exc}"
     log_line(settings.home, f"worker: {outcome}")
@@ -477,5 +477,13 @@ def distil_session_cmd(transcript: str, after_quiet: bool) -> None:
 
 
 def register(group: click.Group) -> None:
-    for command in (serve_cmd, mcp_cmd, token_group, setup_group, hook_group, doctor_cmd, distil_session_cmd):
+    for command in (
+        serve_cmd,
+        mcp_cmd,
+        token_group,
+        setup_group,
+        hook_group,
+        doctor_cmd,
+        distill_session_cmd,
+    ):
         group.add_command(command)

@@ -2,7 +2,7 @@
 the background, an LLM card with an agent CLI as the distiller.
 
 The hook (`episodic hook session-distill`, stdlib only) starts one detached, low-priority worker and
-returns. The worker (`episodic distil-session PATH`) stores the heuristic card first, so a failed LLM run
+returns. The worker (`episodic distill-session PATH`) stores the heuristic card first, so a failed LLM run
 still leaves a card; then, within `distill_daily_cap`, it waits for one of `background_distill_processes`
 slots (advisory file locks: never more `claude` runs at once) and re-distils with Claude Code, which
 replaces the heuristic card; a failure is recorded and retried by the next `episodic index`.
@@ -53,7 +53,7 @@ def switched_off(env: dict[str, str]) -> bool:
 
 def worker_command(transcript: str, after_quiet: bool = False) -> list[str]:
     quiet = ["--after-quiet"] if after_quiet else []
-    return [sys.executable, "-m", "episodic", "distil-session", *quiet, transcript]
+    return [sys.executable, "-m", "episodic", "distill-session", *quiet, transcript]
 
 
 def spawn_worker(transcript: str, env: dict[str, str], after_quiet: bool = False) -> subprocess.Popen[bytes]:
@@ -143,7 +143,7 @@ def take_daily_allowance(home: Path, cap: int, today: str | None = None) -> bool
     return True
 
 
-def distil_session(settings: Settings, transcript: str) -> str:
+def distill_session(settings: Settings, transcript: str) -> str:
     """The worker: heuristic card now, Claude Code's card when a slot and today's allowance permit."""
     from dataclasses import replace
 

@@ -354,8 +354,8 @@ def test_session_end_worker_distils_with_codex_within_the_daily_cap(
     first.parent.mkdir(parents=True)
     for path in (first, second):
         path.write_text(source.read_text().replace("11111111-1111-4111-8111-111111111111", path.stem))
-    assert "Codex CLI card stored" in session_distill.distil_session(settings, str(first))
-    assert "daily cap of 1 is reached" in session_distill.distil_session(settings, str(second))
+    assert "Codex CLI card stored" in session_distill.distill_session(settings, str(first))
+    assert "daily cap of 1 is reached" in session_distill.distill_session(settings, str(second))
     with SQLiteStore(settings.db_path) as store:
         kinds = {r.session_id: r.distiller.kind for r in store.iter_records("local")}
     assert kinds == {first.stem: "codex", second.stem: "heuristic"}

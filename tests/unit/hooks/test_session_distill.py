@@ -78,8 +78,8 @@ def worker_lines(home: Path, n: int, seconds: float = 180.0) -> list[str]:
 
 
 def workers_running(transcript: Path) -> list[int]:
-    """Pids of live `episodic distil-session TRANSCRIPT` processes (Linux /proc)."""
-    return pids_with_args("distil-session", str(transcript))
+    """Pids of live `episodic distill-session TRANSCRIPT` processes (Linux /proc)."""
+    return pids_with_args("distill-session", str(transcript))
 
 
 def kinds(home: Path) -> dict[str, str]:
