@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import tenant_option
 from episodic.kernel.settings import load_settings
 
 
@@ -20,7 +20,7 @@ from episodic.kernel.settings import load_settings
 )
 @click.option("--port", type=int, default=0, help="Port (default: any free port).")
 @click.option("--no-open", is_flag=True, help="Print the URL; do not open a browser.")
-@click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
+@tenant_option("Whose cards")
 @click.option(
     "--endpoint",
     default=None,
@@ -56,7 +56,10 @@ def ui_cmd(
     eval_report: Path | None,
     dream: Path | None,
 ) -> None:
-    """Browse, search and review the memory in a local web page (loopback only, per-run name and secret)."""
+    """Browse, search and review the memory in a web page.
+
+    Browse, search and review the memory in a local web page (loopback only, per-run name and secret).
+    """
     from episodic.ui.app import serve_ui
     from episodic.ui.security import PRINTED_KEY_SECONDS
 

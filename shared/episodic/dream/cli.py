@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.settings import load_settings
 
 
@@ -22,8 +22,8 @@ from episodic.kernel.settings import load_settings
 @click.option("--keep-survey", is_flag=True, help="Keep each week's survey beside its record.")
 @click.option("--offline", is_flag=True, help="Write offline even when an LLM distiller is configured.")
 @click.option("--transcripts", multiple=True, type=click.Path(exists=True), help="Where the transcripts are.")
-@click.option("--tenant", type=TENANT, default=None, help="Whose sessions (default: settings.tenant).")
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable phase counts.")
+@tenant_option("Whose sessions")
+@json_option("Machine-readable phase counts.")
 def dream_cmd(
     week: str | None,
     since: str | None,
@@ -38,7 +38,9 @@ def dream_cmd(
     tenant: str | None,
     as_json: bool,
 ) -> None:
-    """Dream: one dated record per ISO week of what recurred, was decided and is unfinished.
+    """A dated record of each week's sessions.
+
+    Dream: one dated record per ISO week of what recurred, was decided and is unfinished.
 
     By default the weeks after the last record up to the last complete week. The index and the
     transcripts are only read; records go to EPISODIC_HOME/dreams/<tenant>/ (the bucket on AWS).

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import json_option, tenant_option
 from episodic.history.params import filters_from
 
 if TYPE_CHECKING:
@@ -40,8 +40,8 @@ def _range_options(func: Any) -> Any:
             ),
             click.option("--until", default=None, help="Sessions started on or before this date."),
             click.option("--project", default=None, help="Only sessions of this project."),
-            click.option("--tenant", type=TENANT, default=None),
-            click.option("--json", "as_json", is_flag=True, help="Print JSON."),
+            tenant_option(),
+            json_option("Print JSON."),
         ]
     ):
         func = option(func)
@@ -50,7 +50,10 @@ def _range_options(func: Any) -> Any:
 
 @click.group("history")
 def history() -> None:
-    """Search what past sessions said: topics, threads, decisions, a timeline."""
+    """Search what past sessions said.
+
+    Topics, threads, decisions, a timeline.
+    """
 
 
 @history.command("search")
@@ -101,8 +104,11 @@ def thread_cmd(
     max_chars: int,
     limit: int,
 ) -> None:
-    """The thread on TOPIC as one document: matching sessions in time order, with their tool uses and
-    web searches; says how many more sessions matched when cut."""
+    """The thread on TOPIC as one document.
+
+    Matching sessions in time order, with their tool uses and
+    web searches; says how many more sessions matched when cut.
+    """
     from episodic.history.views import topic_thread
 
     settings, memory = _memory()
@@ -127,7 +133,7 @@ def thread_cmd(
 @_range_options
 @click.option("--session", "session_id", default=None, help="Only this session.")
 @click.option("--context", type=int, default=1, help="Turns around each match (0-10).")
-@click.option("--limit", type=int, default=20)
+@click.option("--limit", type=int, default=20, help="At most this many sessions (1-200).")
 def query_cmd(
     topic: str,
     since: str | None,
@@ -169,7 +175,10 @@ def decisions_cmd(
     tenant: str | None,
     as_json: bool,
 ) -> None:
-    """What was decided about TOPIC: candidate decisions with date, session and context."""
+    """What was decided about TOPIC.
+
+    Candidate decisions with date, session and context.
+    """
     from episodic.history.views import find_decisions
 
     settings, memory = _memory()
@@ -189,7 +198,7 @@ def decisions_cmd(
 @history.command("timeline")
 @_range_options
 @click.option("--week", default=None, help="An ISO week, e.g. 2026-W30.")
-@click.option("--max-chars", type=int, default=60_000)
+@click.option("--max-chars", type=int, default=60_000, help="Size of the timeline (500-60000).")
 def timeline_cmd(
     since: str | None,
     until: str | None,
@@ -212,9 +221,12 @@ def timeline_cmd(
 
 @history.command("show")
 @click.argument("session_id")
-@click.option("--tenant", type=TENANT, default=None)
+@tenant_option()
 def show_cmd(session_id: str, tenant: str | None) -> None:
-    """One session's history record as JSON (SESSION_ID: an id, a unique prefix, or the session's name)."""
+    """One session's history record as JSON.
+
+    One session's history record as JSON (SESSION_ID: an id, a unique prefix, or the session's name).
+    """
     from episodic.history.service import get_history
 
     settings, memory = _memory()
@@ -224,12 +236,15 @@ def show_cmd(session_id: str, tenant: str | None) -> None:
 @click.command("link")
 @click.argument("session_id")
 @click.argument("item")
-@click.option("--tenant", type=TENANT, default=None)
-@click.option("--json", "as_json", is_flag=True, help="With `show`: print JSON.")
+@tenant_option()
+@json_option("With `show`: print JSON.")
 def link(session_id: str, item: str, tenant: str | None, as_json: bool) -> None:
-    """Link SESSION_ID to a work item ITEM (#123, a GitHub URL, ENT-297, a Beads id).
+    """Link a session to a work item (an issue, a ticket).
 
-    `episodic link show X`: a session's work items, or an item's sessions (newest first, with cards)."""
+    Link SESSION_ID to a work item ITEM (#123, a GitHub URL, ENT-297, a Beads id).
+
+    `episodic link show X`: a session's work items, or an item's sessions (newest first, with cards).
+    """
     settings, memory = _memory()
     tenant = tenant or settings.tenant
     if session_id == "show":  # no session id is the word `show`
@@ -256,13 +271,16 @@ def link(session_id: str, item: str, tenant: str | None, as_json: bool) -> None:
 
 @click.command("resume")
 @click.argument("session_id", metavar="SESSION")
-@click.option("--tenant", type=TENANT, default=None)
+@tenant_option()
 @click.option("--print", "print_only", is_flag=True, help="Print the command instead of running it.")
 def resume_cmd(session_id: str, tenant: str | None, print_only: bool) -> None:
-    """Reopen SESSION in its agent, in its folder (`cd <cwd> && claude --resume <id>`).
+    """Reopen a session in its agent, in its folder.
+
+    Reopen SESSION in its agent, in its folder (`cd <cwd> && claude --resume <id>`).
 
     SESSION is a session id, a unique prefix of one, or the session's name (its title: exact, or a
-    unique prefix, any case); several matches are listed."""
+    unique prefix, any case); several matches are listed.
+    """
     from episodic.history.service import get_history, resume_argv, resume_command
 
     settings, memory = _memory()

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.errors import ConfigError
 from episodic.kernel.settings import load_settings
 
@@ -33,15 +33,21 @@ def _scratch() -> tuple[Memory, ScratchMemory]:
 
 @click.group("scratch")
 def scratch_group() -> None:
-    """Scratch memory: one-line summaries of notable tool outcomes of recent sessions (3-14 days)."""
+    """Scratch memory: notable tool outcomes of recent days.
+
+    Scratch memory: one-line summaries of notable tool outcomes of recent sessions (3-14 days).
+    """
 
 
 @scratch_group.command("extract")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
 @click.option("--samples", type=int, default=20, help="How many sample summaries to print.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def extract_cmd(paths: tuple[str, ...], samples: int, as_json: bool) -> None:
-    """Extract outcome records from the transcripts under PATHS without storing them (a report)."""
+    """Extract outcome records from PATHS (a report).
+
+    Extract outcome records from the transcripts under PATHS without storing them (a report).
+    """
     from episodic.assembly import build_scrubber, build_source
     from episodic.scratch.report import extraction_report
 
@@ -70,10 +76,13 @@ def extract_cmd(paths: tuple[str, ...], samples: int, as_json: bool) -> None:
 @scratch_group.command("recall")
 @click.argument("query")
 @click.option("--k", type=int, default=None, help="How many outcomes (3-5, default 3).")
-@click.option("--tenant", type=TENANT, default=None)
-@click.option("--json", "as_json", is_flag=True)
+@tenant_option()
+@json_option()
 def recall_cmd(query: str, k: int | None, tenant: str | None, as_json: bool) -> None:
-    """Prior similar tool outcomes for QUERY, packed as the prompt hook injects them."""
+    """Prior similar tool outcomes for QUERY.
+
+    Packed as the prompt hook injects them.
+    """
     from episodic.scratch.pack import pack_recalls
     from episodic.scratch.recall import recall_similar
     from episodic.scratch.tools import DEGRADED_TEXT, degraded_reason
@@ -99,7 +108,10 @@ def recall_cmd(query: str, k: int | None, tenant: str | None, as_json: bool) -> 
 
 @scratch_group.command("sweep")
 def sweep_cmd() -> None:
-    """Delete expired outcome records (older than EPISODIC_SCRATCH_TTL_DAYS; `index` runs this too)."""
+    """Delete expired outcome records.
+
+    Delete expired outcome records (older than EPISODIC_SCRATCH_TTL_DAYS; `index` runs this too).
+    """
     from episodic.scratch.service import sweep
 
     memory, scratch = _scratch()
@@ -112,7 +124,7 @@ def sweep_cmd() -> None:
 
 @scratch_group.command("forget")
 @click.argument("session_id")
-@click.option("--tenant", type=TENANT, default=None)
+@tenant_option()
 def forget_cmd(session_id: str, tenant: str | None) -> None:
     """Delete one session: its card and its outcome records."""
     from episodic.scratch.service import forget_session
