@@ -89,8 +89,7 @@ _RUN_REST = re.compile(rb"[A-Za-z0-9+/]{0,8194}")  # a longer run is too long fo
 
 def base64_runs(data: bytes, marks: bytes) -> list[tuple[int, int]]:
     """(start, end) of every maximal base64 run of BASE64_TEXT_MIN characters or more; `marks`: `data`'s
-    `translate(BASE64_MARKS)` (in C: a regex stepping through every character measured 2.9 s over the shared
-    transcripts, this 0.24 s)."""
+    `translate(BASE64_MARKS)` (in C: a regex stepping through every character is far slower, docs/security.md)."""
     runs: list[tuple[int, int]] = []
     at = marks.find(_RUN_MIN)
     while at >= 0:

@@ -68,8 +68,8 @@ class TriggerSearch:
     ) -> None:
         """`runs`: regexes searched by Hyperscan alone in long texts shorter than `runs_below` characters (`scan`
         reports where they matched; for other texts and engines it reports None and the caller looks its own way).
-        Measured (Hyperscan, the shared transcripts' raw text): literals alone ~900 MB/s, with the runs ~200: in a
-        short text the runs ride along in the one scan, a longer one is better walked (see `companions`)."""
+        The runs slow the scan: in a short text they ride along in the one scan, a longer one is better walked
+        (see `companions`; the figures in docs/security.md)."""
         self.groups = tuple(groups)
         self.long_from = long_from
         self.runs = tuple(runs)
