@@ -169,6 +169,28 @@ def test_doctor_and_stats_on_an_empty_index_say_nothing_is_indexed_yet(tmp_path:
     assert not re.search(r"^  (tenant|outcome|distiller): *$", stats.stdout, re.M), stats.stdout
 
 
+def test_doctor_runs_the_hook_on_an_empty_index_and_says_nothing_is_indexed_yet(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from episodic.kernel.settings import load_settings
+    from episodic.mcp.http_server import BackgroundServer, build_endpoint
+
+    home, user_home, env = _bare(tmp_path)
+    (tmp_path / "no-sessions").mkdir()
+    assert _run(env, "index", str(tmp_path / "no-sessions")).returncode == 0
+    assert _run(env, "setup", "claude-code", "--write").returncode == 0  # the hook and its token
+    isolate(monkeypatch, home, user_home)
+    with BackgroundServer(build_endpoint(load_settings())) as server:  # the server the hook asks
+        doctor = _run({**env, "EPISODIC_PORT": str(server.httpd.server_address[1])}, "doctor")
+    hook = next(
+        line for line in doctor.stdout.splitlines() if line.startswith("[") and "prompt hook:" in line
+    )
+    assert hook.startswith("[warn] prompt hook: nothing indexed yet: the hook ran and answered"), (
+        doctor.stdout
+    )
+    assert "no confident match" not in doctor.stdout.lower()
+
+
 def test_doctor_names_the_command_one_way(tmp_path: Path) -> None:
     _, _, env = _bare(tmp_path)
     doctor = _run(env, "doctor")  # the venv is off PATH: the fixes still say `episodic`, and what it means
@@ -288,4 +310,4 @@ def test_setup_says_no_minutes_when_there_is_nothing_to_redistil(tmp_path: Path)
     done = _run(env, "setup", "claude-code", "--write")
     assert done.returncode == 0, done.stderr
     said = " ".join((done.stdout + done.stderr).split())
-    assert "about 0 min" not in said and "nothing indexed yet to re-distil" in said, said
+    assert "about 0 min" not in said and "no heuristic card to re-distil so far" in said, said

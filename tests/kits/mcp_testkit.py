@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import errno
 import http.client
 import json
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -147,6 +149,20 @@ def populate(memory: Memory, episodes: list[tuple[str, str, str, str, Card]] = E
         memory.store.upsert(record, embed_card(memory, card), manifest)
 
 
+def connect_when_ports_free(conn: http.client.HTTPConnection, seconds: float = 30.0) -> None:
+    """Connect, waiting out a moment with no free loopback port (EADDRNOTAVAIL on a loaded machine running
+    many tests at once): that is the machine's state, not the server's answer under test."""
+    ends = time.monotonic() + seconds
+    while True:
+        try:
+            conn.connect()
+            return
+        except OSError as exc:
+            if exc.errno != errno.EADDRNOTAVAIL or time.monotonic() > ends:
+                raise
+            time.sleep(0.1)
+
+
 def post(
     url: str,
     payload: Any,
@@ -157,6 +173,7 @@ def post(
     """One raw HTTP request with http.client (no MCP client logic in the way)."""
     parts = urlsplit(url)
     conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=10)
+    connect_when_ports_free(conn)
     try:
         body = raw if raw is not None else (json.dumps(payload).encode() if payload is not None else None)
         base = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}

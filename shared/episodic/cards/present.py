@@ -58,10 +58,10 @@ TITLE_WORDS = 5  # a first sentence this short is a title ("Fix CI lint."): the 
 
 def pointer_problem(problem: str, limit: int = POINTER_CHARS) -> str:
     """What a pointer says of its session: the problem's first sentence, and the next one too when the
-    first is only a title."""
+    first is only a title (a question, however short, is the problem itself)."""
     first = first_sentence(problem, limit)
     rest = problem.strip()[len(first) :] if problem.strip().startswith(first) else ""
-    if len(first.split()) > TITLE_WORDS or not rest.strip() or first.endswith("…"):
+    if len(first.split()) > TITLE_WORDS or not rest.strip() or first.endswith(("…", "?")):
         return first
     room = limit - len(first) - 1
     return f"{first} {first_sentence(rest, room)}" if room > 20 else first

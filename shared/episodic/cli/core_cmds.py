@@ -14,7 +14,7 @@ import click
 from episodic.cli.core_print import (
     echo_json,
     hit_json,
-    outcome_why,
+    outcome_reason,
     print_hits,
     print_inspect,
     print_report,
@@ -22,6 +22,7 @@ from episodic.cli.core_print import (
     record_text,
 )
 from episodic.cli.errors import TENANT
+from episodic.cli.named_paths import not_sessions
 from episodic.kernel.models import AGENTS, SearchFilters, SessionSource
 from episodic.kernel.settings import Settings, load_settings
 
@@ -64,41 +65,6 @@ def missing_paths_error(paths: Sequence[str]) -> None:
             f"no such file or folder: {', '.join(missing)} (give session files or folders that hold them; "
             "with no path, each agent's own folders are read)"
         )
-
-
-def not_sessions(paths: Sequence[str]) -> list[str]:
-    """Files named on the command line that no agent's format holds, each with why (a README, a log)."""
-    from episodic.parse.formats import sniff
-    from episodic.plumbing import bounded
-
-    found = []
-    for typed in paths:
-        path = Path(typed).expanduser()
-        if not path.is_file() or path.suffix == ".jsonl":  # a .jsonl: its parser reports what it holds
-            continue
-        try:
-            head, _ = bounded.read_head(path, 8192)
-        except OSError:
-            continue  # unreadable: the parser reports it skipped
-        if sniff(head, path.name) is None:
-            what = "a JSON file of none of their shapes" if head.lstrip().startswith(b"{") else "not JSON"
-            found.append(
-                f"{typed} is not a session: not a Claude Code transcript, Codex CLI rollout or Gemini CLI "
-                f"chat ({what}; their files are JSON lines under ~/.claude/projects, ~/.codex/sessions, "
-                "~/.gemini/tmp)"
-            )
-    return found
-
-
-def outcome_reason(memory: Memory, record: Any) -> str:
-    """The viewer's "Why" panel as text: the last edit and the evidence after it, from the transcript."""
-    from episodic.cards.agent import owned_trajectory
-    from episodic.ui.data import evidence_view
-
-    _, trajectory = owned_trajectory(memory, record.tenant_id, record.session_id, record)
-    if trajectory is None:
-        return outcome_why(record.card.outcome.value, "", [], "the transcript is not on this machine")
-    return outcome_why(record.card.outcome.value, *evidence_view(trajectory), "")
 
 
 def run_index(

@@ -69,10 +69,12 @@ CONFIDENCE_LABELS = {
 
 NO_MATCH = "No confident match."  # only an empty answer: nothing cleared even the faint bar
 # what a list without a close match is, and what its order and labels mean
-LEADS_HEADER = (
-    "Possible matches, none close, best first (by label, which the judge decides when it ran, else the "
-    "similarity and how far a card stands out of your other cards):"
+ORDER = (
+    "best first (by label, which the judge decides when it ran, else the similarity and how far a card "
+    "stands out of your other cards)"
 )
+LEADS_HEADER = f"Possible matches, none close, {ORDER}:"
+ALSO_HEADER = f"Also possible, not close, {ORDER}:"  # after the close matches
 
 
 def decided_by(hit: Any) -> str:
@@ -97,6 +99,8 @@ def print_hits(hits: list[Any], leads_unless_verified: bool = True) -> None:
         click.echo(LEADS_HEADER)
     for i, hit in enumerate(hits, 1):
         tier = hit.confidence.value if hit.confidence else "faint"
+        if tier != "strong" and i > 1 and hits[i - 2].confidence == "strong":
+            click.echo(ALSO_HEADER)
         outcome = hit.record.card.outcome.value
         label = CONFIDENCE_LABELS[tier]
         if outcome in UNCONFIRMED and tier == "weak" and hit.record.session_id in close_by_match:
@@ -137,6 +141,17 @@ def record_text(record: Any, why: str = "") -> str:
     parts = [episode_text(record, started=False)]
     parts += [why] if why else []
     return "\n".join([*parts, *(f"{name}: {value}" for name, value in origin if value)])
+
+
+def outcome_reason(memory: Any, record: Any) -> str:
+    """The viewer's "Why" panel as text: the last edit and the evidence after it, from the transcript."""
+    from episodic.cards.agent import owned_trajectory
+    from episodic.ui.data import evidence_view
+
+    _, trajectory = owned_trajectory(memory, record.tenant_id, record.session_id, record)
+    if trajectory is None:
+        return outcome_why(record.card.outcome.value, "", [], "the transcript is not on this machine")
+    return outcome_why(record.card.outcome.value, *evidence_view(trajectory), "")
 
 
 def outcome_why(outcome: str, last_edit: str, evidence: list[tuple[str, bool, str]], missing: str) -> str:

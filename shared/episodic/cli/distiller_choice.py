@@ -104,7 +104,7 @@ def distiller_cost(settings: Settings, agent: str = CLAUDE_CODE) -> str:
             "history)"
         )
     else:
-        cost = "nothing indexed yet to re-distil (`episodic inspect` estimates your whole history)"
+        cost = "no heuristic card to re-distil so far (`episodic inspect` estimates your whole history)"
     if agent != CLAUDE_CODE:
         return cost + "; each `episodic index` distils the new sessions with it (not capped)"
     return cost + (

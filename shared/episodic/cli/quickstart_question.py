@@ -10,17 +10,18 @@ from episodic.cards.present import first_sentence
 from episodic.kernel.models import CardRecord
 
 _UNDATED = datetime.min.replace(tzinfo=UTC)
+UNSTATED = "Unstated task"  # the offline distiller's problem for a session that never said its task
 
 
 def own_question(records: Iterable[CardRecord]) -> tuple[str, CardRecord] | None:
     """(the question, the card it came from): the newest verified card's problem in one sentence, else the
-    newest card's; None for an empty index."""
+    newest card's, a card whose session stated its task first; None for an empty index."""
 
-    def newest_first(record: CardRecord) -> tuple[bool, datetime]:
+    def newest_first(record: CardRecord) -> tuple[bool, bool, datetime]:
         started = record.started_at or _UNDATED
-        return record.card.outcome.value == "verified", started if started.tzinfo else started.replace(
-            tzinfo=UTC
-        )
+        stated = not record.card.problem.startswith(UNSTATED)
+        verified = record.card.outcome.value == "verified"
+        return stated, verified, started if started.tzinfo else started.replace(tzinfo=UTC)
 
     chosen = max(records, key=newest_first, default=None)
     if chosen is None:

@@ -61,7 +61,7 @@ def _pointer_problem(problem: str, limit: int = POINTER_CHARS) -> str:
     """Stdlib copy of episodic.cards.present.pointer_problem (a test pins them)."""
     first = _first_sentence(problem, limit)
     rest = problem.strip()[len(first) :] if problem.strip().startswith(first) else ""
-    if len(first.split()) > TITLE_WORDS or not rest.strip() or first.endswith("…"):
+    if len(first.split()) > TITLE_WORDS or not rest.strip() or first.endswith(("…", "?")):
         return first
     room = limit - len(first) - 1
     return f"{first} {_first_sentence(rest, room)}" if room > 20 else first

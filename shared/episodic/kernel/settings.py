@@ -111,7 +111,7 @@ class Settings(BaseSettings):
 
     # serving and the hook
     host: str = "127.0.0.1"
-    port: int = 8765
+    port: int = Field(default=8765, ge=0, le=65535)  # 0: `serve` picks a free one
     url: str | None = None  # the MCP endpoint the hook asks (default: the local server)
     token: str | None = None
     hook_budget_seconds: float = 1.5

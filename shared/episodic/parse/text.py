@@ -52,8 +52,8 @@ def cut_middle(text: str, limit: int) -> str:
 _ENDS_REDACTED = re.compile(r"\[REDACTED:([a-z0-9-]+)\](?P<gap>(?:\s|\\[nrt])*)\Z")
 _ENDINGS = ("]", "\\n", "\\r", "\\t")
 _LEADING_TOKEN = re.compile(r"[A-Za-z0-9/+=_.~-]{4,}")
-# an AWS key id's rest is upper case and digits, and any of it is part of the id (`…AKIA…X` | `YZ`), after
-# blank space or a quote (the id's last characters on the next line or message), and may be glued to a word (`XYis`)
+# an AWS key id's rest is upper case and digits, and any of it is part of the id (`…AKIA…X` | `YZ`), after blank
+# space or a quote (the id's last characters on the next line or message), and may be glued to a word (`XYis`)
 _LEADING_KEY_ID = re.compile(r"(?:[ \t\r\n`'\"]|\\[nrt])*(?P<rest>[A-Z0-9]{1,16})(?![A-Z0-9])")
 KEY_ID_KIND = "aws-access-key"
 _PLAIN_WORD = re.compile(r"[A-Z]?[a-z]+[.,:;!?]?")

@@ -440,8 +440,8 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
         return None, done
     rest = _AWS_SECRET_REST.match(text, value_end) if len(value) < 40 else None
     if rest is not None:
-        # `aws_secret_access_key=<20>⏎<20>`: the next line holds the rest of the secret, judged whole (a
-        # half of letters can look like a name)
+        # `aws_secret_access_key=<20>⏎<20>`: the next line holds the rest of the secret, judged whole (a half of
+        # letters can look like a name)
         joined = value + rest.group("tail")
         if secret_kind_for_name(name, joined) == "aws-secret-key" and looks_secret(joined, "secret"):
             return (value_start, rest.end(), "aws-secret-key", RANK_KEYWORD), max(done, rest.end())

@@ -27,8 +27,8 @@ _PLACEHOLDER_PREFIXES = ("your", "my-", "my_", "example", "replace", "insert", "
 _PLACEHOLDER_START = (
     "{<#["  # templates, markup, comments, [REDACTED:...]: never the first character of a secret
 )
-# These first characters start a stand-in only in the shapes below (one leading character exempted about 1 in
-# 64 Azure SAS signatures and 1 in 10 Django keys): a variable or command (`$HOME`, `$dbPass`, `${DB_PASS}`, `$(cat f)`,
+# These first characters start a stand-in only in the shapes below (the first character alone exempted many random
+# keys: Azure SAS signatures, Django keys): a variable or command (`$HOME`, `$dbPass`, `${DB_PASS}`, `$(cat f)`,
 # `$HOME/.ssh`; a name in one case or camel case, as a random `$gXIJq…` is not), a format (`%s`, `%(pw)s`,
 # `%APPDATA%\x`), a glob or mask (`*.pem`, `***`, `*/x`), an expression (`(a, b)`: code inside one pair of
 # parentheses, nothing after them), a path (see _is_path). Anything else after such a character is a value
@@ -96,7 +96,7 @@ NOT_SECRET_FIRST = frozenset(
 )  # fmt: skip
 
 # names whose last word would make them a property (`…_id`) yet name a secret: a GCP service account key's
-# `private_key_id` (with the key, it names which key to revoke; Google's scanners flag it)
+# `private_key_id`, kept beside the key in the same JSON file
 SECRET_DESPITE_LAST = frozenset({("private", "key", "id")})
 
 _GLUED_SECRET_ENDS = ("secret", "token", "apikey", "secretkey", "accesskey", "privatekey")

@@ -265,7 +265,7 @@ def test_quickstart_offers_claude_code_when_it_is_on_path(
     assert done.exit_code == 0, done.output
     said = " ".join(done.stderr.split())
     # the demo corpus sits in its own tenant: none of the user's cards would be re-distilled
-    assert "Claude Code is on PATH" in said and "for the 0 heuristic cards indexed so far" in said, said
+    assert "Claude Code is on PATH" in said and "no heuristic card to re-distil so far" in said, said
 
 
 def test_with_the_dream_synthesis_on_setup_adds_one_session_start_hook(tmp_path: Path) -> None:

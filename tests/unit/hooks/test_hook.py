@@ -161,6 +161,7 @@ def test_the_hooks_pointer_line_is_the_presentation_modules() -> None:
         "  spaced\n\nout   problem  ",
         "Fix CI lint. CI runs on a fresh checkout, where the generated client is not ignored. Asked: why?",
         "A first sentence long enough to name the matter on its own. Then more.",
+        "Add an MIT license? Created LICENSE with the standard text.",
     ):
         hit = {"session_id": "0123456789abcdef", "date": "2026-01-12", "card": {"problem": problem}}
         assert hook_packing.pointer_line(hit) == present.pointer_line(
