@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
+
+from kits.script_kit import load_script
 
 REPO = Path(__file__).resolve().parents[3]
 
 
 def generator() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("gen_card_rules", REPO / "scripts" / "gen_card_rules.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("gen_card_rules")
 
 
 def test_the_card_page_quotes_the_rules_as_the_code_states_them() -> None:
