@@ -121,6 +121,6 @@ def test_offline_cards_read_whole(cards: dict[str, Card], trajectories: dict[str
     report = check_cards(cards, {rel: t.request for rel, t in trajectories.items()}).as_dict()
     print(f"\nreadability: { ({k: v for k, v in report.items() if k != 'examples'}) }")
     assert report["holes"] == 0 and report["cuts"] == 0, report["examples"]
-    assert report["echo_share"] <= 0.65 / 2
+    assert report["echo_share"] <= 0.16
     assert report["injected"] == 0
     assert report["complete_share"] >= 0.97

@@ -94,6 +94,8 @@ def register(group: click.Group) -> None:
         if report["hole_kinds"]:
             shapes = ", ".join(f"{kind} {n}" for kind, n in report["hole_kinds"].items())
             click.echo(f"  holes by shape: {shapes}")
+        elif report["fields"]:
+            click.echo(f"  no hole of the {report['hole_shapes_checked']} shapes checked (docs/card.md)")
         for bad in report["invalid"]:
             click.echo(f"  not read {bad['file']}: {bad['reason']}")
         for kind, found in report["examples"].items():

@@ -135,7 +135,8 @@ class HeuristicDistiller(Distiller):
 
     # v5: no cut field, versions and flags kept, the problem as understood, injected context not the request
     # v6: no hole where a path was removed (a path names its file), no agent-CLI boilerplate as an item
-    info = DistillerInfo(kind="heuristic", model="v6")
+    # v7: a removed name, path or code span takes its clause with it, test counts kept, the request follows
+    info = DistillerInfo(kind="heuristic", model="v7")
     uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:

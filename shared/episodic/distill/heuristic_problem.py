@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import re
 
+from episodic.distill.checks import text_violations
 from episodic.distill.evidence import check_result, command_segments, shell_command
 from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import error_line
@@ -27,7 +28,7 @@ from episodic.distill.heuristic_text import (
     unmark,
     with_first_chars,
 )
-from episodic.distill.holes import without_holes
+from episodic.distill.holes import GAP, closed, hole_breaks, without_holes
 from episodic.distill.wording_rules import Rule
 from episodic.kernel.models import Event, Trajectory
 
@@ -283,7 +284,7 @@ _META_SENTENCE_RE = re.compile(
 _REQUEST_PREFIX_RE = re.compile(
     r"(?i)^\W*(?:(?:hey|hi|ok|okay|so|alright|hmm+)\b\W*)?(?:i think\s+)?(?:(?:can|could|would|will) (?:you|we)(?: please)?"
     r"|please|pls|i (?:want|need|would like|'?d like) (?:you|us) to|help me|let'?s|lets|we (?:need|want|have) to|we should"
-    r"|i (?:need|want|would like|'?d like) to|i'?d like us to|plan:)\s+"
+    r"|i (?:need|want|would like) to|i'?d like (?:us )?to|plan:)\s+"
 )
 PROBLEM_CHARS = 320  # one request sentence at most: a symptom, as a developer would search for it
 
@@ -328,9 +329,19 @@ _WORD_NOT_CODE_RE = re.compile(
 
 def plain_words(text: str) -> str:
     """Code names (`fooBar`, `a.b`, `x_y`, `f()`) dropped: the words a developer would type about it. Version
-    numbers and flags are words; a sentence left with a gap is dropped whole (`holes.without_holes`)."""
-    kept = [w for w in text.split() if _WORD_NOT_CODE_RE.match(w) or not _CODE_WORD_RE.search(w)]
-    return without_holes(" ".join(kept)) if len(kept) >= 6 else ""
+    numbers and flags are words. A sentence that would be left with a gap keeps its names instead ("The problem
+    is that handleTabChange resets the form"), or goes when it breaks a card rule."""
+    kept: list[str] = []
+    for sentence in sentences(text):
+        words = [
+            w if _WORD_NOT_CODE_RE.match(w) or not _CODE_WORD_RE.search(w) else GAP for w in sentence.split()
+        ]
+        plain = closed(without_holes(" ".join(words)))
+        if plain and len(plain.split()) >= len(words) - words.count(GAP):
+            kept.append(plain)
+        elif not text_violations("", sentence) and not hole_breaks(sentence):
+            kept.append(sentence)
+    return " ".join(kept) if len(" ".join(kept).split()) >= 6 else ""
 
 
 def request_sentences(prompt: str) -> list[str]:
@@ -345,9 +356,15 @@ def request_sentences(prompt: str) -> list[str]:
     return kept
 
 
+# a sentence that only says where the assistant will look
 _EXPLORING_RE = re.compile(
     r"(?i)^(?:read|look|check|explore|examine|search|start|begin|understand|first|see|find|review|investigate"
-    r"|analy[sz]e|get|help|take|run|open|gather|verify|dig|research|you)\b"
+    r"|analy[sz]e|get|help|take|run|open|gather|verify|dig|research|you|know|tell)\b"
+)
+# … unless it goes on to name the change ("Find and remove the session trailer command"), not "and fix them"
+_GOES_ON_RE = re.compile(
+    r"(?i)\band (?:then )?(?:fix|remove|update|add|implement|change|replace|rename|convert|delete|move)\s+"
+    r"(?!(?:them|it|this|that|these|those|the (?:issues?|errors?|problems?|changes?))\W*$)"
 )
 # a restatement that names no task: "Create the task list and implement the changes."
 _GENERIC_TASK_RE = re.compile(
@@ -355,17 +372,24 @@ _GENERIC_TASK_RE = re.compile(
 )
 _RESTATEMENT_WORDS = 8  # a restatement of the task says what, not just "Let me fix this"
 _RESTATEMENT_CHARS = 240
+_RESTATEMENT_SENTENCES = 5  # of each of the first assistant messages
 
 
-def assistant_restatement(assistant: list[str]) -> str:
-    """The assistant's first statement of what it will do, in its own (often more general) words."""
+def assistant_restatement(assistant: list[str], *, wider: bool = False) -> str:
+    """The assistant's first statement of what it will do, in its own (often more general) words. `wider`
+    (when nothing else states the problem): an exploring sentence too when it goes on to name the change."""
     for text in assistant[:3]:
-        for sentence in sentences(text)[:3]:
+        for sentence in sentences(text)[:_RESTATEMENT_SENTENCES]:
             if len(sentence) > _RESTATEMENT_CHARS or len(sentence.split()) < _RESTATEMENT_WORDS:
                 continue  # too long to keep whole, or too short to say what: not worth cleaning
             # code names dropped, as for diagnoses; a diagnosis is added by `first_diagnosis` in its place
             line = plain_words(as_statement(sentence, _RESTATEMENT_CHARS, intent=True))
-            if _DIAGNOSIS_RE.search(line) or _EXPLORING_RE.match(line) or _GENERIC_TASK_RE.search(line):
+            if (
+                _DIAGNOSIS_RE.search(line)
+                or LINE_NUMBER_RE.search(line)
+                or (_EXPLORING_RE.match(line) and not (wider and _GOES_ON_RE.search(line)))
+                or _GENERIC_TASK_RE.search(line)
+            ):
                 continue
             if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
                 return line
@@ -381,7 +405,7 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     restatement, the compaction summary's intent, the plan's problem section, the user's later symptoms, the
     first error, the first diagnosis), then what was asked ("Asked: …", the request's first sentences,
     only the first when it merely points at a ticket or branch); the request alone only when nothing better
-    exists. A question leads: it is the problem, and what the session found follows it."""
+    exists. A question asked follows what the session found, as any request does."""
     request = first_sentences(" ".join(request_sentences(traj.request)), REQUEST_CHARS)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
     if points_elsewhere:  # the request only points at the work: its first sentence is enough
@@ -418,13 +442,11 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
         add(f"Symptom: {symptom}")
     for line in first_diagnosis(assistant, 3 if pointer else 2):
         add(plain_words(line))
+    if not parts and not pointer:  # a long request: the assistant's own words for it, before the request's
+        add(assistant_restatement(assistant, wider=True))
     if not parts:  # nothing better: the request
         return _sentence(request) if request else ""
     said = " ".join(parts)
-    if (
-        request and sentences(request)[0].endswith("?") and not points_elsewhere
-    ):  # a question is the problem; the understanding follows
-        return clip(_sentence(request) + " " + said, 600)
     if request and request.lower().rstrip(".?!") not in said.lower():
         said += " Asked: " + _sentence(request)
     return clip(said, 600)

@@ -23,7 +23,7 @@ _LEADING_RE = re.compile(
 )
 # a decision stated as the speaker's intent: "I'll rebase instead of merging" decides "Rebase instead of merging"
 _INTENT_RE = re.compile(
-    r"(?i)^(?:I'?ll|I will|I'm going to|I am going to|let me|let'?s|we'?ll|we will|we should|I should|I'?d)\s+(?=[a-z])"
+    r"(?i)^(?:I'?ll|I will|I'm going to|I am going to|let me|let'?s|we'?ll|we will|we should|I should|I'?d)(?:\s+help(?: you)?)?\s+(?=[a-z])"
 )
 _TRAILING_CHARS = ":;,–—-"
 _TRAILING_RE = re.compile(rf"\s*[{_TRAILING_CHARS}]+\s*$")

@@ -13,7 +13,7 @@ from typing import Any
 
 import episodic.distill.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
-from episodic.distill.holes import without_holes
+from episodic.distill.holes import GAP, closed, without_holes
 from episodic.distill.readability import is_cut
 from episodic.distill.regex_tree import OPS, TREE_ERRORS
 from episodic.distill.wording_rules import Rule
@@ -39,11 +39,15 @@ _LOCATION_RE = re.compile(rf"\b([\w-]+\.(?:{SOURCE_EXTENSIONS})):\d+(?::\d+)?")
 _HEX_RE = re.compile(r"\b0x[0-9a-fA-F]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,64}\b")
 _DIGIT_RE = re.compile(r"[0-9]")
 _UUID_RE = re.compile(r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b")
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w.]*\w)")
+# a number that is not a test report's count: "3 failed, 12 passed" keeps its counts, line numbers go
+_NUMBER_RE = re.compile(
+    r"(?<![\w.])\d+(?:[.:]\d+)*(?![\w.]*\w)"
+    r"(?!\s+(?:failed|passed|skipped|pending|total|errors?|warnings?|failures?|problems?|tests?|suites?)\b)"
+)
 _SPACE_RE = re.compile(r"[ \t\r\f\v]+")
 # `(?=\s)` / `(?=[\s(\[,;:])`: every match starts there; one class test per position skips the rest (speed)
 _SENTENCE_SPLIT_RE = re.compile(r"(?=\s)(?:(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+)")
-_EMPTY_PUNCT_RE = re.compile(r"(?=[\s(\[,;:])(?:\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.]))")
+_EMPTY_PUNCT_RE = re.compile(r"(?=[\s(\[,;:])(?:\(\s*\)|\[\s*\]|\s+([,.;:!?])(?!\w)|([,;:])(?=\s*[,;:.]))")
 _EMOJI_RE = re.compile("[\U0001f300-\U0001faff\u2600-\u27bf\u2b50\u2705\u274c\u2714\u2716\ufe0f]")
 
 
@@ -60,12 +64,12 @@ def _inline(match: re.Match[str]) -> str:
         name = re.split(r"[/\\]", content.rstrip("/\\"))[-1]
         if _FILE_NAME_RE.fullmatch(name) and not text_violations("", name):
             return name
-    return " "
+    return GAP
 
 
 def _basename(match: re.Match[str]) -> str:
     name = next((g for g in match.groups() if g), "")
-    return name if "." in name.strip(".") else " "
+    return name if "." in name.strip(".") else GAP
 
 
 def unmark(text: str) -> str:
@@ -101,16 +105,16 @@ def strip_md_prefixes(text: str) -> str:
 def depath(text: str) -> str:
     """File paths become their base name; locations, hex, ids and redaction markers go."""
     if "[REDACTED:" in text:
-        text = _REDACTED_RE.sub(" ", text)
+        text = _REDACTED_RE.sub(GAP, text)
     if "-" in text:
-        text = _UUID_RE.sub(" ", text)
+        text = _UUID_RE.sub(GAP, text)
     if ":" in text:
         text = _LOCATION_RE.sub(r"\1", text)
     if "/" in text or "\\" in text:
         text = _ABS_PATH_RE.sub(_basename, text)
     if "/" in text:
         text = _REL_PATH_RE.sub(r"\1", text)
-    return _HEX_RE.sub(" ", text) if _DIGIT_RE.search(text) else text  # a hex id holds a digit (speed)
+    return _HEX_RE.sub(GAP, text) if _DIGIT_RE.search(text) else text  # a hex id holds a digit (speed)
 
 
 def squash(text: str) -> str:
@@ -159,12 +163,22 @@ def safe_line(text: str, limit: int = 200, *, numbers: bool = True) -> str:
     for _ in range(4):
         violations = text_violations("", text)
         if not violations:
-            text = without_holes(text)  # a removed identifier must not leave a gap in the sentence
+            text = closed(without_holes(text))  # a removed identifier must not leave a gap in the sentence
             return text if sum(map(str.isalpha, text)) >= 3 else ""
         for violation in violations:
             snippet = violation.split(": ", 2)[-1].strip()[1:-1]
-            text = squash(text.replace(snippet, " ")) if snippet else ""
+            text = squash(_without_snippet(text, snippet)) if snippet else ""
     return ""
+
+
+def _without_snippet(text: str, snippet: str) -> str:
+    """`text` without `snippet`: a gap mark where words follow it (the clause around it goes), nothing where
+    it ends the text ("mix dialyzer 2>&1" is the command's name)."""
+    head, found, tail = text.partition(snippet)
+    while found:
+        text = head + (GAP if re.search(r"[A-Za-z]", tail) else " ") + tail
+        head, found, tail = text.partition(snippet)
+    return text
 
 
 @lru_cache(maxsize=2048)

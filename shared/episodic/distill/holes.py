@@ -4,7 +4,8 @@
 agent that receives the card. A hole is found by the grammar around the gap, never by the removed word
 (rules as data, real examples in tests/unit/distill/test_card_holes.py). `without_holes` drops the clause that holds
 one (a bracketed aside, or the part between commas, semicolons or dashes) and keeps the rest only when it
-is still a statement.
+is still a statement. The heuristic distiller also marks each gap it makes (`GAP`), so its own removals are found
+whatever the grammar around them.
 """
 
 from __future__ import annotations
@@ -27,7 +28,11 @@ _PARTICLE_VERBS = (
     r"|pointing|looking|aiming|arriving|logging|signing|checking|opting|getting|digging|diving|plugging"
     r"|filling|mixing|zooming|stopping|working|glancing|staying|moving|the|a)"
 )
+# where the distiller removed a name, a path or a code span it marks the gap, so the clause around it goes
+# whatever the grammar left; `closed` removes the marks that remain (a clause that stood without the name)
+GAP = "\u2060"
 HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("removed name", re.compile(GAP)),
     ("empty brackets", re.compile(r"[(\[{]\s*[)\]}]")),
     (
         "bracket missing its word",
@@ -80,14 +85,48 @@ HOLE_RULES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ),
     ("gap of spaces after a preposition", re.compile(r"(?i)\b(?:in|at|to|from|of|on|into|with)\s{3,}\S")),
     ("relative word missing its clause", re.compile(r"(?i)\b(?:approach|way|so)\s+that\s*[.;](?!\w)")),
+    # "splits on every comma with instead of using the csv module": the name used sat before "instead of"
+    (
+        "word missing before instead of",
+        re.compile(
+            r"(?i)\b(?:with|to|from|of|for|into|via|by|the|an|using)"
+            r"\s+instead\s+of\b"
+        ),
+    ),
+    # "The signature is now but the test calls pass only 3 args": what it is now was removed
+    (
+        "verb missing its complement",
+        re.compile(r"(?i)\b(?:is|are|was|were)\s+now\s*,?\s+(?:but|whereas|instead|and)\b"),
+    ),
+    # "npm test: failed (Tests: failed, passed)": a test report's counts removed with the other numbers
+    (
+        "count missing its number",
+        re.compile(
+            r"\b(?:Tests|Test Suites|Suites|Assertions|Examples|Specs)\s*:\s*(?i:failed|passed|skipped|pending|total)\b"
+            r"|\b(?i:failed|passed|skipped|pending),\s*(?i:failed|passed|skipped|pending|total)\b"
+        ),
+    ),
 )
 # "because." where the reasons were a list the card could not keep: the sentence stands without the word
 MENDS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"(?i)[\s,]+(?:because|since)\s*(?=[.;!?](?!\w)|$)"), ""),
 )
+# words that open a clause leaning on the one before it
+_TAIL_CLAUSE = re.compile(
+    r"(?i)(?:instead|and|but|or|so|which|who|whose|where|when|while|because|since|although|though|then|than|that"
+    r"|as|with|without|including|plus|unless|until|if|whereas|rather|not|to|e\.g\.|i\.e\.|even|also|too)\b"
+)
 _CLAUSE_SPLIT = re.compile(r"(?<=[,;])\s+|\s+[—–]\s+|\s+-\s+")
 _ASIDE = re.compile(r"\s*\([^()]*\)")
 MIN_WORDS = 4
+
+
+def closed(text: str) -> str:
+    """`text` without gap marks, its spaces and punctuation tidied where one stood."""
+    if GAP not in text:
+        return text
+    text = re.sub(rf"\s*{GAP}+\s*", " ", text)
+    return re.sub(r"\s+([,.;:!?)])", r"\1", re.sub(r"\s{2,}", " ", text)).strip()
 
 
 def _unbalanced(text: str) -> bool:
@@ -102,12 +141,16 @@ def _unbalanced(text: str) -> bool:
     return False
 
 
+UNBALANCED = "closing bracket without its opening"
+HOLE_SHAPES = (*(name for name, _ in HOLE_RULES), UNBALANCED)  # every shape `hole_breaks` can name
+
+
 @lru_cache(maxsize=8192)
 def hole_breaks(text: str) -> tuple[str, ...]:
     """The names of the hole rules `text` breaks (an unbalanced closing bracket is one too)."""
     found = [name for name, pattern in HOLE_RULES if pattern.search(text)]
     if (")" in text or "]" in text) and _unbalanced(text):
-        found.append("closing bracket without its opening")
+        found.append(UNBALANCED)
     return tuple(found)
 
 
@@ -137,9 +180,10 @@ def _sentence_without_holes(text: str) -> str:
     )
     if hole_breaks(text):
         ending = "." if text.rstrip().endswith(".") else ""
-        kept = [
-            part for part in _CLAUSE_SPLIT.split(text) if part and not hole_breaks(part.rstrip(",;") + ending)
-        ]
+        parts = [part for part in _CLAUSE_SPLIT.split(text) if part]
+        kept = [part for part in parts if not hole_breaks(part.rstrip(",;") + ending)]
+        if kept and kept[0] is not parts[0] and _TAIL_CLAUSE.match(kept[0]):
+            return ""  # the main clause went: "instead of all the commits from main." is not a statement
         text = " ".join(kept).strip().rstrip(",;:—–- ")
         if text and ending and not text.endswith((".", "!", "?")):
             text += "."

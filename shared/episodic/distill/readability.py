@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from episodic.distill.boilerplate import boilerplate_of
-from episodic.distill.holes import hole_breaks
+from episodic.distill.holes import HOLE_SHAPES, hole_breaks
 from episodic.kernel.models import Card
 from episodic.parse.injected import reads_injected, split_injected
 
@@ -180,6 +180,7 @@ class ReadabilityReport:
             "cut_share": share(self.cuts, self.fields),
             "holes": self.holes,
             "hole_kinds": dict(sorted(self.hole_kinds.items())),
+            "hole_shapes_checked": len(HOLE_SHAPES),
             "cuts": self.cuts,
             "boilerplate": self.boilerplate,
             "problems_with_prompt": self.problems_with_prompt,

@@ -15,6 +15,7 @@ Every statement passes `statements.statement_problems` (no holes, no change log,
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import PurePosixPath
@@ -35,6 +36,8 @@ from episodic.dream.threads import Thread
 from episodic.kernel.models import Outcome, Trajectory
 
 OPEN = (Outcome.UNVERIFIED, Outcome.FAILED)
+_SENTENCES = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'])")
+_LEAD_LABEL = re.compile(r"^(?:Asked|Symptom):\s*")  # the heuristic card's labels inside its problem
 
 
 def _day(digest: SessionDigest) -> str:
@@ -52,7 +55,8 @@ def thread_title(
 ) -> str:
     """The first sentence of the most central card's problem (the one nearest the thread's mean) that is
     not a prompt as typed and reads as a title (`statements.title_problems`: not one word, not cut, not a
-    label like "When:", no hole); when no card's problem is one (a heuristic card states the opening
+    label like "When:", no hole, no code location, no pronoun without its noun), else its next sentences,
+    then the other cards' problems; when none is one (a heuristic card may state only the opening
     request), what the thread worked on: its most touched files and its cards' tags."""
     problems = [" ".join(d.record.card.problem.split()) for d in sessions]
     order = list(range(len(problems)))
@@ -60,9 +64,10 @@ def thread_title(
         vectors = meaning.vectors(problems)
         order.sort(key=lambda i: -float(vectors[i] @ vectors.mean(axis=0)))
     for i in order:
-        title = as_title(problems[i])
-        if not is_raw_prompt(title, prompts) and not title_problems(title):
-            return title
+        for sentence in _SENTENCES.split(problems[i]):
+            title = as_title(_LEAD_LABEL.sub("", sentence))
+            if title and not is_raw_prompt(title, prompts) and not title_problems(title):
+                return title
     return _work_title(sessions)
 
 

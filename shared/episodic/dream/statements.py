@@ -21,6 +21,7 @@ import numpy as np
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.holes import hole_breaks
 from episodic.kernel.ports import Embedder
+from episodic.parse.text import last_path_component
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,22 @@ CHANGE_LOG_PATTERNS: tuple[str, ...] = (
     r"\b[a-zA-Z]*[a-z][A-Z]\w*\b.*\b[a-zA-Z]*[a-z][A-Z]\w*\b",  # two camelCase identifiers: a list of edits
 )
 _CHANGE_LOG = tuple(re.compile(p) for p in CHANGE_LOG_PATTERNS)
+# a record's item is read alone, weeks later: it must not lean on a sentence it was taken from
+STANDALONE_RULES: tuple[tuple[str, str], ...] = (
+    (  # "They shouldn't contain secrets that get committed.": who are they?
+        "unresolved pronoun",
+        r"(?i)^\W*(?:they|them|their|it|its|he|she|his|her|these|those)\b"
+        r"(?!\s+(?:is|was)\s+\w+\s+(?:to|that)\b)",  # "It is safer to …" refers to nothing before it
+    ),
+    (
+        "this or that without its noun",
+        r"(?i)^\W*(?:this|that)\s+(?:is|was|are|were|should|shouldn'?t|will|would|can|could|does|doesn'?t|did"
+        r"|didn'?t|has|had|means|makes|needs|won'?t)\b",
+    ),
+    # "The function at line 1033-1045 filters …": a place in one version of a file, not what the work was
+    ("a code location", r"(?i)\b(?:at |on |in )?lines? \d+|\bL\d+\b|\b[\w-]+\.[a-z]{1,5}:\d+"),
+)
+_STANDALONE = tuple((name, re.compile(pattern)) for name, pattern in STANDALONE_RULES)
 # a title names the work: a few words, whole (not cut, not a label left open like "When:")
 MIN_TITLE_WORDS = 3
 TITLE_RULES: tuple[tuple[str, str], ...] = (
@@ -126,6 +143,7 @@ def is_raw_prompt(text: str, prompts: Sequence[str] | frozenset[str]) -> bool:
 def statement_problems(text: str, prompts: Sequence[str] | frozenset[str] = ()) -> list[str]:
     """Why `text` is not a statement a record should carry (empty: it is one)."""
     found = [f"hole: {h}" for h in holes(text)]
+    found += [name for name, pattern in _STANDALONE if pattern.search(text)]
     if is_change_log(text):
         found.append("change log")
     found += [f"chatter: {c}" for c in chatter_breaks(text) if c in _WORTH_CHATTER]
@@ -138,7 +156,7 @@ def statement_problems(text: str, prompts: Sequence[str] | frozenset[str] = ()) 
 
 def title_problems(title: str) -> list[str]:
     """Why `title` cannot head a thread (empty: it can): too short, cut, a label, or holed."""
-    found = [name for name, pattern in _TITLE_RULES if pattern.search(title)]
+    found = [name for name, pattern in (*_TITLE_RULES, *_STANDALONE) if pattern.search(title)]
     if len(title.split()) < MIN_TITLE_WORDS:
         found.append(f"fewer than {MIN_TITLE_WORDS} words")
     return found + [f"hole: {h}" for h in holes(title)]
@@ -187,7 +205,10 @@ _WORKTREE_PARTS = frozenset({".worktrees", "worktrees", ".worktree", "worktree",
 
 def project_name(cwd: str, fallback: str) -> str:
     """The project as its user knows it: the repository folder, not a worktree's own name ("2" in
-    `cli/.worktrees/2` is the cli repository's second worktree)."""
+    `cli/.worktrees/2` is the cli repository's second worktree). `fallback` is the card's project: when the
+    parser named another folder than the cwd's own (a worktree's `.git` file named its repository), it stands."""
+    if fallback and cwd and fallback != last_path_component(cwd):
+        return fallback
     parts = [p for p in PurePosixPath(cwd.replace("\\", "/")).parts if p not in ("/", "")]
     for i, part in enumerate(parts):
         if part in _WORKTREE_PARTS and i > 0:

@@ -7,7 +7,8 @@ from typing import Any
 
 from episodic.kernel.models import Event, SessionSource, ToolCall, Trajectory
 from episodic.parse.builder import FILE_EDIT_TOOLS, FILE_READ_TOOLS, SHELL_TOOLS, RawCall, RawSession
-from episodic.parse.text import ScrubCounter, TextScrubber, last_path_component
+from episodic.parse.project import project_of
+from episodic.parse.text import ScrubCounter, TextScrubber
 
 # Per-kind caps (chars), applied before scrubbing; the survey cuts further to its token budget.
 PROMPT_CHARS = 6000
@@ -141,7 +142,8 @@ def build_trajectory(
         source=source,
         source_sha256=source_sha256,
         cwd=cwd,
-        project=last_path_component(cwd) or scrub(session.project, SHORT_CHARS),
+        project=scrub(project_of(cwd, folder=session.cwd), SHORT_CHARS)
+        or scrub(session.project, SHORT_CHARS),
         git_branch=scrub(session.git_branch or "", SHORT_CHARS),
         started_at=times(session.first_ts),
         ended_at=times(session.last_ts),

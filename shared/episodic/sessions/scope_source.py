@@ -35,6 +35,7 @@ class ProjectScope:
     inject_included: bool
     sessions: int = 0
     marked: int = 0  # sessions kept out by the skip marker
+    project: str = ""  # the repository's name: every worktree of one repository is one project
 
 
 @dataclass
@@ -57,7 +58,7 @@ class ScopedSource(TranscriptSource):
 
     def admit(self, loaded: Trajectory) -> Trajectory | NotEpisode:
         source = loaded.source
-        project = self._project(loaded.cwd)
+        project = self._project(loaded.cwd, loaded.project)
         project.sessions += 1
         decision = self.rules.decide("index", loaded.cwd, loaded.prompts)
         if not decision.included:
@@ -71,12 +72,17 @@ class ScopedSource(TranscriptSource):
             self.recorder(loaded)
         return loaded
 
-    def _project(self, cwd: str) -> ProjectScope:
+    def _project(self, cwd: str, name: str) -> ProjectScope:
         if cwd not in self.projects:
             index = self.rules.decide("index", cwd)
             inject = self.rules.decide("inject", cwd)
             self.projects[cwd] = ProjectScope(
-                cwd, ScopeRules.why(index), ScopeRules.why(inject), index.included, inject.included
+                cwd,
+                ScopeRules.why(index),
+                ScopeRules.why(inject),
+                index.included,
+                inject.included,
+                project=name,
             )
         return self.projects[cwd]
 
@@ -88,6 +94,7 @@ class ScopedSource(TranscriptSource):
             "projects": [
                 {
                     "cwd": p.cwd,
+                    "project": p.project,
                     "sessions": p.sessions,
                     "index": {"included": p.index_included, "reason": p.index},
                     "inject": {"included": p.inject_included, "reason": p.inject},
@@ -112,6 +119,19 @@ def rules_from_settings(settings: Settings) -> ScopeRules:
     return ScopeRules.from_values(lambda name: getattr(settings, name, None))
 
 
+def _unruled_line(projects: list[dict[str, Any]], *, listed: bool) -> str:
+    """How many projects no rule keeps out of anything, each repository once (its worktrees and agent
+    workspaces are the same project), and other than which ones when some are listed above."""
+    folders = [
+        p for p in projects if p["index"]["included"] and p["inject"]["included"] and not p["marked_skip"]
+    ]
+    names = {p.get("project") or p["cwd"] for p in folders}
+    where = f" ({counted(len(folders), 'working folder')})" if len(folders) != len(names) else ""
+    if listed:
+        return f"{counted(len(names), 'project')}{where} besides the folders above: indexed and injected"
+    return f"{counted(len(names), 'project')}{where}, no rule applies: indexed and injected"
+
+
 def summary_lines(summary: dict[str, Any]) -> list[str]:
     """The scope summary as text: the rules, then every project a rule excludes from something."""
     rules = {k: v for k, v in summary["rules"].items() if v}
@@ -126,8 +146,7 @@ def summary_lines(summary: dict[str, Any]) -> list[str]:
             f"index {'yes' if index['included'] else 'no'} ({index['reason']}); "
             f"inject {'yes' if inject['included'] else 'no'} ({inject['reason']})"
         )
-    shown = sum(1 for p in summary["projects"] if p["index"]["included"] and p["inject"]["included"])
-    lines.append(f"  {shown} other project(s) indexed and injected")
+    lines.append("  " + _unruled_line(summary["projects"], listed=len(lines) > 1))
     if summary.get("forgotten"):
         forgot = len(summary["forgotten"])
         lines.append(f"  forgot {forgot} session(s) the rules now exclude (card, history, scratch records)")

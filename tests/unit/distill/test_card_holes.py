@@ -38,6 +38,11 @@ BROKEN = [
     "Currently logging.Init creates a separate log file per session at.",
     "Claude code was pretty sure having hooks in   would override the user's hooks.",
     "This branch introduces a wrapper script approach that. Since env files are common, it checks first.",
+    # a code span or a test report's counts removed (heuristic:v6 cards)
+    "The importer splits on every comma with instead of using the csv module.",
+    "The signature is now but the test calls pass only 3 args.",
+    "npm test: failed (Tests: failed, passed)",
+    "Resolved the Dialyzer false positive by using instead of extracting the trace id by hand.",
 ]
 SOUND = [
     "Tests pass locally but fail in CI because of the lint step.",
@@ -60,6 +65,11 @@ SOUND = [
     "It copies the file to and from the cache, so both stay in sync.",
     "The default-enabled behavior means most users will stay opted in.",
     "Let me look at where the logging is initialized.",
+    "npm test: failed (Tests: 3 failed, 12 passed)",
+    "Ran go test: failed, which changed the course of the fix",
+    "It works now but the lint step still fails.",
+    "Add a validation helper that is consistently used instead of direct type casts.",
+    "It makes two calls instead of one.",
 ]
 
 

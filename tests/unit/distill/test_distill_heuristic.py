@@ -69,7 +69,9 @@ def test_question_session_is_informational() -> None:
     )
     card = HeuristicDistiller().distill(traj, survey="").card
     assert card.outcome is Outcome.INFORMATIONAL
-    assert card.problem.startswith("How does the retry queue decide")
+    # what the session found leads, the question follows as asked (a question is a request like any other)
+    assert card.problem.startswith("The queue gives up after five attempts")
+    assert "Asked: How does the retry queue decide when to give up?" in card.problem
     assert card.steps == ["Read retry.py"]
     assert "python" in card.tags
     assert card_violations(card) == []
@@ -178,7 +180,8 @@ def test_pointer_request_takes_the_problem_from_the_ticket_and_the_diagnosis() -
     assert "Settings page loses unsaved edits" in card.problem
     assert "silently throws away what the user typed" in card.problem
     assert "resets the form state because the draft is never stored" in card.problem
-    assert "handleTabChange" not in card.problem  # code names dropped from the diagnosis
+    # a code name the sentence cannot do without is kept, never a hole ("The problem is that resets …")
+    assert "is that handleTabChange resets" in card.problem
     assert "colour red" not in card.problem and "example.com" not in card.problem
     assert card.steps.count("Ran mix test: passed") == 1  # a repeated passing check is shown once
     assert card_violations(card) == []

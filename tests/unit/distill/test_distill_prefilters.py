@@ -14,6 +14,7 @@ from episodic.distill import (
     heuristic_text,
 )
 from episodic.distill.heuristic_text import depath, squash, strip_md_prefixes, unmark, with_first_chars
+from episodic.distill.holes import GAP
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -102,7 +103,7 @@ def test_one_pass_sentence_scan_finds_what_a_scan_per_sentence_finds(text: str) 
 
 
 _SPLIT_ORIGINAL = re.compile(r"(?<=[.!?])\s+(?=[A-Z\"'(`])|\n+")
-_EMPTY_PUNCT_ORIGINAL = re.compile(r"\(\s*\)|\[\s*\]|\s+([,.;:!?])|([,;:])(?=\s*[,;:.])")
+_EMPTY_PUNCT_ORIGINAL = re.compile(r"\(\s*\)|\[\s*\]|\s+([,.;:!?])(?!\w)|([,;:])(?=\s*[,;:.])")
 _LINE_PIECES = st.sampled_from(
     ["# ", "  - ", "> ", "1. ", "* [x] ", " ,", ";", " :", "( )", "[]", "—", "\t", "0xBEEF", "deadbeefcafe",
      "abcdefa\u0663", "abc1234", "  ", "\x0c", "\r\n", "\u00a0"]
@@ -119,7 +120,7 @@ def test_rewritten_scans_give_the_original_substitutions(text: str) -> None:
     assert heuristic_text._EMPTY_PUNCT_RE.sub(punct, text) == _EMPTY_PUNCT_ORIGINAL.sub(punct, text)
     assert bool(heuristic_text._HEX_RE.search(text)) <= bool(heuristic_text._DIGIT_RE.search(text))
     hex_only = re.sub(r"[-:/\\\[]", "", text)  # no path, location, id or marker: only the hex step can act
-    assert depath(hex_only) == heuristic_text._HEX_RE.sub(" ", hex_only)
+    assert depath(hex_only) == heuristic_text._HEX_RE.sub(GAP, hex_only)
     spaced = heuristic_text._SPACE_RE.sub(" ", text.replace("\n", " "))
     assert squash(text) == heuristic_text._EMPTY_PUNCT_RE.sub(punct, spaced).strip(" -–—:;,")
     for line in (text, "Author: " + text, " date :" + text, text + " a.b@c.io"):

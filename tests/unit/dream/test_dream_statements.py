@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from episodic.dream.archive import LocalArchive
+from episodic.dream.card_extract import thread_title
 from episodic.dream.cycle import run_dream
 from episodic.dream.exemplar import load_exemplar
 from episodic.dream.statements import (
@@ -64,6 +65,41 @@ def test_a_whole_statement_passes(text: str) -> None:
     assert statement_problems(text) == []
 
 
+@pytest.mark.parametrize(
+    ("text", "why"),
+    [
+        ("They shouldn't contain secrets that get committed.", "unresolved pronoun"),
+        ("It breaks when the branch has no upstream configured.", "unresolved pronoun"),
+        ("This should run before the transcript is written to disk.", "this or that without its noun"),
+        ("The function at line 1033-1045 filters transcripts, prompts, context.", "a code location"),
+        ("The guard in hooks.go:296 returns early for detached sessions.", "a code location"),
+    ],
+)
+def test_a_statement_that_leans_on_another_sentence_is_refused(text: str, why: str) -> None:
+    assert why in statement_problems(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "It is safer to scrub the values before the transcript is written.",
+        "This filter runs before the transcript is written, so secrets never reach the disk.",
+    ],
+)
+def test_a_statement_that_stands_alone_passes(text: str) -> None:
+    assert statement_problems(text) == []
+
+
+def test_a_theme_is_titled_by_the_problem_not_a_code_location() -> None:
+    problem = (
+        "The function at line 1033-1045 filters transcripts, prompts, context. Secrets from env files reach the "
+        "stored transcript before the filter runs. Asked: Fix the filter."
+    )
+    week = [digest(f"loc{n}0000-aaaa", f"2026-07-2{n}T10:00:00", problem=problem) for n in range(3)]
+    title = thread_title(week, Meaning(HashingEmbedder()), frozenset({"fix the filter"}))
+    assert title == "Secrets from env files reach the stored transcript before the filter runs"
+
+
 def test_change_logs_and_status_lines_are_not_decisions_or_insights() -> None:
     assert is_change_log("Updated TestShellCompletionTarget — replaced the fish_unsupported test case")
     assert is_change_log("All tests pass, including integration tests.")
@@ -97,6 +133,7 @@ def test_titles_lose_the_requests_addressing_but_keep_its_subject() -> None:
         ("/Users/soph/Work/entire/devenv/cli", "cli", "cli"),
         ("/srv/app/7", "7", "app"),
         ("", "exporter", "exporter"),
+        ("/home/a/elsewhere/feature-x", "repo", "repo"),  # a worktree its `.git` file named, as indexed
     ],
 )
 def test_projects_are_named_by_their_repository_not_a_worktree_fragment(
