@@ -23,7 +23,7 @@ from episodic.cli.core_print import (
 )
 from episodic.cli.errors import TENANT
 from episodic.cli.named_paths import not_sessions
-from episodic.kernel.models import AGENTS, SearchFilters, SessionSource
+from episodic.kernel.models import AGENTS, SearchFilters, SearchHit, SessionSource
 from episodic.kernel.settings import Settings, load_settings
 
 if TYPE_CHECKING:
@@ -298,7 +298,10 @@ def register(group: click.Group) -> None:
 
         # a failure of another distiller whose session kept its card is not waiting for a retry
         failures, settled = split_failures(store, ledger.failures() if ledger else [], settings.distiller)
+        from episodic.injections.cli import summary_line
+
         data: dict[str, Any] = {
+            "injections": summary_line(settings),
             "cards": sum(by["tenant"].values()),
             **{f"by_{k}": dict(v) for k, v in by.items()},
             "manifest": manifest.model_dump() if manifest else None,
@@ -319,6 +322,7 @@ def register(group: click.Group) -> None:
                 f"  index: {manifest.embedder_id} ({manifest.dimension}-d), renderings {','.join(manifest.renderings)}"
             )
         click.echo(f"  failures waiting for a retry: {len(failures)}")
+        click.echo(f"injections: {data['injections']}")
         for failure in failures:
             click.echo(f"    {failure.path}: {failure.reason} (attempts {failure.attempts})")
         if settled:
@@ -354,7 +358,7 @@ def register(group: click.Group) -> None:
     def quickstart_cmd(query: str | None) -> None:
         """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
         from episodic.assembly import build_memory, build_source
-        from episodic.cli.quickstart_question import drawn_from, own_question
+        from episodic.cli.quickstart_question import answered_question, drawn_from, own_questions
         from episodic.core.search import search_traces
         from episodic.parse.agents import agent_roots
         from episodic.sessions.demo import DEMO_DIR, DEMO_TENANT, remove_demo
@@ -379,12 +383,19 @@ def register(group: click.Group) -> None:
         report = run_index(settings, paths, tenant, as_json=False, memory=memory)
         print_report(report)
         question, origin = query or DEMO_QUERY, "as `episodic search` and an agent asking get it"
-        own = own_question(memory.store.iter_records(tenant)) if paths is None and not query else None
+
+        def search(text: str) -> list[SearchHit]:
+            return search_traces(memory, tenant, text, None, SearchFilters(include_unverified=True))
+
+        own = own_questions(memory.store.iter_records(tenant)) if paths is None and not query else []
         if own:  # your own sessions: a question drawn from one of them, not the demo's
-            question, origin = own[0], f"drawn from {drawn_from(own[1])}; `--query TEXT` asks your own"
+            question, record, hits = answered_question(own, search)
+            origin = f"drawn from {drawn_from(record)}; `--query TEXT` asks your own"
+        else:
+            hits = search(question)
         click.echo(f'\nsearch: "{question}" ({origin})\n')
-        hits = search_traces(memory, tenant, question, None, SearchFilters(include_unverified=True))
         print_hits(hits)
-        from episodic.cli.setup_steps import offer_claude_code_distiller
+        from episodic.cli.setup_steps import offer_claude_code_distiller, quickstart_next_step
 
         offer_claude_code_distiller(settings)  # Claude Code on PATH: what LLM cards would take, opt-in once
+        quickstart_next_step(settings, [label for label, _ in roots])

@@ -224,10 +224,10 @@ def render_plan(plan: ClientPlan) -> str:
         out.append(f"# Add this to {plan.server_file}:")
     out.append(json.dumps({"mcpServers": {SERVER_NAME: plan.server_entry}}, indent=2))
     if plan.hook_file and plan.hook_command:
-        out.append(f"# Prompt hook: merge this into {plan.hook_file}:")
         snippet = hook_settings_snippet(
             plan.hook_command, plan.session_end_command, plan.session_start_command, plan.failure_command
         )
+        out.append(f"# Hooks ({', '.join(snippet['hooks'])}): merge this into {plan.hook_file}:")
         out.append(json.dumps(snippet, indent=2))
     for planned in plan.files:
         out.append(f"# Write {planned.path}:")

@@ -127,3 +127,36 @@ def hook_answers(user_home: str | None, agent: str = "claude-code") -> None:
     click.echo(f"prompt hook: {probe.detail}")
     if probe.status == "fail":
         raise click.ClickException(f"the prompt hook does not answer: {probe.detail}; {probe.fix}")
+
+
+AGENT_KINDS_BY_LABEL = {"Claude Code": "claude-code", "Codex CLI": "codex", "Gemini CLI": "gemini"}
+
+
+def quickstart_next_step(settings, labels: list[str]) -> None:  # type: ignore[no-untyped-def]
+    """After quickstart's search: the setup that gives this memory to each agent found here and not yet
+    wired (Claude Code when none is found), so the first run ends on what to do next."""
+    import os
+    import shlex
+    import shutil
+
+    from episodic.cli.doctor_agents import agents_set_up
+    from episodic.cli.setup_clients import installed_executable
+    from episodic.kernel.errors import EpisodicError
+
+    found = [AGENT_KINDS_BY_LABEL[label] for label in dict.fromkeys(labels) if label in AGENT_KINDS_BY_LABEL]
+    wired = set(agents_set_up(settings))
+    waiting = [agent for agent in found or ["claude-code"] if agent not in wired]
+    if not waiting:
+        return
+    try:
+        executable = installed_executable()
+    except EpisodicError:
+        executable = "episodic"
+    on_path = shutil.which("episodic")
+    same = on_path is not None and os.path.realpath(on_path) == os.path.realpath(executable)
+    command = "episodic" if same else shlex.quote(executable)  # what the user's shell finds
+    setups = " and ".join(f"`{command} setup {agent} --write`" for agent in waiting)
+    click.echo(
+        f"Next, to give this memory to your agent (MCP server and prompt hook): {setups} (without "
+        f"--write it prints what it would change); `{command} doctor` then checks every link."
+    )

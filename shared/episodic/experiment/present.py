@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from episodic.cards.present import counted
+
 BAR_WIDTH = 24
 AXIS_WIDTH = 41
 
@@ -45,13 +47,14 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
     configured = report["configured_holdout"]
     observed = sessions["observed_holdout"]
     lines = [
-        f"experiment since {report['since'] or 'the start'}: {measured['with']} sessions with memory, "
+        f"experiment since {report['since'] or 'the start'}: {counted(measured['with'], 'session')} with memory, "
         f"{measured['without']} without (holdout {'off' if configured is None else f'{configured:.0%}'}"
         f"{'' if observed is None else f', observed {observed:.0%}'})",
     ]
-    if sessions["unmeasured"]:
+    if unmeasured := sessions["unmeasured"]:
         lines.append(
-            f"  {sessions['unmeasured']} logged sessions are not measured yet (logged {logged['with']} with, "
+            f"  {counted(unmeasured, 'logged session')} {'is' if unmeasured == 1 else 'are'} not measured yet "
+            f"(logged {logged['with']} with, "
             f"{logged['without']} without): their transcripts have not been indexed or harvested here"
         )
     lines.append(f"verdict: {report['verdict']['text']}")
@@ -75,6 +78,10 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
                 f"  with - without {_number(row['difference'])} [{_number(low)}, {_number(high)}]  "
                 f"{interval_axis(low, high, row['margin'])}"
             )
+    if report.get("given"):
+        from episodic.experiment.given import given_lines
+
+        lines += ["", *given_lines(report["given"])]
     lines += [
         "",
         "reading it: '|' is no difference, ':' the smallest difference that matters; an interval clear of",

@@ -203,6 +203,20 @@ class Settings(BaseSettings):
     failure_min_words: int = Field(default=2, ge=1, le=20)  # fewer words: too generic (bench_failures.py)
     failure_same_check: bool = True  # only a fix proved by the same check (`go test`, `mise run lint`)
     hook_failure: bool = True  # the PostToolUseFailure hook injects a fix (EPISODIC_HOOK_FAILURE=false: off)
+    # injection records (episodic.injections): what memory gave each session and what the session did with it
+    injections_enabled: bool = True  # off: nothing is recorded and no steering rule applies
+    injections_table: str | None = None  # the AWS deployment's DynamoDB table (none: nothing recorded there)
+    injections_keep_days: int = Field(
+        default=90, ge=1, le=3650
+    )  # older records are removed on each index run
+    injections_keep_per_tenant: int = Field(default=50_000, ge=100)  # and each tenant's oldest beyond this
+    injections_never_twice: bool = True  # a card given to a session is never given to it again
+    injections_hubs: bool = (
+        False  # a card given often and never used is shown as a pointer (docs/injections.md)
+    )
+    injections_hub_given: int = Field(default=5, ge=2)  # "often": given at least this many times, none used
+    injections_promote: bool = False  # a pointer opened often is shown as a card (docs/injections.md)
+    injections_promote_opened: int = Field(default=3, ge=1)  # opened this many times, in half its pointers
     # OpenSearch Serverless (scratchMemory=opensearch / cards on OpenSearch): the collection endpoint, SigV4 `aoss`
     opensearch_endpoint: str | None = None
     opensearch_scratch_index: str = "episodic-scratch"

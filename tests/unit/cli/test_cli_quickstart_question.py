@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from episodic.cli.quickstart_question import drawn_from, own_question
+from episodic.cli.quickstart_question import answered_question, drawn_from, own_question, own_questions
 from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome
 
 
@@ -36,3 +36,19 @@ def test_a_stated_verified_task_is_asked_before_a_newer_unstated_or_unverified_o
 
 def test_an_empty_index_has_no_question() -> None:
     assert own_question([]) is None
+
+
+def test_with_no_candidate_found_as_a_close_match_the_first_is_asked() -> None:
+    records = [
+        _record("aaaaaaaa-new", "Look at this branch.", Outcome.VERIFIED, 9),
+        _record("bbbbbbbb-old", "Biome lint fails on CI.", Outcome.VERIFIED, 1),
+    ]
+    searched: list[str] = []
+
+    def nothing_close(question: str) -> list:
+        searched.append(question)
+        return []
+
+    question, record, hits = answered_question(own_questions(records), nothing_close)
+    assert (question, record.session_id, hits) == ("Look at this branch.", "aaaaaaaa-new", [])
+    assert searched == ["Look at this branch.", "Biome lint fails on CI."]  # each candidate, in order

@@ -37,6 +37,7 @@ LONG_DOCSTRINGS = {
     "episodic/cli/agent_hooks.py": "the table of hook moments per agent CLI",
     "episodic/cards/review.py": "the review's rules on re-index (what carries over a grown session and why)",
     "episodic/aws/dynamo_history.py": "why the deployed history store has this shape, and its key layout",
+    "episodic/injections/uses.py": "the rules of what a session did with an injection, one row each",
 }
 
 
