@@ -6,20 +6,26 @@ import json
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.settings import load_settings
 
 
 @click.group("cards")
 def cards_group() -> None:
-    """Cards as files (<session_id>.json): keep a backfill's cards, evaluate on them, load them again."""
+    """Cards as files: export, import, check.
+
+    Cards as files (<session_id>.json): keep a backfill's cards, evaluate on them, load them again.
+    """
 
 
 @cards_group.command("export")
 @click.argument("folder", type=click.Path(file_okay=False))
-@click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
+@tenant_option("Whose cards")
 def export_cmd(folder: str, tenant: str | None) -> None:
-    """Write the index's cards to FOLDER, one <session_id>.json each (the eval --cards format)."""
+    """Write the index's cards to FOLDER, one file each.
+
+    Write the index's cards to FOLDER, one <session_id>.json each (the eval --cards format).
+    """
     from episodic.assembly import build_memory
     from episodic.cards.transfer import export_cards
 
@@ -31,12 +37,15 @@ def export_cmd(folder: str, tenant: str | None) -> None:
 @cards_group.command("import")
 @click.argument("folder", type=click.Path(exists=True, file_okay=False))
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@tenant_option("Whose cards")
+@json_option("Print the report as JSON.")
 def import_cmd(folder: str, paths: tuple[str, ...], tenant: str | None, as_json: bool) -> None:
-    """Validate and index the cards in FOLDER; outcomes are checked against the transcripts under PATHS
+    """Validate and index the cards in FOLDER.
+
+    Outcomes are checked against the transcripts under PATHS
     (default: every agent's roots) and where the export recorded each session. An unchanged card with
-    no transcript keeps its project, dates and, when the index holds its source hash, its outcome."""
+    no transcript keeps its project, dates and, when the index holds its source hash, its outcome.
+    """
     from episodic.assembly import build_memory
     from episodic.cards.transfer import import_cards
 
@@ -67,14 +76,17 @@ def import_cmd(folder: str, paths: tuple[str, ...], tenant: str | None, as_json:
 @click.option(
     "--distil", is_flag=True, help="Check the offline (heuristic) cards of the sessions under PATHS."
 )
-@click.option("--tenant", type=TENANT, default=None, help="Whose cards (default: settings.tenant).")
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@tenant_option("Whose cards")
+@json_option("Print the report as JSON.")
 def check_cmd(
     paths: tuple[str, ...], folder: str | None, distil: bool, tenant: str | None, as_json: bool
 ) -> None:
-    """How the cards read: the share of fields that are complete statements, that carry a hole or a cut,
+    """How the cards read: statements, holes, cuts, echoes.
+
+    How the cards read: the share of fields that are complete statements, that carry a hole or a cut,
     and of problems that echo the session's first prompt (found under PATHS, default every agent's roots)
-    or come from an injected instruction block."""
+    or come from an injected instruction block.
+    """
     from episodic.assembly import build_memory
     from episodic.cards.check import check_card_set
     from episodic.distill.readability import summary_line

@@ -21,8 +21,8 @@ from episodic.cli.core_print import (
     print_scope,
     record_text,
 )
-from episodic.cli.errors import TENANT
 from episodic.cli.named_paths import not_sessions
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.models import AGENTS, SearchFilters, SearchHit, SessionSource
 from episodic.kernel.settings import Settings, load_settings
 
@@ -117,19 +117,14 @@ def run_upgrade(
 
 @click.command("index")
 @click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
-    "--tenant",
-    type=TENANT,
-    default=None,
-    help="Write the cards for this tenant (default: settings.tenant).",
-)
+@tenant_option("Whose cards to write")
 @click.option(
     "--distiller",
     type=click.Choice(["heuristic", "claude-code", "codex", "gemini", "bedrock"]),
     default=None,
     help="Distiller.",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 @click.option(
     "--upgrade", is_flag=True, help="Re-distil cards of a lesser distiller with the configured LLM one."
 )
@@ -142,7 +137,10 @@ def index_cmd(
     upgrade: bool,
     limit: int | None,
 ) -> None:
-    """Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders)."""
+    """Index Claude Code, Codex CLI and Gemini CLI sessions.
+
+    Index Claude Code, Codex CLI and Gemini CLI sessions (default: each agent's own folders).
+    """
     missing_paths_error(paths)
     if rejected := not_sessions(paths):
         if len(rejected) == len(paths):  # nothing to index: a mistake, not "found 0 sessions"
@@ -175,8 +173,8 @@ def index_cmd(
 @click.option("--verified-only", is_flag=True, help="Leave out episodes whose fix was never verified.")
 @click.option("--project", default=None, help="Only episodes of this project.")
 @click.option("--agent", type=click.Choice(list(AGENTS)), default=None, help="Only this agent's episodes.")
-@click.option("--tenant", type=TENANT, default=None)
-@click.option("--json", "as_json", is_flag=True)
+@tenant_option()
+@json_option()
 def search_cmd(
     query: str,
     k: int | None,
@@ -187,7 +185,10 @@ def search_cmd(
     tenant: str | None,
     as_json: bool,
 ) -> None:
-    """Find past episodes similar to a problem described in plain words."""
+    """Find past episodes similar to a problem.
+
+    Find past episodes similar to a problem described in plain words.
+    """
     from episodic.assembly import build_memory
     from episodic.core.confidence import cards_only_if_verified
     from episodic.core.search import search_traces
@@ -208,8 +209,8 @@ def search_cmd(
 
 @click.command("show")
 @click.argument("session_id")
-@click.option("--tenant", type=TENANT, default=None)
-@click.option("--json", "as_json", is_flag=True)
+@tenant_option()
+@json_option()
 def show_cmd(session_id: str, tenant: str | None, as_json: bool) -> None:
     """Show one episode's full card and metadata."""
     from episodic.assembly import build_memory
@@ -232,15 +233,13 @@ def show_cmd(session_id: str, tenant: str | None, as_json: bool) -> None:
     is_flag=True,
     help="Print the survey of one FILE (or session id or prefix).",
 )
-@click.option(
-    "--tenant",
-    type=TENANT,
-    default=None,
-    help="Whose indexed and kept sessions (default: settings.tenant).",
-)
-@click.option("--json", "as_json", is_flag=True)
+@tenant_option("Whose indexed and kept sessions")
+@json_option()
 def inspect_cmd(paths: tuple[str, ...], render_survey: bool, tenant: str | None, as_json: bool) -> None:
-    """How much history there is, what a distiller would receive, and what a backfill would cost."""
+    """What a distiller would receive; a backfill's cost.
+
+    How much history there is, what a distiller would receive, and what a backfill would cost.
+    """
     from episodic.assembly import build_kept, build_scoped_source
     from episodic.cli.cleanup_risk import kept_summary
     from episodic.sessions.backfill_estimate import inspect_history, render_one
@@ -281,9 +280,12 @@ def inspect_cmd(paths: tuple[str, ...], render_survey: bool, tenant: str | None,
 
 
 @click.command("stats")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def stats_cmd(as_json: bool) -> None:
-    """Cards per tenant, outcome and distiller; failures waiting for a retry; the index manifest."""
+    """Cards per tenant, outcome and distiller.
+
+    Failures waiting for a retry; the index manifest.
+    """
     from episodic.assembly import build_ledger, build_store
 
     settings = _settings({})
@@ -337,18 +339,19 @@ def stats_cmd(as_json: bool) -> None:
 
 @click.group("demo")
 def demo_group() -> None:
-    """The bundled demo corpus that `quickstart` indexes when you have no history yet."""
+    """The bundled demo corpus that `quickstart` indexes.
+
+    The bundled demo corpus that `quickstart` indexes when you have no history yet.
+    """
 
 
 @demo_group.command("remove")
-@click.option(
-    "--tenant",
-    type=TENANT,
-    default=None,
-    help="Also remove demo cards from this tenant (default: configured).",
-)
+@tenant_option("Also remove demo cards from this tenant")
 def demo_remove_cmd(tenant: str | None) -> None:
-    """Delete every demo card (tenant 'demo', and demo sessions an earlier version put in yours)."""
+    """Delete every demo card.
+
+    Delete every demo card (tenant 'demo', and demo sessions an earlier version put in yours).
+    """
     from episodic.assembly import build_memory
     from episodic.sessions.demo import remove_demo
 
@@ -360,7 +363,10 @@ def demo_remove_cmd(tenant: str | None) -> None:
 @click.command("quickstart")
 @click.option("--query", default=None, help="The search to run after indexing.")
 def quickstart_cmd(query: str | None) -> None:
-    """Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search."""
+    """Index your sessions (or the demo) and search them.
+
+    Index your Claude Code, Codex CLI and Gemini CLI sessions (or the bundled demo corpus) and search.
+    """
     from episodic.assembly import build_memory, build_source
     from episodic.cli.quickstart_question import answered_question, drawn_from, own_questions
     from episodic.core.search import search_traces

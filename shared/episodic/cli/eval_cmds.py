@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from episodic.cli.options import json_option
 from episodic.kernel.settings import Settings, load_settings
 
 _GREEDY = "--transcripts"
@@ -43,9 +44,7 @@ def _report_options(json_holds: str, cards_use: str) -> Any:
     """--cards, --report and --json, as the replay and the yardsticks take them."""
 
     def apply(command: Any) -> Any:
-        command = click.option(
-            "--json", "as_json", is_flag=True, help=f"Print one JSON object ({json_holds})."
-        )(command)
+        command = json_option(f"Print one JSON object ({json_holds}).")(command)
         command = click.option(
             "--report",
             "report_dir",
@@ -237,7 +236,7 @@ def _command_line(ctx: click.Context, name: str) -> str:
     help="Systems to compare, comma-separated (default: all; see --list-systems).",
 )
 @click.option("--k", type=click.IntRange(1, 100), default=3, show_default=True, help="The recall@k cut-off.")
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON object (systems, queries).")
+@json_option("Print one JSON object (systems, queries).")
 @click.option(
     "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
 )
@@ -274,7 +273,9 @@ def eval_group(
     negatives: str | None,
     list_systems: bool,
 ) -> None:
-    """Compare retrieval systems on your own corpus: recall@1, recall@k, MRR with standard errors.
+    """Compare retrieval systems on your own corpus.
+
+    Recall@1, recall@k, MRR with standard errors.
 
     Example: episodic eval --transcripts ~/.claude/projects --queries queries.jsonl --report out/
     """
@@ -322,7 +323,10 @@ def eval_group(
 @_query_writer_options("one query per session found.")
 @click.option("--limit", type=click.IntRange(1), default=None, help="At most this many sessions.")
 def gen_queries_cmd(transcripts: tuple[str, ...], out: str, limit: int | None) -> None:
-    """Write one held-out query per session with the configured LLM (Bedrock), leaky ones rejected."""
+    """Write one held-out query per session (an LLM).
+
+    Write one held-out query per session with the configured LLM (Bedrock), leaky ones rejected.
+    """
     from episodic.evaluation.gen_queries import bedrock_writer, run_gen_queries
     from episodic.evaluation.progress import RichProgress
 
@@ -343,7 +347,10 @@ def gen_queries_cmd(transcripts: tuple[str, ...], out: str, limit: int | None) -
     "--per-session", type=click.IntRange(1, 20), default=2, show_default=True, help="Queries a session."
 )
 def pseudo_queries_cmd(transcripts: tuple[str, ...], out: str, per_session: int) -> None:
-    """Write each session's later prompts as queries for it: a yardstick nothing was tuned on (no LLM)."""
+    """Each session's later prompts as its queries.
+
+    Write each session's later prompts as queries for it: a yardstick nothing was tuned on (no LLM).
+    """
     from episodic.evaluation.progress import RichProgress
     from episodic.evaluation.pseudo_queries import PseudoRules, run_pseudo_queries, write_queries
 

@@ -11,8 +11,7 @@ import sys
 
 import click
 
-from episodic.cli.errors import TENANT
-from episodic.cli.options import json_option
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.errors import EpisodicError
 
 
@@ -115,12 +114,7 @@ REVOCATION_DELAY = (
 
 
 @token_group.command("add")
-@click.option(
-    "--tenant",
-    type=TENANT,
-    default=None,
-    help="The tenant whose cards this token may read (default: `tenant`).",
-)
+@tenant_option("The tenant whose cards this token may read")
 @click.option(
     "--scope",
     type=click.Choice(["read", "write"]),

@@ -8,12 +8,17 @@ from pathlib import Path
 
 import click
 
+from episodic.cli.options import json_option
+
 _DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S"]
 
 
 @click.group("experiment")
 def experiment() -> None:
-    """The built-in holdout experiment: sessions with and without injected memory, compared."""
+    """The holdout experiment: with and without memory.
+
+    The built-in holdout experiment: sessions with and without injected memory, compared.
+    """
 
 
 @experiment.command("report")
@@ -30,9 +35,12 @@ def experiment() -> None:
     type=click.Path(path_type=Path),
     help="Where to find unmeasured sessions' transcripts (default: each agent's own folders).",
 )
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@json_option("Print the report as JSON.")
 def report_cmd(since: datetime | None, paths: tuple[Path, ...], as_json: bool) -> None:
-    """Both arms side by side: counts, means, medians, an interval for each difference, a verdict."""
+    """Both arms side by side, with a verdict.
+
+    Both arms side by side: counts, means, medians, an interval for each difference, a verdict.
+    """
     from episodic.assembly import build_injections, build_scoped_source
     from episodic.experiment.present import report_lines
     from episodic.experiment.service import experiment_report
