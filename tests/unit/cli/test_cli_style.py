@@ -80,6 +80,18 @@ def test_a_planted_nested_command_is_caught(tmp_path: Path) -> None:
     assert nested_commands(package) == ["episodic/cmds.py:9 inner (in register)"]
 
 
+def test_a_feature_registers_its_commands_once() -> None:
+    """Its feature.py names its `cli` and the `commands` it adds; the lazy group reads them from there."""
+    lazy_group = (PACKAGE / "cli" / "lazy_group.py").read_text(encoding="utf-8")
+    for feature in FEATURES:
+        if feature.cli:
+            assert feature.commands, f"{feature.name}: `cli` without the `commands` it adds"
+            assert feature.cli.partition(":")[0] not in lazy_group, f"{feature.name} is registered twice"
+            group = build_cli(FEATURES)
+            with click.Context(group) as ctx:
+                assert all(group.get_command(ctx, name) for name in feature.commands), feature.name
+
+
 def test_every_option_has_help() -> None:
     missing = [
         f"{path} {'/'.join(param.opts)}"
