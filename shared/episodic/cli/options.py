@@ -14,7 +14,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def tenant_option(whose: str = "Whose memory") -> Callable[[F], F]:
     """`--tenant NAME` (None when not given: the command falls back to the configured tenant)."""
-    return click.option("--tenant", type=TENANT, default=None, help=f"{whose} (default: the configured tenant).")
+    return click.option(
+        "--tenant", type=TENANT, default=None, help=f"{whose} (default: the configured tenant)."
+    )
 
 
 def json_option(what: str = "Print JSON instead of text.") -> Callable[[F], F]:

@@ -53,12 +53,7 @@ def test_written_queries_read_back_as_the_eval_reads_them(tmp_path: Path) -> Non
     out = tmp_path / "sub" / "pseudo.jsonl"
     assert write_queries(queries, out) == 1
     assert read_queries(out) == queries
-    assert json.loads(out.read_text().splitlines()[0]) == {
-        "query": LONG,
-        "session_id": "s1",
-        "id": "p0001",
-        "cousins": [],
-    }
+    assert json.loads(out.read_text().splitlines()[0]) == {"query": LONG, "session_id": "s1", "id": "p0001"}
 
 
 def test_an_unwritable_output_is_a_clear_error(tmp_path: Path) -> None:
