@@ -1,4 +1,4 @@
-"""The card-quality and reference-retrieval studies (episodic.evaluation.studies) on the small fixture corpus (hashing embedder)."""
+"""The card-quality and reference-retrieval studies (scripts/studies/) on the small fixture corpus (hashing embedder)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ FIXTURES = REPO / "tests" / "fixtures" / "eval"
 
 def _run(study: str, monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
     monkeypatch.setattr(sys, "argv", [study, *args])
-    runpy.run_module(f"episodic.evaluation.studies.{study}", run_name="__main__", alter_sys=True)
+    runpy.run_path(str(REPO / "scripts" / "studies" / f"study_{study}.py"), run_name="__main__")
 
 
 @pytest.fixture()

@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import warm_cli
 from episodic.kernel.models import Card
+from kits import warm_cli
 
 CARD_FIELDS = set(Card.model_fields)
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"

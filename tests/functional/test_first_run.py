@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, EPISODIC, bare_env, free_port, index_and_set_up, stop_spawned_server
-from fake_claude_kit import install_fake
+from kits.client_env import DEMO, EPISODIC, bare_env, free_port, index_and_set_up, stop_spawned_server
+from kits.fake_claude_kit import install_fake
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 NOT_LOGGED_IN = FIXTURES / "agents" / "claude-2.1.332-not-logged-in.jsonl"

@@ -1,7 +1,7 @@
 """Agent-CLI boilerplate: text a coding agent's CLI (or a hook) prints about the session itself, never a
 decision, a step or a lesson of the work ("To resume the other session instead, exit Claude and run:
 claude -r 0276a600-…"). The heuristic distiller drops a card item that reads so; `cards check` counts them.
-Rules as data: (name, pattern); real examples in tests/unit/test_card_holes.py."""
+Rules as data: (name, pattern); real examples in tests/unit/distill/test_card_holes.py."""
 
 from __future__ import annotations
 

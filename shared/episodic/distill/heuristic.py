@@ -59,7 +59,7 @@ from episodic.distill.heuristic_text import (
 )
 from episodic.distill.holes import hole_breaks, without_holes
 from episodic.distill.readability import is_cut, whole_sentences
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 from episodic.kernel.errors import DistillError
 from episodic.kernel.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
 from episodic.kernel.ports import Distiller, DistillResult

@@ -1,14 +1,11 @@
 """The heuristic card's `problem`: the symptom a developer would type next time, not a copy of the request.
 
-Sources, in order of trust: the request's first sentences (markup, pasted logs and commit headers
-removed; kept short when it only points elsewhere: a ticket, "fix the failing tests", "review this
-branch"), the session title, the task a tracker showed (`bd show`, `gh issue view`, `gh pr view`:
-title and the description's first prose), the compaction summary's stated intent, the assistant's
-first diagnosis ("The issue is …"), the first error a check showed (only when it reads as words),
-and later prompts' sentences that state a symptom ("still fails", "doesn't show"). Meta talk with nothing
-to search for (greetings, "Implement the following plan:", editor notices) is dropped, a request's
-"can you / please / I'd like to" is cut ("Fix X"), and a short or pointer request gets the assistant's
-first restatement of the task, in its own words."""
+Sources, in order of trust: the request's first sentences (markup, pasted logs and commit headers removed; kept
+short when it only points elsewhere: a ticket, "fix the failing tests"), the session title, the task a tracker
+showed (`bd show`, `gh issue view`, `gh pr view`), the compaction summary's stated intent, the assistant's first
+diagnosis ("The issue is …"), the first error a check showed (only when it reads as words), and later prompts'
+sentences that state a symptom ("still fails"). Meta talk with nothing to search for is dropped, a request's "can
+you / please" is cut ("Fix X"), and a short or pointer request gets the assistant's first restatement of the task."""
 
 from __future__ import annotations
 
@@ -29,7 +26,7 @@ from episodic.distill.heuristic_text import (
     with_first_chars,
 )
 from episodic.distill.holes import GAP, closed, hole_breaks, without_holes
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 from episodic.kernel.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)

@@ -15,7 +15,7 @@ import episodic.plumbing.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 from episodic.distill.holes import GAP, closed, without_holes
 from episodic.distill.readability import is_cut
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 from episodic.plumbing.regex_tree import OPS, TREE_ERRORS
 
 _FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)

@@ -4,7 +4,7 @@ Sessions are taken in order of their start; before a session's prompts are asked
 before it started is stored (in order of its end), so a session never meets itself or a later one and the
 memory grows as a user's does (its z-scores, keyword statistics and small-pool rule are those of that moment).
 Each prompt the hook would answer (`hooks.payload.prompt_of`: no slash commands, no short prompts) is asked as
-the hook asks (the MCP tool `search_traces` with the hook's arguments, `hooks.server.select_hits`, the hook's
+the hook asks (the MCP tool `search_traces` with the hook's arguments, `plumbing.hook_choice.select_hits`, the hook's
 text), once with the first stage alone and once with the configured second stage. The per-prompt records keep
 the tool's results, so other code can re-select from them (`replay_card_set`'s `select`).
 """
@@ -26,7 +26,7 @@ from episodic.evaluation.cardsets import CardSet, fold_of
 from episodic.evaluation.progress import Progress
 from episodic.evaluation.replay_setup import FIRST_STAGE, SHIPPED, ReplayCorpus
 from episodic.hooks import packing as hook
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.hooks.payload import MAX_QUERY_CHARS, HookSkip, prompt_of
 from episodic.kernel.auth import Principal
 from episodic.kernel.errors import InvalidArgumentError
