@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from client_env import DEMO, episodic
 
 
@@ -23,3 +24,19 @@ def test_doctor_before_setup_says_the_missing_hook_once(episodic_home: Path) -> 
     run = next(line for line in lines if "] prompt hook:" in line)
     assert run.startswith("[warn] prompt hook: not tried"), done.stdout
     assert "no episodic UserPromptSubmit hook" not in run, done.stdout
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_an_agent_preview_ends_on_how_to_write_it_after_its_hooks(episodic_home: Path, agent: str) -> None:
+    _config(episodic_home)
+    done = episodic("setup", agent)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    again = [i for i, line in enumerate(lines) if line.startswith("# Run again with --write")]
+    hooks = [
+        i for i, line in enumerate(lines) if line.startswith(("# The prompt hook", "# The session-end hook"))
+    ]
+    assert len(again) == 1 and hooks and again[0] > max(hooks), done.stdout
+    assert all(line.startswith("# distiller") or line.startswith("#  ") for line in lines[again[0] + 1 :]), (
+        done.stdout
+    )

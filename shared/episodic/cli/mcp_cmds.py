@@ -320,7 +320,7 @@ def _choose_and_announce(agent: str, distiller: str | None, write: bool) -> None
 def setup_codex(url: str | None, token: str | None, write: bool, distiller: str | None) -> None:
     """`codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml."""
     from episodic.cli.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
-    from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_clients import WRITE_AGAIN, user_home
     from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
@@ -329,9 +329,10 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     plan = codex_plan(
         codex_home(settings.codex_home, user_home(settings.user_home)), url, token, _executable()
     )
-    if not write:
+    if not write:  # the table, then the hooks, then how to write them all (as `setup claude-code` ends)
         click.echo(render_codex_plan(plan))
         _agent_hooks_step(settings, "codex", plan.config_file.parent, url, write)
+        click.echo(WRITE_AGAIN)
         _choose_and_announce("codex", distiller, write)
         return
     result = apply_codex_plan(plan)
@@ -378,7 +379,7 @@ def _agent_hooks_step(
 def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str | None) -> None:
     """`gemini mcp add …` and the episodic entry of ~/.gemini/settings.json."""
     from episodic.cli.setup_agents import gemini_home, gemini_plan
-    from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_clients import WRITE_AGAIN, render_plan, user_home
     from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
@@ -390,9 +391,10 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
         _agent_hooks_step(settings, "gemini", home, url, write, plan.server_entry)
         for note in plan.notes:
             click.echo(note, err=True)
-    else:
-        _finish(plan, write)
+    else:  # the entry, then the hooks, then how to write them all
+        click.echo(render_plan(plan, last=False))
         _agent_hooks_step(settings, "gemini", home, url, write)
+        click.echo(WRITE_AGAIN)
     _choose_and_announce("gemini", distiller, write)
 
 
