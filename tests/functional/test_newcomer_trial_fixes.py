@@ -4,6 +4,7 @@ of the words asked."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -40,3 +41,20 @@ def test_an_agent_preview_ends_on_how_to_write_it_after_its_hooks(episodic_home:
     assert all(line.startswith("# distiller") or line.startswith("#  ") for line in lines[again[0] + 1 :]), (
         done.stdout
     )
+
+
+def _claude_hooks(episodic_home: Path) -> dict:
+    return json.loads((episodic_home.parent / "user-home" / ".claude" / "settings.json").read_text())["hooks"]
+
+
+def test_setup_claude_code_with_the_offline_distiller_distils_an_ended_session(episodic_home: Path) -> None:
+    _config(episodic_home)
+    done = episodic("setup", "claude-code", "--distiller", "heuristic", "--write")
+    assert done.returncode == 0, done.stderr
+    ended = json.dumps(_claude_hooks(episodic_home)["SessionEnd"])
+    assert ended.count("hook session-distill") == 1, ended
+    with (episodic_home / "config.toml").open("a") as config:  # switched off: the next setup takes it out
+        config.write("hook_session_end = false\n")
+    again = episodic("setup", "claude-code", "--write")
+    assert again.returncode == 0, again.stderr
+    assert "SessionEnd" not in _claude_hooks(episodic_home)

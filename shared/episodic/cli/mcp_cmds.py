@@ -250,7 +250,6 @@ def setup_claude_code(
     from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_retention import offer_keep_transcripts
     from episodic.cli.setup_steps import announce_distiller, leave_server_answering, say_if_not_installed
-    from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
@@ -262,7 +261,7 @@ def setup_claude_code(
         token,
         _executable(),
         literal_token,
-        choice.distiller in AGENT_KINDS,  # its SessionEnd hook distils with any agent CLI
+        settings.hook_session_end,  # an ended session gets its card without `index`, with any distiller
         dream_on_session_start=settings.dream_session_start,
         failure_hook=settings.hook_failure,
     )
