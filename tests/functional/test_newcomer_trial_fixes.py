@@ -58,3 +58,34 @@ def test_setup_claude_code_with_the_offline_distiller_distils_an_ended_session(e
     again = episodic("setup", "claude-code", "--write")
     assert again.returncode == 0, again.stderr
     assert "SessionEnd" not in _claude_hooks(episodic_home)
+
+
+def _hit_lines(out: str) -> list[str]:
+    return [line for line in out.splitlines() if not line.startswith("  ")]
+
+
+def test_history_search_finds_a_session_by_inflected_words_and_by_most_of_the_words(
+    episodic_home: Path,
+) -> None:
+    _config(episodic_home)
+    assert episodic("index", str(DEMO)).returncode == 0
+    worker = "5dc2580e-cc63-56cc-9ea5-d9436faaf1a1"  # "every docker build reinstalls … one source file"
+
+    inflected = episodic("history", "search", "rebuilding sources")  # the session says "rebuild", "source"
+    assert inflected.returncode == 0, inflected.stderr
+    assert _hit_lines(inflected.stdout)[0].split()[1] == worker, inflected.stdout
+
+    some = episodic("history", "search", "docker layers zebrafish")  # no session says "zebrafish"
+    lines = _hit_lines(some.stdout)
+    assert (
+        lines[0]
+        == "No session names every word of 'docker layers zebrafish'; these name some of them, most first:"
+    )
+    assert lines[1].split()[1] == worker and lines[1].endswith("(not: zebrafish)"), some.stdout
+
+    ranked = _hit_lines(episodic("history", "search", "biome ci").stdout)  # all words first, then some
+    heading = ranked.index("Sessions naming only some of the words of 'biome ci', most first:")
+    assert heading > 0 and "(not:" not in " ".join(ranked[:heading]), ranked
+    assert all(line.endswith("(not: biome)") for line in ranked[heading + 1 :]), ranked
+    found = json.loads(episodic("history", "search", "docker layers zebrafish", "--json").stdout)["results"]
+    assert found[0]["missing"] == ["zebrafish"]
