@@ -13,6 +13,7 @@ from stacks.constructs.dreaming import Dreaming, grant_records_read
 from stacks.constructs.harvesters import HARVESTER_OUTPUT, Harvesters
 from stacks.constructs.history import History
 from stacks.constructs.ingest import Ingest
+from stacks.constructs.injections import InjectionRecords
 from stacks.constructs.monitoring import Monitoring
 from stacks.constructs.serving import Serving
 from stacks.constructs.storage import Storage
@@ -54,6 +55,14 @@ class EpisodicStack(Stack):
         self.history = History(  # the history tools' table and records (episodic.aws.dynamo_history)
             self,
             "History",
+            storage=self.storage,
+            writer=self.ingest.distill.function,
+            reader=self.serving.mcp.function,
+            reader_writes=not self.config.read_only,
+        )
+        self.injections = InjectionRecords(  # what memory gave each session (episodic.aws.dynamo_injections)
+            self,
+            "Injections",
             storage=self.storage,
             writer=self.ingest.distill.function,
             reader=self.serving.mcp.function,

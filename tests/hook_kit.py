@@ -11,8 +11,9 @@ from pathlib import Path
 import warm_cli
 
 
-def injected_context(prompt: str, url: str, token: str, home: Path, **env: str) -> str:
-    """The hook's additionalContext for `prompt` ('' when it injects nothing); `env` adds or overrides."""
+def injected_context(prompt: str, url: str, token: str, home: Path, session_id: str = "s", **env: str) -> str:
+    """The hook's additionalContext for `prompt` in `session_id` ('' when it injects nothing); `env` adds
+    or overrides."""
     full_env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home.parent),
@@ -27,7 +28,7 @@ def injected_context(prompt: str, url: str, token: str, home: Path, **env: str) 
     }
     done = warm_cli.run(
         [sys.executable, "-m", "episodic", "hook", "user-prompt-submit"],
-        input=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "session_id": "s"}),
+        input=json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": prompt, "session_id": session_id}),
         env=full_env,
         capture_output=True,
         text=True,

@@ -18,6 +18,27 @@ TABLE_READ_ACTIONS = ["dynamodb:GetItem", "dynamodb:Query"]
 TABLE_ACTIONS = [*TABLE_READ_ACTIONS, "dynamodb:PutItem"]
 
 
+def tenant_table(
+    scope: Construct, storage: Storage, removal: RemovalPolicy, ttl_attribute: str | None = None
+) -> dynamodb.Table:
+    """A table keyed `pk` (the tenant first) and `sk`: on demand (no idle cost, queries are per tenant),
+    encrypted with the stack's key, point-in-time recovery."""
+    return dynamodb.Table(
+        scope,
+        "Table",
+        partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
+        sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
+        billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,
+        encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
+        encryption_key=storage.key,
+        time_to_live_attribute=ttl_attribute,
+        point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
+            point_in_time_recovery_enabled=True
+        ),
+        removal_policy=removal,
+    )
+
+
 class History(Construct):
     def __init__(
         self,
@@ -30,19 +51,8 @@ class History(Construct):
         reader_writes: bool = True,  # False for a read-only deployment: no link items from the MCP Lambda
     ) -> None:
         super().__init__(scope, construct_id)
-        self.table = dynamodb.Table(
-            self,
-            "Table",
-            partition_key=dynamodb.Attribute(name="pk", type=dynamodb.AttributeType.STRING),
-            sort_key=dynamodb.Attribute(name="sk", type=dynamodb.AttributeType.STRING),
-            billing_mode=dynamodb.BillingMode.PAY_PER_REQUEST,  # no idle cost; queries are per tenant
-            encryption=dynamodb.TableEncryption.CUSTOMER_MANAGED,
-            encryption_key=storage.key,
-            point_in_time_recovery_specification=dynamodb.PointInTimeRecoverySpecification(
-                point_in_time_recovery_enabled=True
-            ),
-            removal_policy=RemovalPolicy.RETAIN,  # confirmed links are the user's; records can be rebuilt
-        )
+        # confirmed links are the user's (records can be rebuilt): the table is kept on delete
+        self.table = tenant_table(self, storage, RemovalPolicy.RETAIN)
         records = storage.transcripts.arn_for_objects(f"{HISTORY_PREFIX}*")
         bucket_id = Stack.of(self).get_logical_id(storage.transcripts.node.default_child)  # type: ignore[arg-type]
         grants = (

@@ -67,6 +67,10 @@ CASES = {
         ["scripts/bench_first_search.py", "--sessions", "6"],
         "first search with a hit answered",
     ),
+    "bench_injections": (
+        ["scripts/bench_injections.py", "--records", "500", "--calls", "20"],
+        "500 records: given + add per hook call, median",
+    ),
 }
 
 

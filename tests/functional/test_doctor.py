@@ -85,6 +85,7 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
             "distiller",
             "scope",
             "experiment",
+            "injections",
             "server reachable",
             "token",
             "index",
@@ -98,6 +99,7 @@ def test_a_working_chain_is_all_ok(chain: Path, monkeypatch: pytest.MonkeyPatch)
         "ok: injected "
     )  # the hook command, run as Claude Code does
     assert checks["index"].detail == "6 cards for tenant 'local'"
+    assert checks["injections"].detail.startswith("none in the last 30 days: `episodic injections`")
     assert checks["opening words"].detail == "6 offline cards carry their session's opening words"
     assert checks["token"].detail == "reads tenant 'local' (6 cards)"
 

@@ -30,7 +30,7 @@ DEV_QUERIES = {  # dev-queries ids whose answers reach the tiers (verified only:
     "d001": "weak, faint and one below",
 }
 QUICKSTART_QUERY = "d067"  # all outcomes, as quickstart searches: a close, a weak and a faint hit
-FAINT_FIRST = "d173"  # all outcomes: ranked faint, weak, weak by the fused score alone
+FAINT_FIRST = "d173"  # all outcomes: a faint hit ranked above a weak one by the fused score alone
 BELOW_FIRST = "d011"  # all outcomes: ranked strong, below, faint
 NOTHING = "every new zsh window opens about a second slower since I let the CLI set up tab completion"
 LABELS = {  # what decided the label may follow it inside the parentheses ("; the judge: 0.83 …")
@@ -169,7 +169,8 @@ def test_a_faint_hit_is_listed_after_a_weak_one(
     query = quickstarted[1][FAINT_FIRST]
     ranked = episodic(home, "search", query, "--all-outcomes", "--json")
     tiers = [hit["confidence"] for hit in json.loads(ranked.stdout)["results"]]
-    assert tiers.index("faint") < tiers.index("weak")  # the fused score alone puts the faint one first
+    # the fused score alone ranks a faint hit above a weak one
+    assert "weak" in tiers[tiers.index("faint") :], tiers
     done = episodic(home, "search", query, "--all-outcomes")
     printed = _labels_in(done.stdout)
     assert printed == sorted(tiers, key=RANK.__getitem__), done.stdout  # best first: weak ones, then faint

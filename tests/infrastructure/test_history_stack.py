@@ -13,6 +13,7 @@ def _history_table(default_synth: Synth) -> tuple[str, dict[str, Any]]:
         name: res
         for name, res in default_synth.resources("AWS::DynamoDB::Table").items()
         if [k["AttributeName"] for k in res["Properties"]["KeySchema"]] == ["pk", "sk"]
+        and name.startswith("History")
     }
     assert len(tables) == 1
     return next(iter(tables.items()))

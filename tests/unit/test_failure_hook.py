@@ -134,7 +134,7 @@ def test_the_hook_imports_only_the_stdlib_before_the_network_call() -> None:
         "import sys; import episodic.hooks.failure; "
         "heavy = [m for m in sys.modules if m.split('.')[0] in ('pydantic', 'click', 'numpy', 'httpx2')"
         " or (m.startswith('episodic.') and m not in ('episodic.hooks', 'episodic.plumbing', 'episodic.hooks.failure', 'episodic.hooks.prompt', "
-        "'episodic.hooks.payload', 'episodic.hooks.server', 'episodic.hooks.packing', 'episodic.plumbing.envsource', 'episodic.plumbing.marker', 'episodic.plumbing.bounded', 'episodic.hooks.failure_payloads'))]; print(heavy)"
+        "'episodic.hooks.payload', 'episodic.hooks.server', 'episodic.hooks.packing', 'episodic.plumbing.envsource', 'episodic.plumbing.marker', 'episodic.plumbing.bounded', 'episodic.plumbing.hook_choice', 'episodic.hooks.failure_payloads'))]; print(heavy)"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"

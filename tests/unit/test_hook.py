@@ -92,7 +92,7 @@ def test_hook_imports_only_the_stdlib_before_the_network_call() -> None:
         "heavy = [m for m in sys.modules if m.split('.')[0] in "
         "('pydantic', 'click', 'numpy', 'rich', 'jsonschema', 'pydantic_settings', 'mcp', 'httpx2')"
         " or (m.startswith('episodic.') and m not in ('episodic.hooks', 'episodic.plumbing', 'episodic.hooks.prompt', 'episodic.hooks.payload', 'episodic.hooks.server', 'episodic.hooks.packing', "
-        "'episodic.plumbing.envsource', 'episodic.plumbing.marker', 'episodic.plumbing.bounded'))]; "
+        "'episodic.plumbing.envsource', 'episodic.plumbing.marker', 'episodic.plumbing.bounded', 'episodic.plumbing.hook_choice'))]; "
         "print(heavy)"
     )
     out = subprocess.run(

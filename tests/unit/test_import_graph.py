@@ -239,7 +239,7 @@ def test_every_feature_package_declares_its_contract_and_is_registered() -> None
     from episodic.kernel.feature_contract import Feature
     from episodic.kernel.settings import Settings
 
-    assert FEATURE_PACKAGES == ["dream", "experiment", "failures", "history", "scratch"]
+    assert FEATURE_PACKAGES == ["dream", "experiment", "failures", "history", "injections", "scratch"]
     declared = {}
     for package in FEATURE_PACKAGES:
         feature = importlib.import_module(f"episodic.{package}.feature").FEATURE

@@ -263,7 +263,8 @@ def test_the_hook_points_to_no_card_the_judge_rules_out(
     from episodic.hooks import server as hook_server
     from episodic.hooks.packing import is_strong
 
-    memory = memory_with_cards(tmp_path, rerank_seconds=0.0, judge_weak=judge_weak)
+    # the judge's own bars alone (the full-card gate has its own test)
+    memory = memory_with_cards(tmp_path, rerank_seconds=0.0, judge_weak=judge_weak, judge_gate="off")
     memory.reranker = FixedJudge({"s-fixture": 0.9, "s-cdn": 0.0005})  # s-docker: another card kind
     hits = search_traces(memory, ALPHA, QUERY, k=3, filters=SearchFilters(include_unverified=False))
     results = [
@@ -316,3 +317,28 @@ def test_the_mcp_lambda_warms_its_second_stage_at_init(
 
     mcp_handler.build_runtime(settings=settings, clients=NoClients())  # type: ignore[arg-type]
     assert Counting.warmed == 1
+
+
+def test_a_full_card_needs_the_gate_beyond_the_judge_and_specific_shared_words() -> None:
+    from episodic.core.confidence import ConfidenceRule
+    from episodic.kernel.models import Confidence
+
+    rule = ConfidenceRule(3.5, 3.25, 0.25, judge_strong=0.5, judge_gate=0.6, min_keyword=1.0)
+
+    def hit(sid: str, judge: float | None, keyword: float | None, score: float = 4.0) -> SearchHit:
+        record = llm_record(sid, "a problem", "an insight")
+        return SearchHit(
+            record=record, score=score, similarity=0.6, pool_size=40, judge=judge, keyword_score=keyword
+        )
+
+    def tiers(*hits: SearchHit) -> list[Confidence | None]:
+        return [h.confidence for h in rule.label(hits)]
+
+    # sure, standing out from the next judged hit, sharing rare words: a full card
+    assert tiers(hit("a", 0.999, 30.0), hit("b", 0.01, 5.0, 3.3))[0] == Confidence.STRONG
+    # as sure, but a neighbour the judge finds as relevant and few rare words: the topic, not the answer
+    assert tiers(hit("a", 0.999, 3.0, 3.6), hit("b", 0.999, 3.0, 3.6))[0] == Confidence.WEAK
+    # the same topic in common words only (the keyword half weighs them near zero): never a full card
+    assert tiers(hit("a", None, 1e-5, 6.0))[0] == Confidence.WEAK
+    # a store without a keyword half cannot say: the other bars decide
+    assert tiers(hit("a", None, None, 6.0))[0] == Confidence.STRONG

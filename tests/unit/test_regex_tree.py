@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 import pytest
-from episodic.distill import heuristic, heuristic_text, regex_tree
+from episodic.distill import heuristic, heuristic_text
 from episodic.distill.rules import Rule, required_words, stays_on_line
+from episodic.plumbing import regex_tree
 
 _TEXTS = (
     "It turns out the issue is the cache. Instead of retrying we fixed the root cause.\n" * 3,
@@ -79,4 +80,4 @@ def test_the_private_modules_are_touched_in_one_place_only() -> None:
         for p in package.rglob("*.py")
         if re.search(r"\bre\._(?:parser|constants)\b|\bsre_(?:parse|constants|compile)\b", p.read_text())
     ]
-    assert users == ["distill/regex_tree.py"]
+    assert users == ["plumbing/regex_tree.py"]

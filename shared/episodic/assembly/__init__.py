@@ -24,7 +24,7 @@ from episodic.assembly.adapters import (
     secret_token_store,
     sqlite_store_at,
 )
-from episodic.assembly.features import FEATURES, build_history, build_parts
+from episodic.assembly.features import FEATURES, build_history, build_injections, build_parts
 from episodic.aws.clients import AwsClients
 from episodic.kernel.feature_contract import Feature
 from episodic.kernel.memory import Memory
@@ -81,6 +81,7 @@ __all__ = [
     "build_distiller",
     "build_embedder",
     "build_history",
+    "build_injections",
     "build_kept",
     "build_ledger",
     "build_memory",

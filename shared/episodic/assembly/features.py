@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from episodic.dream.port import DreamArchive
     from episodic.failures.service import FailureMemory
     from episodic.history.port import HistoryStore
+    from episodic.kernel.injection_port import InjectionStore
     from episodic.kernel.memory import Memory
     from episodic.scratch.service import ScratchMemory
 
@@ -29,6 +30,7 @@ FEATURE_PACKAGES = (
     "episodic.history",
     "episodic.experiment",
     "episodic.failures",
+    "episodic.injections",
 )
 FEATURES: tuple[Feature, ...] = tuple(
     importlib.import_module(f"{package}.feature").FEATURE for package in FEATURE_PACKAGES
@@ -121,12 +123,34 @@ def failures_part(settings: Settings, memory: Memory, clients: AwsClients) -> Fa
     return FailureMemory(settings, SQLiteFailureStore(path), Scrubber.from_settings(settings))
 
 
+def build_injections(settings: Settings, clients: AwsClients | None = None) -> InjectionStore | None:
+    """A DynamoDB table beside the cards in the AWS deployment (when the stack names one), a SQLite file
+    beside the index locally; None when switched off."""
+    if not settings.injections_enabled:
+        return None
+    if isinstance(settings, DeployedSettings) or settings.store == "s3vectors":
+        if not settings.injections_table:
+            return None  # a deployment without the table records nothing
+        from episodic.aws.dynamo_injections import DynamoInjectionStore
+
+        return DynamoInjectionStore(
+            (clients or AwsClients(settings)).get("dynamodb"), settings.injections_table
+        )
+    from episodic.injections.sqlite_store import INJECTIONS_FILE, SQLiteInjectionStore
+    from episodic.plumbing.private_home import secure_home
+
+    path = settings.home / INJECTIONS_FILE
+    secure_home(settings.home, path)
+    return SQLiteInjectionStore(path)
+
+
 # features whose part is a local or an AWS adapter: built here, never inside the feature
 ADAPTED_PARTS: dict[str, Callable[[Settings, Memory, AwsClients], object | None]] = {
     "dream": lambda settings, _memory, clients: dream_archive(settings, clients),
     "history": lambda settings, _memory, clients: build_history(settings, clients),
     "scratch": scratch_part,
     "failures": failures_part,
+    "injections": lambda settings, _memory, clients: build_injections(settings, clients),
 }
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterator
 from typing import Any, TypeVar
 
 from episodic.kernel.errors import THROTTLE_CODES, error_code, error_message
@@ -67,3 +67,13 @@ def retried_call(
 def read_body(body: Any) -> bytes:
     """InvokeModel returns a StreamingBody; tests may hand bytes."""
     return body.read() if hasattr(body, "read") else bytes(body)
+
+
+def dynamo_pages(call: Callable[..., dict[str, Any]], **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """Every item of a DynamoDB Query or Scan (`call`: the client's method), page after page."""
+    while True:
+        page = call(**kwargs)
+        yield from page.get("Items", [])
+        if "LastEvaluatedKey" not in page:
+            return
+        kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]

@@ -22,6 +22,7 @@ from collections.abc import Iterator, Sequence
 from decimal import Decimal
 from typing import Any
 
+from episodic.aws._calls import dynamo_pages
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
 from episodic.history.sqlite_store import SQLiteHistoryStore
@@ -55,12 +56,7 @@ class DynamoS3HistoryStore(HistoryStore):
             "KeyConditionExpression": "pk = :pk",
             "ExpressionAttributeValues": {":pk": {"S": pk}},
         }
-        while True:
-            page = self.dynamodb.query(**kwargs)
-            yield from page.get("Items", [])
-            if "LastEvaluatedKey" not in page:
-                return
-            kwargs["ExclusiveStartKey"] = page["LastEvaluatedKey"]
+        yield from dynamo_pages(self.dynamodb.query, **kwargs)
 
     # ------------------------------------------------------------------ records
 

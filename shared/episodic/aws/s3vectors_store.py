@@ -324,7 +324,14 @@ class S3VectorsStore(RuleEnforcingStore, ReviewableStore):
                     cosines[row, column] = cosine
         scored = [(column, sessions[key]["bm25"]) for column, key in enumerate(keys) if sessions[key]["bm25"]]
         keyword = sorted(scored, key=lambda pair: (-pair[1], pair[0]))
-        return Candidates(keys=keys, cosines=cosines, renderings=names, weights=weights, keyword=keyword)
+        return Candidates(
+            keys=keys,
+            cosines=cosines,
+            renderings=names,
+            weights=weights,
+            keyword=keyword,
+            keyword_half=bool(self.hybrid and text),
+        )
 
     @staticmethod
     def _group(

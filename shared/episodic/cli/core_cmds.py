@@ -298,7 +298,10 @@ def register(group: click.Group) -> None:
 
         # a failure of another distiller whose session kept its card is not waiting for a retry
         failures, settled = split_failures(store, ledger.failures() if ledger else [], settings.distiller)
+        from episodic.injections.cli import summary_line
+
         data: dict[str, Any] = {
+            "injections": summary_line(settings),
             "cards": sum(by["tenant"].values()),
             **{f"by_{k}": dict(v) for k, v in by.items()},
             "manifest": manifest.model_dump() if manifest else None,
@@ -319,6 +322,7 @@ def register(group: click.Group) -> None:
                 f"  index: {manifest.embedder_id} ({manifest.dimension}-d), renderings {','.join(manifest.renderings)}"
             )
         click.echo(f"  failures waiting for a retry: {len(failures)}")
+        click.echo(f"injections: {data['injections']}")
         for failure in failures:
             click.echo(f"    {failure.path}: {failure.reason} (attempts {failure.attempts})")
         if settled:

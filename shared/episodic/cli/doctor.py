@@ -409,6 +409,16 @@ def check_experiment(settings: Settings) -> Check:
     )
 
 
+def check_injections(settings: Settings) -> Check:
+    """What memory gave sessions lately and the share they used (`episodic injections` shows more)."""
+    from episodic.injections.cli import summary_line
+
+    try:
+        return Check("injections", OK, f"{summary_line(settings)}: `episodic injections`")
+    except EpisodicError as exc:
+        return Check("injections", WARN, f"cannot read the injection records: {exc}")
+
+
 HARVEST_STALE_DAYS = 3  # Claude Code deletes transcripts after 30 days; a week of silence is already late
 
 
@@ -466,6 +476,7 @@ def run_checks(settings: Settings) -> list[Check]:
         check_distiller(settings, home, setup, claude),
         check_scope(settings, os.getcwd()),
         check_experiment(settings),
+        check_injections(settings),
         *(Check(*row) for row in config_rows()),  # unknown keys in the config file
     ]
     harvest = check_harvest(settings)

@@ -22,13 +22,41 @@ def _query_writer_options(what: str) -> Any:
         command = click.option(
             "--out", "out", required=True, type=click.Path(dir_okay=False), help="The JSONL file to write."
         )(command)
+        return _transcripts_option(what)(command)
+
+    return apply
+
+
+def _transcripts_option(what: str) -> Any:
+    """--transcripts, repeatable and required (`expand_greedy` lets it take several folders)."""
+    return click.option(
+        "--transcripts",
+        "transcripts",
+        multiple=True,
+        required=True,
+        type=click.Path(exists=True, file_okay=False),
+        help=f"Folder(s) of transcripts: {what}",
+    )
+
+
+def _report_options(json_holds: str, cards_use: str) -> Any:
+    """--cards, --report and --json, as the replay and the yardsticks take them."""
+
+    def apply(command: Any) -> Any:
+        command = click.option(
+            "--json", "as_json", is_flag=True, help=f"Print one JSON object ({json_holds})."
+        )(command)
+        command = click.option(
+            "--report",
+            "report_dir",
+            type=click.Path(file_okay=False),
+            help="Write report.md + chart.png here.",
+        )(command)
         return click.option(
-            "--transcripts",
-            "transcripts",
-            multiple=True,
-            required=True,
+            "--cards",
+            "cards_dir",
             type=click.Path(exists=True, file_okay=False),
-            help=f"Folder(s) of transcripts: {what}",
+            help=f"A folder of card files (<session_id>.json): {cards_use}",
         )(command)
 
     return apply
@@ -81,6 +109,113 @@ def _bedrock_client(settings: Settings) -> Any:
     from episodic.assembly import aws_client
 
     return aws_client(settings, "bedrock-runtime")
+
+
+@click.command("replay", cls=_GreedyCommand)
+@_transcripts_option("every session's prompts are replayed in order of its start.")
+@_report_options("figures and per-prompt records", "replayed beside the configured distiller's cards.")
+@click.option(
+    "--limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Replay at most this many sessions, spread over the timeline (the memory still holds every earlier one).",
+)
+@click.pass_context
+def replay_cmd(
+    ctx: click.Context,
+    transcripts: tuple[str, ...],
+    cards_dir: str | None,
+    report_dir: str | None,
+    as_json: bool,
+    limit: int | None,
+) -> None:
+    """Replay real prompts in time order, as the hook met them.
+
+    Each session's prompts are asked of the memory as it stood before the session started: full cards,
+    pointers, the same card twice in a session, the cards given most.
+
+    Example: episodic eval replay --transcripts ~/.claude/projects --report out/
+    """
+    from episodic.evaluation.progress import RichProgress
+    from episodic.evaluation.replay import run_replay
+    from episodic.evaluation.replay_report import render_replay, write_replay_report
+
+    settings = load_settings()
+    with RichProgress() as progress:
+        result = run_replay(settings, list(transcripts), cards_dir=cards_dir, limit=limit, progress=progress)
+    result.command = _command_line(ctx, "replay")
+    if report_dir:
+        report, chart = write_replay_report(result, Path(report_dir))
+        click.echo(f"wrote {report} and {chart}", err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, default=str))
+    else:
+        click.echo("\n".join(render_replay(result)))
+
+
+@click.command("yardsticks", cls=_GreedyCommand)
+@_transcripts_option("the corpus every yardstick reads.")
+@click.option(
+    "--eval-dir",
+    "eval_dir",
+    required=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="The folder of query sets: dev-queries.jsonl, dev-negatives.jsonl, fresh-queries.jsonl, "
+    "fresh-negatives.jsonl (those present are run).",
+)
+@_report_options("rows, cells, the replay", "every yardstick also runs on them.")
+@click.option(
+    "--replay-limit",
+    type=click.IntRange(1),
+    default=None,
+    help="Replay at most this many sessions, spread over the timeline (default: all).",
+)
+@click.pass_context
+def yardsticks_cmd(
+    ctx: click.Context,
+    transcripts: tuple[str, ...],
+    eval_dir: str,
+    cards_dir: str | None,
+    report_dir: str | None,
+    as_json: bool,
+    replay_limit: int | None,
+) -> None:
+    """Every yardstick side by side.
+
+    Dev, fresh, pseudo-queries, leave-one-out, hand negatives and the replay: the first stage beside what
+    ships, per card set and fold, with standard errors.
+
+    Example: episodic eval yardsticks --transcripts T --eval-dir E --cards E/cards --report out/
+    """
+    from episodic.evaluation.progress import RichProgress
+    from episodic.evaluation.yardsticks import run_yardsticks
+    from episodic.evaluation.yardsticks_report import render_yardsticks, write_yardsticks
+
+    with RichProgress() as progress:
+        result = run_yardsticks(
+            load_settings(),
+            list(transcripts),
+            Path(eval_dir),
+            cards_dir=cards_dir,
+            replay_limit=replay_limit,
+            progress=progress,
+        )
+    result.command = _command_line(ctx, "yardsticks")
+    if result.replay is not None:
+        result.replay.command = result.command
+    if report_dir:
+        report, chart = write_yardsticks(result, Path(report_dir))
+        click.echo(f"wrote {report} and {chart}", err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False, default=str))
+    else:
+        click.echo(render_yardsticks(result))
+
+
+def _command_line(ctx: click.Context, name: str) -> str:
+    """The command as typed (the eval group keeps its arguments), for the report's first line."""
+    typed = ctx.parent.meta.get("eval_argv", []) if ctx.parent else []
+    return "episodic eval " + shlex.join(typed or [name])
 
 
 def register(group: click.Group) -> None:
@@ -184,6 +319,9 @@ def register(group: click.Group) -> None:
             click.echo(json.dumps(result.to_json(), ensure_ascii=False))
         else:
             _print_text(result)
+
+    eval_group.add_command(replay_cmd)
+    eval_group.add_command(yardsticks_cmd)
 
     @eval_group.command("gen-queries", cls=_GreedyCommand)
     @_query_writer_options("one query per session found.")

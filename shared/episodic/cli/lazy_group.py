@@ -29,6 +29,7 @@ AREAS: dict[str, str] = {
     "scratch": "episodic.scratch.cli:register",
     "history": "episodic.history.cli:register",
     "experiment": "episodic.experiment.cli:register",
+    "injections": "episodic.injections.cli:register",
 }
 
 COMMANDS: dict[str, tuple[str, ...]] = {
@@ -44,6 +45,7 @@ COMMANDS: dict[str, tuple[str, ...]] = {
     "scratch": ("scratch",),
     **dict.fromkeys(("history", "link", "resume"), ("history",)),
     "experiment": ("experiment",),
+    "injections": ("injections",),
 }
 
 

@@ -10,6 +10,9 @@ codebase every card clears a fixed cosine floor), and the cosine itself in multi
 - below: dropped. With the local judge, `judge_strong` / `judge_weak` let the judge's probability decide the
 full card and rule out pointers (`ConfidenceRule.tier`); an unjudged hit keeps the rule above. Below MIN_POOL cards a
 z-score measures nothing (the largest z of n values is (n-1)/sqrt(n)), so only the cosine bars apply.
+A judged full card also needs the full-card gate (`judge_gate`, core.full_card_gate): the judge says "relevant"
+for the same topic and a neighbour shares it; and no full card at all unless the words the prompt shares with the
+card weigh `min_keyword` in the keyword half (IDF over the tenant's own cards: generic words weigh nothing).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from episodic.core.full_card_gate import gate_probability
 from episodic.kernel.models import Confidence, SearchHit
 
 MIN_POOL = 20  # the pool a z-score needs before it says anything (max z of 20 values is 4.25)
@@ -35,6 +39,11 @@ class ConfidenceRule:
         None  # the judge's probability for a full card (None: the fused score decides)
     )
     judge_weak: float | None = None  # below this probability a judged hit is at most faint (None: off)
+    # a judged full card also needs the full-card gate's probability (core.full_card_gate) >= this (None: off)
+    judge_gate: float | None = None
+    # a full card needs at least this much specific evidence: the keyword half's BM25 of the words the prompt
+    # shares with the card, IDF over the tenant's own cards (unknown where the store ran no keyword search)
+    min_keyword: float = 0.0
 
     @property
     def strong_similarity(self) -> float:
@@ -48,12 +57,21 @@ class ConfidenceRule:
     def faint_similarity(self) -> float:
         return self.min_similarity * FAINT_FACTOR
 
-    def tier(self, hit: SearchHit) -> Confidence | None:
+    def tier(self, hit: SearchHit, gate: float | None = None) -> Confidence | None:
+        """The hit's tier; `gate` is its full-card gate probability (None: not computed)."""
+        tier = self._tier(hit, gate)
+        specific = hit.keyword_score is None or hit.keyword_score >= self.min_keyword
+        if tier == Confidence.STRONG and not specific:  # the same topic in common words: a pointer at most
+            return Confidence.WEAK
+        return tier
+
+    def _tier(self, hit: SearchHit, gate: float | None) -> Confidence | None:
         small = 0 < hit.pool_size < MIN_POOL
         if self.judge_weak is not None and hit.judge is not None and hit.judge < self.judge_weak:
             return self.faint(hit, small)
         judged = hit.judge is not None and self.judge_strong is not None
-        if judged and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
+        gated = self.judge_gate is None or gate is None or gate >= self.judge_gate
+        if judged and gated and hit.judge >= self.judge_strong and hit.similarity >= self.weak_similarity:  # type: ignore[operator]
             return Confidence.STRONG
         if (
             not judged
@@ -72,8 +90,13 @@ class ConfidenceRule:
         return None
 
     def label(self, hits: Sequence[SearchHit]) -> list[SearchHit]:
-        """The hits, best first, each with its confidence (None: below the faint bar)."""
-        return [hit.model_copy(update={"confidence": self.tier(hit)}) for hit in hits]
+        """The hits, best first, each with its confidence (None: below the faint bar); a judged hit's gate
+        reads the other judged hits of the list (its margin over the best of them)."""
+        labelled = []
+        for i, hit in enumerate(hits):
+            gate = gate_probability(hits, i) if self.judge_gate is not None else None
+            labelled.append(hit.model_copy(update={"confidence": self.tier(hit, gate)}))
+        return labelled
 
 
 # best first: a tier is the verdict on a hit, so a faint hit never comes before a weak one even when its fused

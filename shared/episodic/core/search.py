@@ -64,7 +64,8 @@ def search_traces(
     )
     if reranker is not None and len(hits) > 1:
         hits = second_stage(reranker, query, hits, memory.settings.rerank_seconds)
-    return confidence_rule(memory).label(hits[:k])
+    # labelled before the cut: a judged hit's gate reads every judged hit (episodic.core.full_card_gate)
+    return confidence_rule(memory).label(hits[:depth])[:k]
 
 
 def second_stage(
@@ -96,6 +97,8 @@ def confidence_rule(memory: Memory) -> ConfidenceRule:
         faint_score=settings.faint_score,
         judge_strong=settings.judge_strong,
         judge_weak=settings.judge_weak,
+        judge_gate=settings.judge_gate,
+        min_keyword=settings.strong_min_keyword,
     )
 
 

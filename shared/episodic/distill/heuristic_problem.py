@@ -147,10 +147,17 @@ def first_sentences(text: str, limit: int) -> str:
     return clip(" ".join(picked), limit)
 
 
+# a test runner's progress and tally ("F.. 1 failed, 2 passed in 0.3s") says that something failed, not what
+_TALLY_RE = re.compile(
+    r"^[.FEsxX]*\s*(?:\d+ (?:failed|passed|skipped|errors?|warnings?|xfailed|xpassed|deselected),?\s*)+"
+    r"(?:in [\d.]+s)?\W*$"
+)
+
+
 def reads_as_words(text: str) -> bool:
     """Mostly plain words, few code tokens (`a.b`, `f(`, `x_y`): what a person would type."""
     words = text.split()
-    if len(words) < 4:
+    if len(words) < 4 or _TALLY_RE.match(text.strip()):
         return False
     if any(c.isdigit() for c in text):  # a version ("1.25.6") is a word, not a code token
         text = _VERSION_RE.sub(" ", text)

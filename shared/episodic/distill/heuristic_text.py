@@ -11,12 +11,12 @@ from collections.abc import Iterable
 from functools import lru_cache
 from typing import Any
 
-import episodic.distill.regex_tree as regex_tree
+import episodic.plumbing.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 from episodic.distill.holes import GAP, closed, without_holes
 from episodic.distill.readability import is_cut
-from episodic.distill.regex_tree import OPS, TREE_ERRORS
 from episodic.distill.rules import Rule
+from episodic.plumbing.regex_tree import OPS, TREE_ERRORS
 
 _FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
 _INLINE_CODE_RE = re.compile(r"`([^`\n]{0,200})`")

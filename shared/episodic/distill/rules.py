@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-import episodic.distill.regex_tree as regex_tree
-from episodic.distill.regex_tree import OPS, TREE_ERRORS
+import episodic.plumbing.regex_tree as regex_tree
+from episodic.plumbing.regex_tree import OPS, TREE_ERRORS
 from episodic.scrub.finder import LiteralFinder
 
 _PREFILTER_MIN_CHARS = 30  # a shorter text is regex-scanned directly: finding words would cost more

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from episodic.evaluation.cache import WorkCache, code_fingerprint, combine, source_digest
 from episodic.evaluation.progress import Progress
-from episodic.kernel.errors import EpisodicError
+from episodic.kernel.errors import EpisodicError, InvalidArgumentError
 from episodic.kernel.models import Card, DistillerInfo, NotEpisode, Trajectory
 from episodic.kernel.ports import Distiller, TranscriptSource
 from episodic.kernel.settings import Settings
@@ -50,6 +51,17 @@ class EvalCorpus:
             "distiller": self.distiller.id if self.distiller else None,
             "failures": [{"file": f, "reason": r} for f, r in self.failures],
         }
+
+
+def check_folders(transcripts: Sequence[str | Path], cards_dir: str | Path | None = None) -> None:
+    """InvalidArgumentError naming the first transcripts or cards folder that is not there."""
+    if not transcripts:
+        raise InvalidArgumentError("give at least one transcripts folder")
+    for folder in transcripts:
+        if not Path(folder).exists():
+            raise InvalidArgumentError(f"transcripts folder not found: {folder}")
+    if cards_dir is not None and not Path(cards_dir).is_dir():
+        raise InvalidArgumentError(f"cards folder not found: {cards_dir}")
 
 
 def parser_fingerprint(settings: Settings) -> str:

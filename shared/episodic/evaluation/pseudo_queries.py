@@ -71,7 +71,10 @@ def pseudo_queries(
 
 def write_queries(queries: Iterable[EvalQuery], out: Path) -> int:
     """The queries as the JSONL `episodic eval --queries` reads; the number written."""
-    rows = [json.dumps(q.model_dump(exclude_none=True), ensure_ascii=False) for q in queries]
+    rows = [
+        json.dumps(q.model_dump(exclude_none=True, exclude_defaults=True), ensure_ascii=False)
+        for q in queries
+    ]
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text("".join(row + "\n" for row in rows), encoding="utf-8")

@@ -15,7 +15,7 @@ from episodic.cards.files import CardFolder
 from episodic.distill.readability import check_cards
 from episodic.evaluation.cache import WorkCache
 from episodic.evaluation.cardsets import CardSet, distilled_set, fold_of, folder_set, read_folder
-from episodic.evaluation.corpus import EvalCorpus, distill_corpus, load_corpus
+from episodic.evaluation.corpus import EvalCorpus, check_folders, distill_corpus, load_corpus
 from episodic.evaluation.injection import InjectionView, Negative, injection_view, read_negatives
 from episodic.evaluation.metrics import Comparison, SystemMetrics, compare_all, rank_of, summarize
 from episodic.evaluation.progress import Progress
@@ -154,13 +154,7 @@ def run_evaluation(
     """
     if k < 1:
         raise InvalidArgumentError(f"k must be at least 1, got {k}")
-    if not transcripts:
-        raise InvalidArgumentError("give at least one transcripts folder")
-    for folder in transcripts:
-        if not Path(folder).exists():
-            raise InvalidArgumentError(f"transcripts folder not found: {folder}")
-    if cards_dir is not None and not Path(cards_dir).is_dir():
-        raise InvalidArgumentError(f"cards folder not found: {cards_dir}")
+    check_folders(transcripts, cards_dir)
     progress = progress or Progress()
     chosen = select_systems(systems)
     query_list = read_queries(queries) if isinstance(queries, str | Path) else list(queries)

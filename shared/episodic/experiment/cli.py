@@ -33,7 +33,7 @@ def register(group: click.Group) -> None:
     @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
     def report_cmd(since: datetime | None, paths: tuple[Path, ...], as_json: bool) -> None:
         """Both arms side by side: counts, means, medians, an interval for each difference, a verdict."""
-        from episodic.assembly import build_scoped_source
+        from episodic.assembly import build_injections, build_scoped_source
         from episodic.experiment.present import report_lines
         from episodic.experiment.service import experiment_report
         from episodic.kernel.settings import load_settings
@@ -44,6 +44,7 @@ def register(group: click.Group) -> None:
             lambda: build_scoped_source(settings, record_outcomes=True),
             since,
             [str(p) for p in paths] or None,
+            build_injections(settings),
         )
         if as_json:
             click.echo(json.dumps(report, indent=2))

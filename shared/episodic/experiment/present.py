@@ -78,6 +78,10 @@ def report_lines(report: Mapping[str, Any]) -> list[str]:
                 f"  with - without {_number(row['difference'])} [{_number(low)}, {_number(high)}]  "
                 f"{interval_axis(low, high, row['margin'])}"
             )
+    if report.get("given"):
+        from episodic.experiment.given import given_lines
+
+        lines += ["", *given_lines(report["given"])]
     lines += [
         "",
         "reading it: '|' is no difference, ':' the smallest difference that matters; an interval clear of",

@@ -8,6 +8,7 @@ from typing import Any
 
 from episodic.experiment import holdout, measures
 from episodic.experiment.report import build_report
+from episodic.kernel.injection_port import InjectionStore
 from episodic.kernel.ports import TranscriptSource
 from episodic.kernel.settings import Settings
 
@@ -35,6 +36,7 @@ def experiment_report(
     measuring_source: MeasuringSource,
     since: datetime | None = None,
     paths: Sequence[str] | None = None,
+    injections: InjectionStore | None = None,
 ) -> dict[str, Any]:
     log = list(holdout.read_log(settings.home))
     known = measures.load_all(settings.home)
@@ -45,4 +47,11 @@ def experiment_report(
     share = settings.experiment_holdout if settings.experiment_enabled else None
     report = build_report(log, known, since=since, configured_holdout=share)
     report["sessions"]["measured_now"] = newly
+    if injections is not None:  # what each session was given and did with it (episodic.injections)
+        from episodic.experiment.given import given_section
+        from episodic.experiment.report import arms_of
+
+        arms = arms_of(log, since)
+        records = {sid: injections.of_session(settings.tenant, sid) for sid in arms}
+        report["given"] = given_section(arms, records, known)
     return report

@@ -28,6 +28,9 @@ class FailureArguments(ToolArguments):
     approved_only: bool = Field(
         False, description="Only sessions whose card a person approved (the hook under `review_required`)."
     )
+    agent: Annotated[str, Field(max_length=40)] | None = Field(
+        None, description="The coding agent of the current session (recorded with what it is given)."
+    )
 
 
 class Fix(ToolResult):
@@ -61,6 +64,23 @@ def has_card(memory: Memory, tenant_id: str, session_id: str) -> bool:
     return True
 
 
+def given_already(memory: Memory, tenant_id: str, args: FailureArguments, card_id: str) -> bool:
+    """True when this fix was given to the session before (never twice); else it is recorded as given."""
+    from episodic.core.injected import Receiver, injection_store, record
+
+    store = injection_store(memory)
+    if store is None:
+        return False
+    if memory.settings.injections_never_twice and "fix" in store.given(tenant_id, args.session_id).get(
+        card_id, set()
+    ):
+        return True
+    asked = f"{args.command}\n{args.error}"
+    receiver = Receiver(tenant_id, args.session_id, args.agent or "", "failure_hook", asked)
+    record(store, receiver, [(card_id, "fix", 0)])
+    return False
+
+
 def failure_tools(memory: Memory) -> list[Tool]:
     """[recall_failure] when the memory has failure memory, else nothing."""
     from episodic.failures.service import failures_of, lookup, render_fix
@@ -81,6 +101,12 @@ def failure_tools(memory: Memory) -> list[Tool]:
             return serves_session(memory, tenant, session_id, approved_only=approved_only)
 
         found = lookup(failures, tenant, args.command, args.error, session_id=args.session_id, admits=admits)
+        if (
+            found.fix is not None
+            and args.session_id
+            and given_already(memory, tenant, args, found.fix.session_id)
+        ):
+            found = found.model_copy(update={"fix": None, "reason": "given to this session already"})
         structured: dict[str, Any] = {
             "match": None,
             "signature": found.signature,

@@ -105,6 +105,7 @@ def run(stdin: TextIO) -> tuple[str, str]:
         "command": command,
         "error": error,
         "session_id": str(session)[:200] if session else "",
+        "agent": hook.agent_of(payload),
     }
     if hook.review_required():  # only sessions whose card a person approved (the server checks it too)
         arguments["approved_only"] = True

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from episodic.plumbing.hook_choice import MAX_CARDS, MAX_POINTERS, is_strong
 from episodic.plumbing.marker import escape_markers, wrap_injected
 
-MAX_CARDS = 3
+__all__ = ["MAX_CARDS", "MAX_POINTERS", "build_context", "is_strong"]
 MAX_CARD_CHARS = 1400  # one episode stays well under 1,500 characters even when it is the only one
 DEFAULT_MAX_CHARS = 4000
 HEADER = (
     "Episodic memory: past sessions that closely match this prompt and ended with a verified fix. "
     "They come from other sessions and were not checked against the current code."
 )
-MAX_POINTERS = 2  # unasked, a pointer is a hint: two at most
 # stdlib copies of episodic.cards.present's WEAK_HEADER / POINTER_CHARS / first_sentence (a test pins them)
 WEAK_HEADER = "Possibly related past sessions (get_episode ID gives the card):"
 POINTER_CHARS = 120
@@ -35,11 +35,6 @@ def _fit_lines(lines: list[str], budget: int, min_room: int) -> list[str]:
             break
         out.append(_cut(line, remaining - 1))
     return out
-
-
-def is_strong(hit: dict[str, Any]) -> bool:
-    """A full card only for a confident match; a hit without a confidence (an older server) is weak."""
-    return hit.get("confidence") == "strong"
 
 
 def _first_sentence(text: str, limit: int = POINTER_CHARS) -> str:

@@ -66,6 +66,30 @@ def held_out(payload: dict[str, Any], hits: list[dict[str, Any]], scratch: bool 
         return False
 
 
+def receiving_session(payload: dict[str, Any]) -> tuple[str, str] | None:
+    """(session id, agent) for the server to record what this session is given; None when the session has
+    no usable id or is held out (the experiment: it is given nothing, so nothing is recorded)."""
+    from episodic.experiment import holdout
+
+    session_id = holdout.valid_id(payload.get("session_id"))
+    if session_id is None:
+        return None
+    share = holdout.holdout_share(setting)
+    if share is not None and holdout.arm_for(session_id, share) == "without":
+        return None
+    return session_id, agent_of(payload)
+
+
+def agent_of(payload: dict[str, Any]) -> str:
+    """Which CLI sent the payload: Gemini CLI names its own event; Codex keeps its transcripts in ~/.codex."""
+    if payload.get("hook_event_name") in ("BeforeAgent", "AfterTool"):
+        return "gemini"
+    transcript = payload.get("transcript_path")
+    if isinstance(transcript, str) and "/.codex/" in transcript.replace("\\", "/"):
+        return "codex"
+    return "claude-code"
+
+
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
     max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
@@ -82,13 +106,14 @@ def run(stdin: TextIO) -> tuple[str, str]:
     if remaining <= 0.05:
         raise HookSkip("fail: budget spent before the request")
     started = ""
+    receiving = receiving_session(payload)
     try:
-        hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining)
+        hits = ask_server(url, token, prompt[:MAX_QUERY_CHARS], remaining, receiving)
     except ServerDown as down:
-        hits, started = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down)
+        hits, started = start_and_retry(url, token, prompt[:MAX_QUERY_CHARS], down, receiving)
         started = f"; {started}"
     except ForeignServer as foreign:
-        hits, started, url = move_and_retry(url, token, prompt[:MAX_QUERY_CHARS], foreign)
+        hits, started, url = move_and_retry(url, token, prompt[:MAX_QUERY_CHARS], foreign, receiving)
         started = f"; {str(foreign).removeprefix('fail: ')}; {started}"
     scratch = scratch_block(url, token, prompt[:MAX_QUERY_CHARS])
     if not hits and not scratch:

@@ -10,9 +10,10 @@ import time
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from episodic.hooks.packing import MAX_CARDS, MAX_POINTERS, is_strong
+from episodic.hooks.packing import MAX_CARDS
 from episodic.hooks.payload import ForeignServer, HookSkip, ServerDown, deadline, setting
 from episodic.plumbing import envsource
+from episodic.plumbing.hook_choice import select_hits
 
 PROTOCOL_VERSION = "2025-11-25"
 Answer = TypeVar("Answer")  # what one hook's request returns (retry_started, retry_moved)
@@ -227,46 +228,36 @@ def review_required() -> bool:
     return str(setting("review_required", "false")).lower() in ("true", "1", "yes", "on")
 
 
-def search_arguments(query: str, approved_only: bool) -> dict[str, Any]:
-    """The search_traces arguments of the hook (the evaluation's injection view asks the same)."""
+def search_arguments(
+    query: str, approved_only: bool, receiving: tuple[str, str] | None = None
+) -> dict[str, Any]:
+    """The search_traces arguments of the hook (the evaluation's injection view asks the same); `receiving`:
+    (session id, agent) of the session the answer goes to, so the server records what it is given and never
+    gives it the same card twice."""
     arguments: dict[str, Any] = {
         "query": query,
         "k": MAX_CARDS,
         "include_unverified": False,
         "include_weak": True,
     }
+    if receiving is not None:
+        arguments["receiving_session"], arguments["receiving_agent"] = receiving
     if approved_only:  # `review_required`: only cards a person approved are injected
         arguments["approved_only"] = True
     return arguments
 
 
-def select_hits(results: list[Any], approved_only: bool) -> list[dict[str, Any]]:
-    """What the hook injects of search_traces' results: verified (and approved) strong or weak ones; a full
-    card only for the best hit when it is strong (a second strong card was the wrong one too often: docs/retrieval.md), the rest as at most MAX_POINTERS pointers; faint ones never (the agent can ask)."""
-    verified = [
-        r
-        for r in results
-        if isinstance(r, dict)
-        and (r.get("card") or {}).get("outcome") == "verified"
-        and r.get("confidence") in ("strong", "weak", None)
-    ]
-    if approved_only:
-        verified = [r for r in verified if r.get("review") == "approved"]
-    if not verified:
-        return []
-    best, rest = verified[0], verified[1:]
-    pointers = [{**r, "confidence": "weak"} if is_strong(r) else r for r in rest]
-    return [best, *pointers[:MAX_POINTERS]]
-
-
-def ask_server(url: str, token: str, query: str, timeout: float) -> list[dict[str, Any]]:
+def ask_server(
+    url: str, token: str, query: str, timeout: float, receiving: tuple[str, str] | None = None
+) -> list[dict[str, Any]]:
     """One stateless tools/call (no initialize needed); the verified results, best first."""
     approved_only = review_required()
+    arguments = search_arguments(query, approved_only, receiving)
     body = {
         "jsonrpc": "2.0",
         "id": 1,
         "method": "tools/call",
-        "params": {"name": "search_traces", "arguments": search_arguments(query, approved_only)},
+        "params": {"name": "search_traces", "arguments": arguments},
     }
     headers = {
         "Content-Type": "application/json",
@@ -305,10 +296,12 @@ def scratch_block(url: str, token: str, query: str) -> str:
         return ""
 
 
-def start_and_retry(url: str, token: str, query: str, down: ServerDown) -> tuple[list[dict[str, Any]], str]:
+def start_and_retry(
+    url: str, token: str, query: str, down: ServerDown, receiving: tuple[str, str] | None = None
+) -> tuple[list[dict[str, Any]], str]:
     """No local server: start one in the background, ask it if it is up within the budget, else fail open.
     (the hits, what was done about the server: for the log line)."""
-    return retry_started(url, down, lambda at, timeout: ask_server(at, token, query, timeout))
+    return retry_started(url, down, lambda at, timeout: ask_server(at, token, query, timeout, receiving))
 
 
 def retry_started(
@@ -334,11 +327,11 @@ def retry_started(
 
 
 def move_and_retry(
-    url: str, token: str, query: str, foreign: ForeignServer
+    url: str, token: str, query: str, foreign: ForeignServer, receiving: tuple[str, str] | None = None
 ) -> tuple[list[dict[str, Any]], str, str]:
     """Another program holds the local port: move this home's server to a free port (saved in the config
     file) and start it there, unless the port is pinned (EPISODIC_PORT or `url`) or autostart is off."""
-    return retry_moved(url, foreign, lambda at, timeout: ask_server(at, token, query, timeout))
+    return retry_moved(url, foreign, lambda at, timeout: ask_server(at, token, query, timeout, receiving))
 
 
 def retry_moved(

@@ -374,6 +374,10 @@ class SearchHit(BaseModel):
     similarity: float  # best cosine similarity over the renderings (the threshold applies to it)
     rendering: str | None = None  # which rendering matched best
     keyword_rank: int | None = None
+    # the keyword half's raw relevance: query terms the card shares, weighted by how rare they are among the
+    # tenant's own cards (a card of generic words shares only common, near-zero-weight terms); 0: no match;
+    # None: the store ran no keyword search
+    keyword_score: float | None = None
     pool_size: int = 0  # sessions the vector half was standardised over (0: unknown)
     confidence: Confidence | None = None  # set by `search_traces` (episodic.core.confidence)
     judge: float | None = None  # the local judge's calibrated probability (episodic.judge); None: not judged

@@ -91,10 +91,10 @@ class Settings(BaseSettings):
     # time, and cannot move recall@3 (docs/retrieval.md, "The local judge")
     judge_depth: int = Field(default=3, ge=1, le=100)
     judge_max_tokens: int = Field(default=160, ge=16, le=512)  # word pieces of query + card per pair
-    # the logit's weight beside the fused score per card kind (None: that kind is not judged)
-    # (LLM cards: 0.1 chosen on fold A, 0.5 on B, 0.2 their geometric mean; offline cards: the judge lowered
-    # recall@1 on both folds, so they are not judged)
-    judge_llm_weight: float | None = Field(default=0.2, ge=0.0, le=10.0)
+    # the logit's weight beside the fused score per card kind (None: that kind is not judged): LLM cards 1.0 (the
+    # weight unseen corpora favoured, no loss on dev, better on the fresh set); offline cards lose recall@1 to
+    # the judge at every weight (docs/retrieval.md, "The local judge")
+    judge_llm_weight: float | None = Field(default=1.0, ge=0.0, le=10.0)
     judge_offline_weight: float | None = Field(default=None, ge=0.0, le=10.0)
     judge_offline_reads: Literal["opening", "card"] = "opening"
     # the judge's probability for a full card (episodic.core.confidence; None: the fused score's bars decide). 0.5,
@@ -105,6 +105,12 @@ class Settings(BaseSettings):
     # pointer with at most 0.40 of the negatives given anything); read on B: negatives with anything 0.438 -> 0.312,
     # targets as card or pointer 0.571 -> 0.560 (scripts/studies/study_judge.py)
     judge_weak: float | None = Field(default=0.002, ge=0.0, le=1.0)
+    # a judged full card also needs the full-card gate (episodic.core.full_card_gate: judge logit, margin over
+    # the next judged hit, fused score, rare shared words) at least this sure (None: the judge's bar alone)
+    judge_gate: float | None = Field(default=0.6, ge=0.0, le=1.0)
+    # a full card (judged or not) needs the words the prompt shares with it to weigh at least this much in the
+    # keyword half (BM25, IDF over the tenant's own cards): a card of generic words shares only common ones
+    strong_min_keyword: float = Field(default=1.0, ge=0.0)
     rerank_model_id: str = "amazon.rerank-v1:0"  # us-east-1 serves only cohere.rerank-v3-5:0
     # a hit the reranker scores below this relevance is put under the faint bar (0: off; measure it first)
     rerank_min_relevance: float = Field(default=0.0, ge=0.0, le=1.0)
@@ -203,6 +209,20 @@ class Settings(BaseSettings):
     failure_min_words: int = Field(default=2, ge=1, le=20)  # fewer words: too generic (bench_failures.py)
     failure_same_check: bool = True  # only a fix proved by the same check (`go test`, `mise run lint`)
     hook_failure: bool = True  # the PostToolUseFailure hook injects a fix (EPISODIC_HOOK_FAILURE=false: off)
+    # injection records (episodic.injections): what memory gave each session and what the session did with it
+    injections_enabled: bool = True  # off: nothing is recorded and no steering rule applies
+    injections_table: str | None = None  # the AWS deployment's DynamoDB table (none: nothing recorded there)
+    injections_keep_days: int = Field(
+        default=90, ge=1, le=3650
+    )  # older records are removed on each index run
+    injections_keep_per_tenant: int = Field(default=50_000, ge=100)  # and each tenant's oldest beyond this
+    injections_never_twice: bool = True  # a card given to a session is never given to it again
+    injections_hubs: bool = (
+        False  # a card given often and never used is shown as a pointer (docs/injections.md)
+    )
+    injections_hub_given: int = Field(default=5, ge=2)  # "often": given at least this many times, none used
+    injections_promote: bool = False  # a pointer opened often is shown as a card (docs/injections.md)
+    injections_promote_opened: int = Field(default=3, ge=1)  # opened this many times, in half its pointers
     # OpenSearch Serverless (scratchMemory=opensearch / cards on OpenSearch): the collection endpoint, SigV4 `aoss`
     opensearch_endpoint: str | None = None
     opensearch_scratch_index: str = "episodic-scratch"
@@ -216,7 +236,9 @@ class Settings(BaseSettings):
     keep_trajectories: bool = True
     keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
 
-    @field_validator("judge_llm_weight", "judge_offline_weight", "judge_strong", "judge_weak", mode="before")
+    @field_validator(
+        "judge_llm_weight", "judge_offline_weight", "judge_strong", "judge_weak", "judge_gate", mode="before"
+    )
     @classmethod
     def _weight_off(cls, value: Any) -> Any:
         """`none` / `off` / "" (an environment variable or the config file): that card kind is not judged."""

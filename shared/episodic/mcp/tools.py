@@ -117,6 +117,16 @@ class SearchArguments(ToolArguments):
             "ones; false: close matches only."
         ),
     )
+    receiving_session: Annotated[str, Field(max_length=200)] | None = Field(
+        None,
+        description=(
+            "Set by the prompt hook: the session the answer is injected into. The answer is then what the "
+            "hook injects (a card it was given already is left out) and it is recorded."
+        ),
+    )
+    receiving_agent: Annotated[str, Field(max_length=40)] | None = Field(
+        None, description="Set by the prompt hook: the coding agent of the receiving session."
+    )
 
 
 class SearchResult(ToolResult):
@@ -218,6 +228,17 @@ def read_tools(memory: Memory) -> list[Tool]:
         if args.include_unverified is None:
             found = cards_only_if_verified(found)
         hits = shown(found, include_weak=args.include_weak)
+        if args.receiving_session:
+            from episodic.core.injected import Receiver, give
+
+            receiver = Receiver(
+                principal.tenant_id,
+                args.receiving_session,
+                args.receiving_agent or "",
+                "prompt_hook",
+                args.query,
+            )
+            hits = give(memory, receiver, hits)
         strong = [h for h in hits if h.confidence == Confidence.STRONG]
         entries = [h for h in hits if h.confidence != Confidence.STRONG]
         scope = "" if include_unverified else " (verified episodes only)"

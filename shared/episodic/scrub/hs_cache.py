@@ -19,9 +19,10 @@ import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from re import _constants as sre_constants  # type: ignore[attr-defined]
-from re import _parser as sre_parser  # type: ignore[attr-defined]
 from typing import Any
+
+from episodic.plumbing import regex_tree
+from episodic.plumbing.regex_tree import OPS
 
 log = logging.getLogger(__name__)
 
@@ -108,9 +109,12 @@ def missing_ids(hs: Any, database: Any, probes: Sequence[Probe]) -> set[int]:
 def sample(pattern: str, flags: int = 0) -> str | None:
     """A short text `pattern` matches from its start (one of many), made from its parse; None when this simple
     walk cannot make one (the caller then has no probe for that pattern)."""
+    tree = regex_tree.parse_text(pattern, flags)
+    if tree is None:
+        return None
     try:
-        text = _walk(sre_parser.parse(pattern, flags))
-    except (re.error, ValueError, TypeError):
+        text = _walk(tree)
+    except (*regex_tree.TREE_ERRORS, StopIteration):
         return None
     return text if re.match(pattern, text, flags) else None
 
@@ -118,52 +122,54 @@ def sample(pattern: str, flags: int = 0) -> str | None:
 def _walk(items: Any) -> str:
     out = []
     for op, value in items:
-        if op is sre_constants.LITERAL:
+        if op is OPS.LITERAL:
             out.append(chr(value))
-        elif op is sre_constants.NOT_LITERAL:
+        elif op is OPS.NOT_LITERAL:
             out.append(next(c for c in _OUTSIDE if ord(c) != value))
-        elif op is sre_constants.ANY:
+        elif op is OPS.ANY:
             out.append("a")
-        elif op is sre_constants.IN:
+        elif op is OPS.IN:
             out.append(_member(value))
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT):
+        elif op in (OPS.MAX_REPEAT, OPS.MIN_REPEAT):
             low, _high, inner = value
             out.append(_walk(inner) * low)
-        elif op is sre_constants.SUBPATTERN:
+        elif op is OPS.SUBPATTERN:
             out.append(_walk(value[-1]))
-        elif op is sre_constants.BRANCH:
+        elif op is OPS.BRANCH:
             out.append(_walk(value[1][0]))
-        elif op is not sre_constants.AT:  # anchors take no character
+        elif op is not OPS.AT:  # anchors take no character
             raise ValueError(f"no sample for {op}")
     return "".join(out)
 
 
-_CATEGORIES = {
-    sre_constants.CATEGORY_DIGIT: str.isdigit,
-    sre_constants.CATEGORY_WORD: lambda c: c.isalnum() or c == "_",
-    sre_constants.CATEGORY_SPACE: str.isspace,
+_CATEGORY_TESTS = {
+    "CATEGORY_DIGIT": str.isdigit,
+    "CATEGORY_WORD": lambda c: c.isalnum() or c == "_",
+    "CATEGORY_SPACE": str.isspace,
 }
+# keyed by the parser's own opcode objects (none when the private parser is absent: no probes then)
+_CATEGORIES = {getattr(OPS, name): test for name, test in _CATEGORY_TESTS.items()} if OPS is not None else {}
 
 
 def _member(items: Any) -> str:
     """A character of a class `[…]` (or, negated, one outside it)."""
-    negated = bool(items) and items[0][0] is sre_constants.NEGATE
+    negated = bool(items) and items[0][0] is OPS.NEGATE
 
     def inside(char: str) -> bool:
         for op, value in items:
-            if op is sre_constants.LITERAL and ord(char) == value:
+            if op is OPS.LITERAL and ord(char) == value:
                 return True
-            if op is sre_constants.RANGE and value[0] <= ord(char) <= value[1]:
+            if op is OPS.RANGE and value[0] <= ord(char) <= value[1]:
                 return True
-            if op is sre_constants.CATEGORY and _CATEGORIES.get(value, lambda c: False)(char):
+            if op is OPS.CATEGORY and _CATEGORIES.get(value, lambda c: False)(char):
                 return True
         return False
 
     if negated:
         return next(c for c in _OUTSIDE if not inside(c))
     for op, value in items:
-        if op is sre_constants.LITERAL:
+        if op is OPS.LITERAL:
             return chr(value)
-        if op is sre_constants.RANGE:
+        if op is OPS.RANGE:
             return chr(value[0])
     return next(c for c in "a0 _" if inside(c))

@@ -80,6 +80,7 @@ class Candidates:
     renderings: list[str] = field(default_factory=list)
     weights: np.ndarray = field(default_factory=lambda: np.zeros(0))
     keyword: list[tuple[int, float]] = field(default_factory=list)
+    keyword_half: bool = True  # False: this store ran no keyword search (its hits' keyword_score is unknown)
 
 
 class RuleEnforcingStore(VectorStore):
@@ -159,6 +160,7 @@ class RuleEnforcingStore(VectorStore):
             renderings=found.renderings,
             weights=found.weights,
             keyword=[(position[i], score) for i, score in found.keyword if i in position],
+            keyword_half=found.keyword_half,
         )
 
     def _extend_manifest(self, manifest: IndexManifest) -> IndexManifest:
@@ -245,6 +247,7 @@ class RuleEnforcingStore(VectorStore):
                     similarity=f.similarity,
                     rendering=f.rendering,
                     keyword_rank=f.keyword_rank,
+                    keyword_score=f.keyword_score if found.keyword_half else None,
                     pool_size=len(found.keys),
                 )
             )

@@ -81,6 +81,9 @@ class Fused:
     similarity: float
     rendering: str | None
     keyword_rank: int | None
+    keyword_score: float = (
+        0.0  # the keyword half's raw relevance (BM25 with the tenant's own IDF; 0: no match)
+    )
 
 
 def rendering_weights(renderings: Sequence[str], weights: Mapping[str, float]) -> np.ndarray:
@@ -134,8 +137,10 @@ def fuse(
     best_keyword = max((score for _, score in keyword_scores), default=0.0)
     keyword_part: dict[int, float] = {}
     keyword_rank: dict[int, int] = {}
+    keyword_raw: dict[int, float] = {}
     for rank, (key, score) in enumerate(keyword_scores, start=1):
         keyword_rank.setdefault(key, rank)
+        keyword_raw.setdefault(key, max(score, 0.0))
         if best_keyword > 0:
             keyword_part[key] = keyword_weight * max(score, 0.0) / best_keyword
     fused: list[Fused] = []
@@ -146,7 +151,7 @@ def fuse(
         if sim < min_similarity and not rescued:
             continue
         score = standardised.get(key, floor) + keyword_part.get(key, 0.0)
-        fused.append(Fused(key, score, sim, rendering, kw))
+        fused.append(Fused(key, score, sim, rendering, kw, keyword_raw.get(key, 0.0)))
     fused.sort(key=lambda f: (-f.score, -f.similarity, f.key))
     return fused[:k]
 

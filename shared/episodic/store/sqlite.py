@@ -377,13 +377,10 @@ class SQLiteStore(RuleEnforcingStore, IngestLedger, ReviewableStore):
     ) -> set[int]:
         conn, matrix = handle["conn"], handle["matrix"]
         assert isinstance(conn, sqlite3.Connection) and isinstance(matrix, TenantMatrix)
-        wanted = sorted(session_ids)
-        marks = ",".join("?" * len(wanted))
-        rows = conn.execute(
-            f"SELECT rowid FROM cards WHERE tenant_id = ? AND session_id IN ({marks})", [tenant_id, *wanted]
-        )
-        found = {matrix.index_of[rowid] for (rowid,) in rows if rowid in matrix.index_of}
-        return found & set(keys)
+        marks = ",".join("?" * len(session_ids))
+        sql = f"SELECT rowid FROM cards WHERE tenant_id = ? AND session_id IN ({marks})"
+        rows = conn.execute(sql, [tenant_id, *sorted(session_ids)])
+        return {matrix.index_of[rowid] for (rowid,) in rows if rowid in matrix.index_of} & set(keys)
 
     # ------------------------------------------------------------------ review state (episodic.cards.review)
 

@@ -18,7 +18,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from episodic.cards.present import entry_label, pack_card, pointer_line
 from episodic.cards.review import needs_review, queue_order
 from episodic.core.confidence import by_tier, cards_only_if_verified
-from episodic.kernel.errors import EpisodicError, InvalidCardError
+from episodic.kernel.errors import EpisodicError, InvalidArgumentError, InvalidCardError
 from episodic.kernel.models import AGENTS, Card, CardRecord, Outcome, ReviewState, SearchHit
 from episodic.mcp.tools import PACKED_CARD_CHARS
 from episodic.ui import pages
@@ -138,6 +138,13 @@ class Viewer:
         if path == "/eval/chart.png" and self.eval_dir is not None:
             chart = pages.eval_chart(self.eval_dir)
             return Response(200, chart, "image/png") if chart else self.refused(404, "no chart")
+        if path == "/injections":
+            from episodic.ui.injections_page import injections_context
+
+            try:
+                return self.page("injections.html", **injections_context(self.source, self.tenant_id, query))
+            except InvalidArgumentError as exc:
+                return self.refused(400, str(exc))
         if path == "/dream":
             dream = pages.dream_records(self.dream_dir, self.tenant_id, self.source.home)
             return self.page(

@@ -42,6 +42,16 @@ def parse(pattern: re.Pattern[str]) -> Any | None:
         return None
 
 
+def parse_text(pattern: str, flags: int = 0) -> Any | None:
+    """The parse tree of a pattern's source text, or None when unavailable or invalid."""
+    if _parser is None or OPS is None:
+        return None
+    try:
+        return _parser.parse(pattern, flags)
+    except (*TREE_ERRORS, re.error):
+        return None
+
+
 def widths(pattern: re.Pattern[str]) -> tuple[int, int | None] | None:
     """(shortest, longest) length of a match, longest None when unbounded; None when unknown."""
     tree = parse(pattern)
