@@ -6,14 +6,18 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from pathlib import Path
 
 import warm_cli
 
 
-def injected_context(prompt: str, url: str, token: str, home: Path, session_id: str = "s", **env: str) -> str:
+def injected_context(
+    prompt: str, url: str, token: str, home: Path, session_id: str | None = None, **env: str
+) -> str:
     """The hook's additionalContext for `prompt` in `session_id` ('' when it injects nothing); `env` adds
-    or overrides."""
+    or overrides. Each call is a new session unless one is named: a session is never given a card twice."""
+    session_id = session_id or f"hook-kit-{uuid.uuid4()}"
     full_env = {
         "PATH": os.environ.get("PATH", ""),
         "HOME": str(home.parent),

@@ -116,8 +116,14 @@ def index_planted(
     old = time.time() - 7200
     for path in folder.iterdir():
         os.utime(path, (old, old))
+    # the planted cards are alike, so no word they share with a prompt is specific: the full card's words floor
+    # is off so that the hook's full card, the text most likely to leak, is read too
     settings = load_settings(
-        home=root / "home", embedder="hashing", distiller="heuristic", scratch_max_per_session=10
+        home=root / "home",
+        embedder="hashing",
+        distiller="heuristic",
+        scratch_max_per_session=10,
+        strong_min_keyword=0.0,
     )
     memory = build_memory(settings)
     return settings, memory, sessions, index_sessions(memory, [str(folder)], "local")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -47,7 +48,8 @@ def hook_command(user_home: Path) -> str:
 
 
 def run_hook(command: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": PROMPT, "session_id": "s"})
+    session = f"autostart-{uuid.uuid4()}"  # a new session each time: a session is never given a card twice
+    payload = json.dumps({"hook_event_name": "UserPromptSubmit", "prompt": PROMPT, "session_id": session})
     return subprocess.run(
         command, shell=True, input=payload, env=env, capture_output=True, text=True, timeout=HOOK_TIMEOUT
     )

@@ -19,9 +19,9 @@ from typing import Any
 from episodic.cli.setup_clients import HOOK_ARGS
 from episodic.kernel.settings import Settings
 from episodic.plumbing import envsource
+from episodic.plumbing.hook_choice import PROBE_SESSION
 
 FALLBACK_PROMPT = "episodic doctor probe: the lint step passes here but fails on CI, why is that?"
-PROBE_SESSION = "episodic-hook-probe"  # not a session of the user's: the experiment is off for it
 RUN_MARGIN_SECONDS = 20.0  # interpreter start-up on a loaded machine, beyond the hook's own budget
 SETUP = "`episodic setup claude-code --write`"
 

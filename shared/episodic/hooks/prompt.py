@@ -43,6 +43,7 @@ from episodic.hooks.server import (
     start_and_retry,
 )
 from episodic.plumbing import envsource
+from episodic.plumbing.hook_choice import PROBE_SESSION
 
 
 def out_of_scope(payload: dict[str, Any]) -> None:
@@ -72,7 +73,7 @@ def receiving_session(payload: dict[str, Any]) -> tuple[str, str] | None:
     from episodic.experiment import holdout
 
     session_id = holdout.valid_id(payload.get("session_id"))
-    if session_id is None:
+    if session_id is None or session_id == PROBE_SESSION:  # a probe is no session: nothing to remember
         return None
     share = holdout.holdout_share(setting)
     if share is not None and holdout.arm_for(session_id, share) == "without":

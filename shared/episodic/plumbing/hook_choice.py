@@ -7,6 +7,8 @@ from typing import Any
 
 MAX_CARDS = 3
 MAX_POINTERS = 2  # unasked, a pointer is a hint: two at most
+# the session id `episodic doctor` and `setup` probe the hook with: no user's session, so nothing is recorded
+PROBE_SESSION = "episodic-hook-probe"
 
 
 def is_strong(hit: dict[str, Any]) -> bool:
