@@ -56,7 +56,7 @@ def test_card_quality_against_identical_cards(
         "--json",
     )
     result = json.loads(capsys.readouterr().out)
-    assert result["sessions"] == 5 and result["distiller"] == "heuristic:v7"
+    assert result["sessions"] == 5 and result["distiller"] == "heuristic:v8"
     assert result["fields"]["problem"]["cosine"] == pytest.approx(1.0, abs=1e-3)  # the same text
     outcome = result["outcome"]
     assert outcome["verified_precision"] < 1.0 and outcome["verified_recall"] == 1.0

@@ -225,6 +225,10 @@ def test_claude_code_distiller_without_claude_or_without_the_session_end_hook(
     claude = install_fake(tmp_path / "bin")  # the stand-in `claude`: logged in, answers the probe
     monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(claude))
     monkeypatch.delenv("FAKE_CLAUDE_SCENARIO", raising=False)
+    settings = chain / ".claude" / "settings.json"  # setup wrote the SessionEnd hook; taken out by hand here
+    written = json.loads(settings.read_text())
+    del written["hooks"]["SessionEnd"]
+    settings.write_text(json.dumps(written))
     check = _by_name()["distiller"]
     assert check.status == "warn" and "setup claude-code --write" in check.fix
     CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"], env={"EPISODIC_HOOK_AUTOSTART": "false"})

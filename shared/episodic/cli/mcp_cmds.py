@@ -263,7 +263,6 @@ def setup_claude_code(
     from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_retention import offer_keep_transcripts
     from episodic.cli.setup_steps import announce_distiller, leave_server_answering, say_if_not_installed
-    from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
@@ -275,7 +274,7 @@ def setup_claude_code(
         token,
         _executable(),
         literal_token,
-        choice.distiller in AGENT_KINDS,  # its SessionEnd hook distils with any agent CLI
+        settings.hook_session_end,  # an ended session gets its card without `index`, with any distiller
         dream_on_session_start=settings.dream_session_start,
         failure_hook=settings.hook_failure,
     )
@@ -336,7 +335,7 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     `codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml.
     """
     from episodic.cli.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
-    from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_clients import WRITE_AGAIN, user_home
     from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
@@ -345,9 +344,10 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     plan = codex_plan(
         codex_home(settings.codex_home, user_home(settings.user_home)), url, token, _executable()
     )
-    if not write:
+    if not write:  # the table, then the hooks, then how to write them all (as `setup claude-code` ends)
         click.echo(render_codex_plan(plan))
         _agent_hooks_step(settings, "codex", plan.config_file.parent, url, write)
+        click.echo(WRITE_AGAIN)
         _choose_and_announce("codex", distiller, write)
         return
     result = apply_codex_plan(plan)
@@ -397,7 +397,7 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
     `gemini mcp add …` and the episodic entry of ~/.gemini/settings.json.
     """
     from episodic.cli.setup_agents import gemini_home, gemini_plan
-    from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_clients import WRITE_AGAIN, render_plan, user_home
     from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
@@ -409,9 +409,10 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
         _agent_hooks_step(settings, "gemini", home, url, write, plan.server_entry)
         for note in plan.notes:
             click.echo(note, err=True)
-    else:
-        _finish(plan, write)
+    else:  # the entry, then the hooks, then how to write them all
+        click.echo(render_plan(plan, last=False))
         _agent_hooks_step(settings, "gemini", home, url, write)
+        click.echo(WRITE_AGAIN)
     _choose_and_announce("gemini", distiller, write)
 
 

@@ -128,7 +128,6 @@ def render_codex_plan(plan: CodexPlan) -> str:
         plan.table.rstrip(),
     ]
     out.extend(f"# {note}" for note in plan.notes)
-    out.append("# Run again with --write to add the table to the file (a backup is kept).")
     return "\n".join(out)
 
 

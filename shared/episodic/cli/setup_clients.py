@@ -213,8 +213,12 @@ def cursor_plan(
     )
 
 
-def render_plan(plan: ClientPlan) -> str:
-    """What `setup` prints without --write: the commands and the exact JSON to paste."""
+WRITE_AGAIN = "# Run again with --write to merge these into the files (a backup is kept)."
+
+
+def render_plan(plan: ClientPlan, last: bool = True) -> str:
+    """What `setup` prints without --write: the commands and the exact JSON to paste (`last`: then how to
+    write them; a preview with more to show after it ends on that line itself)."""
     out: list[str] = []
     if plan.commands:
         out.append("# Register the MCP server:")
@@ -233,7 +237,7 @@ def render_plan(plan: ClientPlan) -> str:
         out.append(f"# Write {planned.path}:")
         out.append(planned.content)
     out.extend(f"# {note}" for note in plan.notes)
-    out.append("# Run again with --write to merge these into the files (a backup is kept).")
+    out += [WRITE_AGAIN] if last else []
     return "\n".join(out)
 
 

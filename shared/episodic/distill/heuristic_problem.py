@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 
+from episodic.distill.boilerplate import tool_output_of
 from episodic.distill.checks import text_violations
 from episodic.distill.evidence import check_result, command_segments, shell_command
 from episodic.distill.heuristic_statements import as_statement
@@ -86,7 +88,7 @@ _DIAGNOSIS_RE = with_first_chars(
 TENTATIVE_RE = with_first_chars(
     re.compile(r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b")
 )
-_DIAGNOSIS = Rule("diagnosis", _DIAGNOSIS_RE)  # scanned only on the lines holding its words
+DIAGNOSIS = Rule("diagnosis", _DIAGNOSIS_RE)  # scanned only on the lines holding its words
 _TASK_COMMAND_RE = re.compile(
     r"^(?:bd\s+show|gh\s+(?:issue|pr)\s+view|glab\s+(?:issue|mr)\s+view|jira\s+(?:issue\s+)?view|linear\s+issue)\b"
 )
@@ -263,10 +265,10 @@ def first_diagnosis(assistant: list[str], limit: int = 2) -> list[str]:
     """The assistant's first root-cause sentences, when they read as words."""
     found: list[str] = []
     for text in assistant[:_ASSISTANT_SCAN]:
-        if not _DIAGNOSIS.search(text):
+        if not DIAGNOSIS.search(text):
             continue
         items = sentences(text)
-        for sentence in (items[index] for index in sentence_hits(items, _DIAGNOSIS)):
+        for sentence in (items[index] for index in sentence_hits(items, DIAGNOSIS)):
             if not (40 <= len(sentence) <= 400) or sentence.endswith("?") or LINE_NUMBER_RE.search(sentence):
                 continue
             if reads_as_words(sentence) and not TENTATIVE_RE.search(sentence):
@@ -377,11 +379,19 @@ _GENERIC_TASK_RE = re.compile(
 _RESTATEMENT_WORDS = 8  # a restatement of the task says what, not just "Let me fix this"
 _RESTATEMENT_CHARS = 240
 _RESTATEMENT_SENTENCES = 5  # of each of the first assistant messages
+# a report of work done ("Created LICENSE …", "Done - updated …"): what the session concluded, not its task
+_REPORT_RE = re.compile(
+    r"(?i)^\W*(?:done\b\W*)?(?:added|created|updated|fixed|resolved|removed|changed|implemented|renamed|moved"
+    r"|deleted|replaced|refactored|reverted|merged|rebased|committed|pushed|installed|bumped|upgraded|converted"
+    r"|applied|adjusted|modified|simplified|extracted|restored|enabled|disabled|configured|rewrote|edited|cleaned"
+    r"|finished|completed|wrote|made|ran|built)\b"
+)
 
 
-def assistant_restatement(assistant: list[str], *, wider: bool = False) -> str:
+def assistant_restatement(assistant: list[str], *, wider: bool = False, reports: bool = False) -> str:
     """The assistant's first statement of what it will do, in its own (often more general) words. `wider`
-    (when nothing else states the problem): an exploring sentence too when it goes on to name the change."""
+    (when nothing else states the problem): an exploring sentence too when it goes on to name the change;
+    `reports` (when nothing else states it at all): a report of the work done too."""
     for text in assistant[:3]:
         for sentence in sentences(text)[:_RESTATEMENT_SENTENCES]:
             if len(sentence) > _RESTATEMENT_CHARS or len(sentence.split()) < _RESTATEMENT_WORDS:
@@ -393,6 +403,7 @@ def assistant_restatement(assistant: list[str], *, wider: bool = False) -> str:
                 or LINE_NUMBER_RE.search(line)
                 or (_EXPLORING_RE.match(line) and not (wider and _GOES_ON_RE.search(line)))
                 or _GENERIC_TASK_RE.search(line)
+                or (_REPORT_RE.match(line) and not reports)
             ):
                 continue
             if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
@@ -404,12 +415,18 @@ REQUEST_CHARS = 300  # the request: its first sentences, whole
 MIN_UNDERSTOOD_CHARS = 250  # room kept for what the session understood, before the request is added
 
 
-def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
+def problem_statement(
+    traj: Trajectory,
+    events: list[Event],
+    assistant: list[str],
+    leave_out: Callable[[str], bool] = lambda sentence: False,
+) -> str:
     """The problem as the session came to understand it (the tracker's task, the session title, the assistant's
-    restatement, the compaction summary's intent, the plan's problem section, the user's later symptoms, the
-    first error, the first diagnosis), then what was asked ("Asked: …", the request's first sentences,
-    only the first when it merely points at a ticket or branch); the request alone only when nothing better
-    exists. A question asked follows what the session found, as any request does."""
+    restatement of what it will do, the compaction summary's intent, the plan's problem section, the user's
+    later symptoms, the first error, the first diagnosis), then what was asked ("Asked: …", the request's first
+    sentences, only the first when it merely points at a ticket or branch); the request alone only when nothing
+    better exists. A question asked follows what the session found, as any request does. A tool's status line
+    said back ("Already up to date …") is never part of it, nor a sentence `leave_out` keeps for another field."""
     request = first_sentences(" ".join(request_sentences(traj.request)), REQUEST_CHARS)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
     if points_elsewhere:  # the request only points at the work: its first sentence is enough
@@ -419,6 +436,7 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     parts: list[str] = []
 
     def add(text: str) -> None:
+        text = " ".join(s for s in sentences(text) if not tool_output_of(s) and not leave_out(s))
         low = " ".join(parts).lower()
         if text and text.lower().rstrip(".") not in low and len(low) + len(text) <= budget:
             parts.append(_sentence(text))
@@ -448,6 +466,8 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
         add(plain_words(line))
     if not parts and not pointer:  # a long request: the assistant's own words for it, before the request's
         add(assistant_restatement(assistant, wider=True))
+    if not parts:  # nothing said it before the work: the assistant's report of the work, in its words
+        add(assistant_restatement(assistant, reports=True))
     if not parts:  # nothing better: the request
         return _sentence(request) if request else ""
     said = " ".join(parts)

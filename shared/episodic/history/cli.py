@@ -71,21 +71,30 @@ def search_cmd(
 ) -> None:
     """Which sessions mentioned TOPIC, when and how often (best first)."""
     from episodic.history.service import search_history
+    from episodic.history.terms import some_words_heading
 
     settings, memory = _memory()
     hits = search_history(
-        memory, tenant or settings.tenant, topic, filters_from(since, until, project), limit
+        memory,
+        tenant or settings.tenant,
+        topic,
+        filters_from(since, until, project),
+        limit,
+        some_words=True,
     )
     if as_json:
         _echo_json({"results": [h.as_json() for h in hits]})
         return
     if not hits:
         click.echo(f"No session mentions {topic!r}.")
-    for hit in hits:
+    for n, hit in enumerate(hits):
         s = hit.summary
+        if hit.match.missing and (n == 0 or not hits[n - 1].match.missing):
+            click.echo(some_words_heading(topic, every=n > 0))
+        lacks = f" (not: {', '.join(hit.match.missing)})" if hit.match.missing else ""
         click.echo(
             f"{s.date} {s.record.session_id} [{s.outcome}] {s.record.project}: {hit.match.count} mention(s) "
-            f"in {len(hit.match.turns)} prompt(s)\n  {hit.match.snippet}\n  resume: {s.resume()}"
+            f"in {len(hit.match.turns)} prompt(s){lacks}\n  {hit.match.snippet}\n  resume: {s.resume()}"
         )
 
 

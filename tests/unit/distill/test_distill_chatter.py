@@ -112,7 +112,7 @@ _WORDED = [
         (r.pattern, r.words)
         for r in (
             *heuristic.WORDING_RULES,
-            heuristic_problem._DIAGNOSIS,
+            heuristic_problem.DIAGNOSIS,
             *CHATTER_RULES,
         )
     ),

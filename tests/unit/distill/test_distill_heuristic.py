@@ -69,9 +69,9 @@ def test_question_session_is_informational() -> None:
     )
     card = HeuristicDistiller().distill(traj, survey="").card
     assert card.outcome is Outcome.INFORMATIONAL
-    # what the session found leads, the question follows as asked (a question is a request like any other)
-    assert card.problem.startswith("The queue gives up after five attempts")
-    assert "Asked: How does the retry queue decide when to give up?" in card.problem
+    # what the session found is the insight; the problem, the question as asked: no sentence in both
+    assert card.insight.startswith("The queue gives up after five attempts")
+    assert card.problem == "How does the retry queue decide when to give up? Explain the backoff."
     assert card.steps == ["Read retry.py"]
     assert "python" in card.tags
     assert card_violations(card) == []
@@ -179,9 +179,9 @@ def test_pointer_request_takes_the_problem_from_the_ticket_and_the_diagnosis() -
     assert "Run bd show" not in card.problem  # a pointer request keeps its first sentence only
     assert "Settings page loses unsaved edits" in card.problem
     assert "silently throws away what the user typed" in card.problem
-    assert "resets the form state because the draft is never stored" in card.problem
-    # a code name the sentence cannot do without is kept, never a hole ("The problem is that resets …")
-    assert "is that handleTabChange resets" in card.problem
+    # the diagnosis, a why, is the insight's alone, with the code name it cannot do without (never a hole)
+    assert "resets the form state because the draft is never stored" not in card.problem
+    assert "is that handleTabChange resets the form state because the draft is never stored" in card.insight
     assert "colour red" not in card.problem and "example.com" not in card.problem
     assert card.steps.count("Ran mix test: passed") == 1  # a repeated passing check is shown once
     assert card_violations(card) == []

@@ -92,7 +92,7 @@ def test_one_pass_sentence_scan_finds_what_a_scan_per_sentence_finds(text: str) 
         heuristic._HYPOTHESIS,
         heuristic._CAUSE,
         heuristic._FOUND,
-        heuristic_problem._DIAGNOSIS,
+        heuristic_problem.DIAGNOSIS,
     ):
         expected = [
             s

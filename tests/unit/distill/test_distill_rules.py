@@ -24,7 +24,7 @@ _ADVERSARIAL = (  # lookbehinds, multiline anchors, unbounded runs, a group: the
 )
 _RULES = (
     *heuristic.WORDING_RULES,
-    heuristic_problem._DIAGNOSIS,
+    heuristic_problem.DIAGNOSIS,
     *CHATTER_RULES,
     *_ADVERSARIAL,
 )
