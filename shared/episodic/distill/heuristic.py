@@ -41,7 +41,6 @@ from episodic.distill.heuristic_problem import (
     LINE_NUMBER_RE,
     TENTATIVE_RE,
     problem_statement,
-    reads_as_words,
 )
 from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import (
@@ -50,6 +49,7 @@ from episodic.distill.heuristic_steps import (
     select_steps,
     tags_from,
 )
+from episodic.distill.heuristic_task import reads_as_words
 from episodic.distill.heuristic_text import (
     clip,
     safe_line,
