@@ -113,7 +113,7 @@ def test_setup_makes_a_logged_in_agent_the_distiller_and_heuristic_opts_out(
 
 
 def _session():  # type: ignore[no-untyped-def]
-    from unit.distill_builders import bash, edit, prompt, say, trajectory
+    from kits.distill_builders import bash, edit, prompt, say, trajectory
 
     return trajectory(prompt("the login page is blank"), edit(), bash("go test ./...", "ok"), say("done"))
 

@@ -57,7 +57,10 @@ class ConfidenceRule:
     def tier(self, hit: SearchHit, gate: float | None = None) -> Confidence | None:
         """The hit's tier; `gate` is its full-card gate probability (None: not computed)."""
         tier = self._tier(hit, gate)
-        specific = hit.keyword_score is None or hit.keyword_score >= self.min_keyword
+        # IDF over a handful of cards weighs nothing (a word in most of them scores zero): as the z-score, the
+        # floor needs a pool
+        small = 0 < hit.pool_size < MIN_POOL
+        specific = small or hit.keyword_score is None or hit.keyword_score >= self.min_keyword
         if tier == Confidence.STRONG and not specific:  # the same topic in common words: a pointer at most
             return Confidence.WEAK
         return tier

@@ -342,3 +342,19 @@ def test_a_full_card_needs_the_gate_beyond_the_judge_and_specific_shared_words()
     assert tiers(hit("a", None, 1e-5, 6.0))[0] == Confidence.WEAK
     # a store without a keyword half cannot say: the other bars decide
     assert tiers(hit("a", None, None, 6.0))[0] == Confidence.STRONG
+
+
+def test_the_shared_words_floor_needs_a_pool_as_the_z_score_does() -> None:
+    from episodic.core.confidence import ConfidenceRule
+    from episodic.kernel.models import Confidence
+
+    rule = ConfidenceRule(3.5, 3.25, 0.25, min_keyword=1.0)
+    record = llm_record("a", "a problem", "an insight")
+
+    def tier(pool_size: int) -> Confidence | None:
+        hit = SearchHit(record=record, score=6.0, similarity=0.6, pool_size=pool_size, keyword_score=0.2)
+        return rule.label([hit])[0].confidence
+
+    # a new user's handful of cards: a word in most of them weighs nothing, so the floor would hold back every card
+    assert tier(5) == Confidence.STRONG
+    assert tier(40) == Confidence.WEAK  # in a pool, common words alone are the topic, not the answer
