@@ -4,7 +4,7 @@
 
 Default folder: ../shared/transcripts beside the repository. Every episode found (Claude Code, Codex and
 Gemini CLI files) is parsed and scrubbed as `episodic index` does, then written with the real store
-(`episodic.store.kept.KeptTrajectoryFiles`, xz preset 2) into a temporary folder. Reported: the raw
+(`episodic.store.kept_trajectories.KeptTrajectoryFiles`, xz preset 2) into a temporary folder. Reported: the raw
 transcript bytes of those episodes, the kept bytes (file sizes and the blocks the filesystem allocated),
 and the same trajectories as plain JSON, gzip 9 and xz preset 6 (stdlib) for comparison; per 1,000
 sessions is the mean kept size times 1,000 (this corpus's mix of session lengths). Times are process CPU
@@ -25,7 +25,7 @@ from episodic.kernel.models import Trajectory
 from episodic.kernel.settings import Settings
 from episodic.parse.agents import AllAgentsSource
 from episodic.scrub import default_scrubber
-from episodic.store.kept import SUFFIX, KeptTrajectoryFiles
+from episodic.store.kept_trajectories import SUFFIX, KeptTrajectoryFiles
 
 REPO = Path(__file__).resolve().parents[1]
 TENANT = "bench"

@@ -8,9 +8,12 @@ The code states the rules once; the page quotes them between two markers, so the
 
 from __future__ import annotations
 
-import argparse
 import ast
+import sys
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from generated_page import write_or_check
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCE = REPO / "shared" / "episodic" / "distill" / "checks.py"
@@ -35,18 +38,7 @@ def page_with_quote(page: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="exit 1 when docs/card.md's quote is stale")
-    args = parser.parse_args(argv)
-    page = PAGE.read_text(encoding="utf-8")
-    fresh = page_with_quote(page)
-    if args.check:
-        if fresh != page:
-            print(f"{PAGE} is stale: run python scripts/gen_card_rules.py")
-            return 1
-        return 0
-    PAGE.write_text(fresh, encoding="utf-8")
-    return 0
+    return write_or_check(PAGE, page_with_quote, __doc__.splitlines()[0], argv)
 
 
 if __name__ == "__main__":

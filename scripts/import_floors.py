@@ -1,6 +1,6 @@
 """Print every import that goes up a floor of the package (docs/architecture.md), with its floors.
 
-The floors are data in tests/unit/test_import_graph.py (`FLOORS`, `FACE_MODULES`, `UPWARD`); this reads them
+The floors are data in tests/unit/package/test_import_graph.py (`FLOORS`, `FACE_MODULES`, `UPWARD`); this reads them
 from there so the picture, the test and this count cannot disagree.
 
     python scripts/import_floors.py
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "unit" / "package"))
 from test_import_graph import UPWARD, floor_of, module_graph, upward_imports
 
 

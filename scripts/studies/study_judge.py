@@ -184,7 +184,7 @@ def hook_selection(
     top: list[dict[str, Any]], floor: float, weak_bar: float | None, weight: float = 0.2, depth: int = 3
 ) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """(full cards, pointers) the hook gives on LLM cards with the defaults (episodic.core.confidence and
-    hooks.server.select_hits over search_traces' best 3): the judge's p >= 0.5 for a card, and with `weak_bar`
+    hooks.server_client.select_hits over search_traces' best 3): the judge's p >= 0.5 for a card, and with `weak_bar`
     a judged hit below that probability at most faint (never pointed to)."""
     rank = {"strong": 0, "weak": 1, "faint": 2, None: 3}
     tiers = []

@@ -16,7 +16,7 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parents[2] / "tests"
 sys.path[:0] = [str(TESTS / "adversarial"), str(TESTS)]
 
-from secret_shapes import SEPARATORS  # noqa: E402
+from kits.secret_shapes import SEPARATORS  # noqa: E402
 from test_scrub_pairs import _items, _survivors  # noqa: E402
 
 

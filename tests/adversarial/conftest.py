@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import warm_cli
+from kits import warm_cli
 
 
 def session_lines(session_id: str, prompt: str, answer: str = "done, the tests pass now") -> str:

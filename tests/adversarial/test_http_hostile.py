@@ -21,7 +21,7 @@ from episodic.kernel.auth import WRITE, LocalTokenStore
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN
-from mcp_testkit import ALPHA, build_memory, populate, post, rpc, settings_for
+from kits.mcp_testkit import ALPHA, build_memory, populate, post, rpc, settings_for
 
 FIXTURE_PROJECTS = Path(__file__).resolve().parents[1] / "fixtures" / "transcripts" / "projects"
 A_SESSION = "11111111-1111-4111-8111-111111111111"

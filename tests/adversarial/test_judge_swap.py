@@ -24,7 +24,7 @@ from episodic.kernel.memory import Memory
 from episodic.kernel.models import Card, CardRecord, DistillerInfo, Outcome
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import warm_second_stage
-from mcp_testkit import ALPHA, build_memory
+from kits.mcp_testkit import ALPHA, build_memory
 
 INSTALLED = default_model_dir()
 pytestmark = pytest.mark.skipif(

@@ -20,8 +20,8 @@ from episodic.kernel.auth import WRITE, LocalTokenStore
 from episodic.kernel.models import LOCAL_TENANT
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from history_kit import record
-from mcp_testkit import post, rpc
+from kits.history_kit import record
+from kits.mcp_testkit import post, rpc
 
 OWN, OTHER = LOCAL_TENANT, "tenant-b"
 

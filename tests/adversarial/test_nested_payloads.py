@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 from episodic.distill.checks import parse_card_payload
-from episodic.distill.heuristic_problem import _json_task
+from episodic.distill.heuristic_task import _json_task
 from episodic.harvest.body import build_body, read_source_files
 from episodic.kernel.errors import InvalidCardError
 from episodic.kernel.models import SessionSource

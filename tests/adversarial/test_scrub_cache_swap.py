@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from secret_kit import AWS_KEY_ID, GITHUB_SPLIT
+from kits.secret_kit import AWS_KEY_ID, GITHUB_SPLIT
 
 from .conftest import claude_messages
 
@@ -61,7 +61,8 @@ def _render(venv: Path, tmp_path: Path, transcript: Path) -> subprocess.Complete
 
 def _keys(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> list[str]:
     """The full key of each of the scrubber's databases (what an attacker computes from the code)."""
-    from episodic.scrub import _Triggers, engine, hs_cache
+    from episodic.scrub import engine, hs_cache
+    from episodic.scrub.scrubber import _Triggers
 
     keys: list[str] = []
     real = hs_cache.compiled
@@ -135,7 +136,7 @@ def test_a_swapped_cache_database_is_recompiled_and_secrets_stay_redacted(
 
 def test_every_pattern_of_every_database_has_a_known_answer() -> None:
     """The known-answer scan covers the whole pattern set (a pattern without a sample could be dropped unseen)."""
-    from episodic.scrub import _Triggers
+    from episodic.scrub.scrubber import _Triggers
 
     search = _Triggers("hyperscan").search
     assert search.probed and all(probed == patterns for probed, patterns in search.probed), search.probed

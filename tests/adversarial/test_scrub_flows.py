@@ -17,7 +17,7 @@ from episodic.kernel.auth import SCOPES, WRITE, Principal
 from episodic.kernel.memory import Memory
 from episodic.kernel.settings import load_settings
 from episodic.mcp.tools import default_registry
-from secret_kit import AWS_KEY_ID, AWS_SECRET_LOW, ISSUE_CASES, TOKENS, body
+from kits.secret_kit import AWS_KEY_ID, AWS_SECRET_LOW, ISSUE_CASES, TOKENS, body
 
 from .conftest import cli
 

@@ -1,5 +1,5 @@
 """Issue 14 item 8: secrets without a name beside them never reach what an LLM distiller receives
-(`episodic inspect --render FILE`), and the ordinary-code table stays untouched (tests/unit/test_scrub.py)."""
+(`episodic inspect --render FILE`), and the ordinary-code table stays untouched (tests/unit/scrub/test_scrub.py)."""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from episodic.scrub.noseyparker import secret_span
 from episodic.scrub.values import is_placeholder
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from secret_shapes import AWS_LETTERS_HEAD, SEPARATORS, pool
+from kits.secret_shapes import AWS_LETTERS_HEAD, SEPARATORS, pool
 
 AZURE_DEVOPS_PAT = "6RtqHqPc66Y6DYbkydbrrFJTYnRoA7r40ts7LWS2SkINSFsRABxhJQQJ99BFACAAAAALGcqjAAASAZDO3eqU"
 

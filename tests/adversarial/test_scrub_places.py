@@ -34,9 +34,9 @@ from episodic.scratch.service import scratch_of
 from episodic.ui.data import LocalSource
 from episodic.ui.server import BackgroundUi
 from episodic.ui.views import Viewer
-from hook_kit import injected_context
+from kits.hook_kit import injected_context
+from kits.secret_kit import AWS_KEY_ID, OPENAI_PROJECT, TOKENS, VAULT
 from moto import mock_aws
-from secret_kit import AWS_KEY_ID, OPENAI_PROJECT, TOKENS, VAULT
 
 from .conftest import cli
 from .test_scrub_flows import SESSION, _leaks, _write

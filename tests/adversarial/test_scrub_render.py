@@ -8,7 +8,7 @@ import string
 from pathlib import Path
 from typing import Any
 
-from secret_kit import ALNUM, body
+from kits.secret_kit import ALNUM, body
 
 from .conftest import claude_messages, cli
 

@@ -22,8 +22,8 @@ from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
 from episodic.scrub import default_scrubber
 from episodic.scrub.values import is_placeholder
-from hook_kit import injected_context
-from secret_shapes import KEPT, SEPARATORS, SHAPES, pairs
+from kits.hook_kit import injected_context
+from kits.secret_shapes import KEPT, SEPARATORS, SHAPES, pairs
 
 from .conftest import cli
 from .test_scrub_places import PROMPT, harvested_bodies, index_planted

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from proc_kit import pids_with_args
+from kits.proc_kit import pids_with_args
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 CLAUDE = FIXTURES / "agents" / "claude-2.1.332-not-logged-in.jsonl"
@@ -86,7 +86,7 @@ def test_a_switched_off_session_end_hook_starts_nothing(tmp_path: Path, agent: s
     )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
     assert (
-        pids_with_args("distil-session", str(transcript)) == []
+        pids_with_args("distill-session", str(transcript)) == []
     )  # no worker (Popen returns once it is exec'd)
     lines = _log_lines(home)
     assert len(lines) == 1 and lines[0].endswith(SKIP_LINE), lines
@@ -100,7 +100,7 @@ def test_a_worker_started_before_the_switch_stores_nothing(tmp_path: Path, agent
     home = tmp_path / "episodic-home"
     env = _env(home, tmp_path, EPISODIC_HOOK_SESSION_END="false", EPISODIC_DISTILL_QUIET_SECONDS="0")
     done = subprocess.run(
-        [sys.executable, "-m", "episodic", "distil-session", "--after-quiet", str(source)],
+        [sys.executable, "-m", "episodic", "distill-session", "--after-quiet", str(source)],
         env=env,
         capture_output=True,
         text=True,

@@ -20,7 +20,7 @@ from episodic.hooks.prompt import ask_server
 from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.protocol import HttpResponse
-from mcp_testkit import ALPHA, build_memory, populate, post, rpc, settings_for
+from kits.mcp_testkit import ALPHA, build_memory, populate, post, rpc, settings_for
 
 GENEROUS = 30.0  # seconds: only a hung server takes this long
 

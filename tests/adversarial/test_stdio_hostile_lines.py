@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-import warm_cli
+from kits import warm_cli
 
 PING = b'{"jsonrpc":"2.0","id":"after","method":"ping"}\n'
 HOSTILE_LINES = {

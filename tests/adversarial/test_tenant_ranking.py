@@ -13,7 +13,7 @@ from episodic.kernel.auth import LocalTokenStore
 from episodic.kernel.memory import Memory
 from episodic.kernel.models import Outcome
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from mcp_testkit import _card, build_memory, populate, post, rpc, settings_for
+from kits.mcp_testkit import _card, build_memory, populate, post, rpc, settings_for
 
 B_CARDS = [
     ("b-1", "the nightly export job times out when the warehouse snapshot is locked"),

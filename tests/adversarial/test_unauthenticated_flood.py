@@ -20,8 +20,8 @@ from urllib.parse import urlsplit
 import pytest
 from episodic.kernel.auth import LocalTokenStore
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from hook_kit import injected_context
-from mcp_testkit import ALPHA, build_memory, populate, rpc, settings_for
+from kits.hook_kit import injected_context
+from kits.mcp_testkit import ALPHA, build_memory, populate, rpc, settings_for
 
 from tests.adversarial.test_slow_clients import _wait_until
 

@@ -25,7 +25,7 @@ from pathlib import Path
 from urllib.parse import urlencode, urlsplit
 
 import pytest
-from browser_kit import require_browser
+from kits.browser_kit import require_browser
 from ui.conftest import episodic_ui
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -33,7 +33,7 @@ GENEROUS = 120.0
 BROWSER_SCRIPT = """
 import json, re, sys, time
 sys.path.insert(0, {tests!r})
-from browser_kit import CHROMIUM, CHROMIUM_ARGS
+from kits.browser_kit import CHROMIUM, CHROMIUM_ARGS
 from playwright.sync_api import sync_playwright
 
 time.sleep(1.5)  # a browser takes this long to start: the key, were it on this command line, is exposed

@@ -8,17 +8,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from episodic.cli import build_cli
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "functional"))  # the shared local-cloud kit
-
-from lambda_env import BUCKET, PREFIX, authorize, call_tool, card, converse_reply, local_cloud
+from kits.lambda_env import BUCKET, PREFIX, authorize, call_tool, card, converse_reply, local_cloud
 
 from lambdas.distill import handler as distill
 

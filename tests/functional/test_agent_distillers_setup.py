@@ -16,8 +16,8 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, EPISODIC, bare_env, free_port
-from fake_claude_kit import install_fake_agent, private_folder
+from kits.client_env import DEMO, EPISODIC, bare_env, free_port
+from kits.fake_claude_kit import install_fake_agent, private_folder
 
 REPO = Path(__file__).resolve().parents[2]
 TOOLS = REPO / ".tools"

@@ -1,7 +1,7 @@
 """Issue 51: the prompt and session-end moments with the real Codex CLI (0.171) and Gemini CLI (0.61), offline.
 
 After `episodic setup codex|gemini --write` on a fresh HOME (which leaves the local server answering), a
-loopback stand-in for each model API (tests/fake_agent_models_kit.py) drives the real CLI through one turn:
+loopback stand-in for each model API (tests/kits/fake_agent_models_kit.py) drives the real CLI through one turn:
 - a prompt whose problem an indexed session solved reaches the model with that session's card;
 - an unrelated prompt reaches it with nothing added;
 - the session that ended (Gemini CLI's `SessionEnd`; Codex's `Stop`, distilled once quiet) is distilled in the
@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from client_env import EPISODIC, bare_env, stop_spawned_server
+from kits.client_env import EPISODIC, bare_env, stop_spawned_server
 from test_failure_hook_agents_cli import CODEX, GEMINI, MARK, run_codex, run_gemini
 from test_failure_hook_cli import FIXED_SESSION, set_up_user
 

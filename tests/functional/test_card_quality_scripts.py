@@ -1,4 +1,4 @@
-"""The card-quality and reference-retrieval studies (episodic.evaluation.studies) on the small fixture corpus (hashing embedder)."""
+"""The card-quality and reference-retrieval studies (scripts/studies/) on the small fixture corpus (hashing embedder)."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ FIXTURES = REPO / "tests" / "fixtures" / "eval"
 
 def _run(study: str, monkeypatch: pytest.MonkeyPatch, *args: str) -> None:
     monkeypatch.setattr(sys, "argv", [study, *args])
-    runpy.run_module(f"episodic.evaluation.studies.{study}", run_name="__main__", alter_sys=True)
+    runpy.run_path(str(REPO / "scripts" / "studies" / f"study_{study}.py"), run_name="__main__")
 
 
 @pytest.fixture()
@@ -56,7 +56,7 @@ def test_card_quality_against_identical_cards(
         "--json",
     )
     result = json.loads(capsys.readouterr().out)
-    assert result["sessions"] == 5 and result["distiller"] == "heuristic:v7"
+    assert result["sessions"] == 5 and result["distiller"] == "heuristic:v8"
     assert result["fields"]["problem"]["cosine"] == pytest.approx(1.0, abs=1e-3)  # the same text
     outcome = result["outcome"]
     assert outcome["verified_precision"] < 1.0 and outcome["verified_recall"] == 1.0

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import warm_cli
+from kits import warm_cli
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "injected"
 

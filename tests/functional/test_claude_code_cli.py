@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import (
+from kits.client_env import (
     DEMO,
     EPISODIC,
     PROMPT,
@@ -147,7 +147,7 @@ def test_first_prompt_after_quickstart_and_setup_gets_the_card(tmp_path: Path) -
     history.mkdir(parents=True)
     shutil.copy(DEMO / "home-dev-webshop" / f"{BIOME_SESSION}.jsonl", history)
     # the holdout experiment withholds memory from about 1 session in 10 by its (random) id: off here, so the
-    # first prompt's card is what is checked (tests/unit/test_experiment_holdout.py covers the holdout)
+    # first prompt's card is what is checked (tests/unit/experiment/test_experiment_holdout.py covers the holdout)
     (home / "config.toml").write_text(
         f'embedder = "hashing"\nport = {free_port()}\nexperiment_enabled = false\n'
     )

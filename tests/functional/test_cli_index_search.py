@@ -11,8 +11,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import warm_cli
 from episodic.kernel.models import Card
+from kits import warm_cli
 
 CARD_FIELDS = set(Card.model_fields)
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
@@ -89,7 +89,7 @@ def test_show_and_stats_after_quickstart(quickstarted: Quickstart) -> None:
     episodic_home, done = quickstarted
     assert done.returncode == 0
     stats = json.loads(run(["stats", "--json"], episodic_home, EPISODIC_EMBEDDER="hashing").stdout)
-    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v7": 6}
+    assert stats["cards"] == 6 and stats["by_distiller"] == {"heuristic:v8": 6}
     assert stats["by_tenant"] == {"demo": 6}  # apart from the user's memory: no hook token reads it
     missing = run(["show", "no-such-session"], episodic_home, EPISODIC_EMBEDDER="hashing")
     assert missing.returncode == 1 and "no episode" in missing.stderr

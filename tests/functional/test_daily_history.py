@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 import pytest
-from session_builder import SessionWriter
+from kits.session_builder import SessionWriter
 from test_history_cli import ok, run
 
 A = "aaaa1111-0000-4000-8000-000000000001"

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, EPISODIC, bare_env, free_port
-from fake_claude_kit import install_fake, install_fake_agent
+from kits.client_env import DEMO, EPISODIC, bare_env, free_port
+from kits.fake_claude_kit import install_fake, install_fake_agent
 
 REASONS = {
     "claude-code": "Claude Code is not logged in (run `claude` once to log in, or set ANTHROPIC_API_KEY)",

@@ -11,9 +11,7 @@ from pathlib import Path
 
 import click
 import pytest
-import warm_cli
 from click.testing import CliRunner
-from client_env import free_port, stop_spawned_server, wait_until_closed
 from episodic.cli import doctor
 from episodic.cli.errors import EpisodicGroup
 from episodic.hooks.token import set_config_value
@@ -21,7 +19,9 @@ from episodic.kernel.auth import LocalTokenStore
 from episodic.kernel.errors import ConfigError
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from fake_claude_kit import install_fake
+from kits import warm_cli
+from kits.client_env import free_port, stop_spawned_server, wait_until_closed
+from kits.fake_claude_kit import install_fake
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 
@@ -225,6 +225,10 @@ def test_claude_code_distiller_without_claude_or_without_the_session_end_hook(
     claude = install_fake(tmp_path / "bin")  # the stand-in `claude`: logged in, answers the probe
     monkeypatch.setenv("EPISODIC_CLAUDE_BINARY", str(claude))
     monkeypatch.delenv("FAKE_CLAUDE_SCENARIO", raising=False)
+    settings = chain / ".claude" / "settings.json"  # setup wrote the SessionEnd hook; taken out by hand here
+    written = json.loads(settings.read_text())
+    del written["hooks"]["SessionEnd"]
+    settings.write_text(json.dumps(written))
     check = _by_name()["distiller"]
     assert check.status == "warn" and "setup claude-code --write" in check.fix
     CliRunner().invoke(_cli(), ["setup", "claude-code", "--write"], env={"EPISODIC_HOOK_AUTOSTART": "false"})

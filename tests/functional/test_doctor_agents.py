@@ -10,7 +10,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-from client_env import DEMO, EPISODIC, bare_env, free_port
+from kits.client_env import DEMO, EPISODIC, bare_env, free_port
 
 
 class _Other(BaseHTTPRequestHandler):

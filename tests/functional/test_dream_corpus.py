@@ -12,10 +12,10 @@ import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
-from browser_kit import is_blank, page_screenshot
 from episodic.dream.record import SECTIONS, parse_record, section_items
 from episodic.store.sqlite import SQLiteStore
+from kits import warm_cli
+from kits.browser_kit import is_blank, page_screenshot
 
 pytestmark = pytest.mark.transcripts
 WEEKS = ["2026-W02", "2026-W03", "2026-W04", "2026-W05", "2026-W06", "2026-W07"]
@@ -205,12 +205,12 @@ def test_the_viewer_shows_a_real_record_as_html_at_a_phones_width(
 ) -> None:
     """A week of the corpus in the viewer at 420 px: rendered markdown (no raw marks), the front matter as a
     table, nothing wider than the window, and every citation a link to an episode the index holds."""
-    from browser_kit import CHROMIUM, CHROMIUM_ARGS, require_browser
     from episodic.assembly import build_memory
     from episodic.kernel.settings import load_settings
     from episodic.ui.data import LocalSource
     from episodic.ui.server import BackgroundUi
     from episodic.ui.views import Viewer
+    from kits.browser_kit import CHROMIUM, CHROMIUM_ARGS, require_browser
 
     require_browser()
     from playwright.sync_api import sync_playwright

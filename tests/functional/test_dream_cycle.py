@@ -13,7 +13,6 @@ import boto3
 import jsonschema
 import pytest
 from botocore.stub import ANY, Stubber
-from dream_kit import ListWeekSource, bedrock_tool_reply, digest, export_thread
 from episodic.aws.dream_archive import S3Archive
 from episodic.aws.dream_llm import BedrockDreamModel
 from episodic.dream.archive import LocalArchive
@@ -26,6 +25,7 @@ from episodic.dream.tools import dream_tool
 from episodic.dream.weeks import IsoWeek
 from episodic.kernel.auth import Principal
 from episodic.mcp.registry import ToolRegistry
+from kits.dream_kit import ListWeekSource, bedrock_tool_reply, digest, export_thread
 
 NOW = datetime(2026, 8, 12, tzinfo=UTC)
 W30, W31 = IsoWeek(2026, 30), IsoWeek(2026, 31)

@@ -8,7 +8,7 @@ import re
 from pathlib import Path
 
 from episodic.dream.record import parse_record, section_items
-from session_builder import SessionWriter
+from kits.session_builder import SessionWriter
 from test_dream_record_quality import run
 
 LOCATION = re.compile(r"(?i)\blines? \d+")

@@ -21,9 +21,9 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-import warm_cli
 from conftest import TRANSCRIPTS_DIR
 from episodic.dream.record import SECTIONS, ParsedRecord, parse_record
+from kits import warm_cli
 
 pytestmark = pytest.mark.transcripts
 WEEKS = ["2026-W02", "2026-W03", "2026-W04", "2026-W05", "2026-W06", "2026-W07"]

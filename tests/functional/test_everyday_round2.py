@@ -13,8 +13,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from client_env import DemoIndexed, episodic, index_demo, isolate
-from session_builder import SessionWriter
+from kits.client_env import DemoIndexed, episodic, index_demo, isolate
+from kits.session_builder import SessionWriter
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 

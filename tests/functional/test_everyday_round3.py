@@ -11,9 +11,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, DemoIndexed, episodic, index_demo, isolate
 from episodic.distill.heuristic import HeuristicDistiller
-from fake_claude_kit import install_fake
+from kits.client_env import DEMO, DemoIndexed, episodic, index_demo, isolate
+from kits.fake_claude_kit import install_fake
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
 

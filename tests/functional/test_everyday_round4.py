@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, EPISODIC, DemoIndexed, bare_env, episodic, free_port, index_demo, isolate
-from fake_claude_kit import install_fake
+from kits.client_env import DEMO, EPISODIC, DemoIndexed, bare_env, episodic, free_port, index_demo, isolate
+from kits.fake_claude_kit import install_fake
 
 CONFIG = 'embedder = "hashing"\ndistiller = "heuristic"\n'
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "agents"

@@ -1,5 +1,5 @@
 """Recall at the moment of failure with the real Codex CLI (0.171, `PostToolUse`) and Gemini CLI (0.61,
-`AfterTool`), offline: a loopback stand-in for each model API (tests/fake_agent_models_kit.py) makes the real CLI
+`AfterTool`), offline: a loopback stand-in for each model API (tests/kits/fake_agent_models_kit.py) makes the real CLI
 run one shell command; the hook `episodic setup codex|gemini --write` registered answers, and what reaches the
 model's next request is read off the fake: the fix of the indexed session that met the same error (another path,
 another line), nothing for an error no session met, nothing for a command that succeeded. Skipped when a CLI
@@ -14,9 +14,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import bare_env, stop_spawned_server, wait_for_port
 from episodic.kernel.models import Trajectory
-from fake_agent_models_kit import fake_agent_model
+from kits.client_env import bare_env, stop_spawned_server, wait_for_port
+from kits.fake_agent_models_kit import fake_agent_model
 from test_failure_hook_cli import FIXED_SESSION, set_up_user
 
 REPO_ROOT = Path(__file__).resolve().parents[2]

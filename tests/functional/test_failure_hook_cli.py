@@ -1,5 +1,5 @@
 """Recall at the moment of failure with the real Claude Code CLI (.tools/claude), offline: a loopback stand-in
-for the Messages API (tests/fake_model_kit.py) makes the real CLI run one Bash command that fails, and the
+for the Messages API (tests/kits/fake_model_kit.py) makes the real CLI run one Bash command that fails, and the
 `PostToolUseFailure` hook that `episodic setup claude-code --write` registered answers in the stream's hook
 events — with the fix of the indexed session that met the same error (another path, another line), and with
 nothing for an error no session met. Skipped when the CLI is absent."""
@@ -12,9 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import EPISODIC, bare_env, free_port, stop_spawned_server, wait_for_port
-from fake_model_kit import fake_model
-from session_builder import SessionWriter
+from kits.client_env import EPISODIC, bare_env, free_port, stop_spawned_server, wait_for_port
+from kits.fake_model_kit import fake_model
+from kits.session_builder import SessionWriter
 from test_claude_code_cli import CLAUDE, GENEROUS_BUDGET, OFFLINE
 
 pytestmark = pytest.mark.skipif(not CLAUDE.exists(), reason=f"Claude Code CLI not installed at {CLAUDE}")

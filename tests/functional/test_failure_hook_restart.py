@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import bare_env, stop_spawned_server, wait_until_closed
+from kits.client_env import bare_env, stop_spawned_server, wait_until_closed
 from test_failure_hook_cli import set_up_user
 
 # what the hook does, not how fast: a generous budget (wall time from its process start, a loaded machine)

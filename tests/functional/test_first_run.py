@@ -13,8 +13,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, EPISODIC, bare_env, free_port, index_and_set_up, stop_spawned_server
-from fake_claude_kit import install_fake
+from kits.client_env import DEMO, EPISODIC, bare_env, free_port, index_and_set_up, stop_spawned_server
+from kits.fake_claude_kit import install_fake
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 NOT_LOGGED_IN = FIXTURES / "agents" / "claude-2.1.332-not-logged-in.jsonl"
@@ -79,13 +79,13 @@ def test_setup_makes_a_logged_in_claude_code_the_distiller_and_heuristic_opts_ou
     out = user.run("setup", "claude-code", "--distiller", "heuristic", "--write")
     assert out.returncode == 0, out.stderr
     assert "distiller: heuristic (saved in" in out.stdout
-    hooks = user.hooks()
-    assert "SessionEnd" not in hooks and _no_empty_lists(hooks), hooks
+    hooks = user.hooks()  # the ended session still gets its card, the heuristic one
+    assert "hook session-distill" in json.dumps(hooks["SessionEnd"]) and _no_empty_lists(hooks), hooks
     _one_line_per_file(out.stdout)
 
     again = user.run("setup", "claude-code", "--write")  # the saved choice holds
     assert "distiller: heuristic (as configured)" in again.stdout
-    assert "SessionEnd" not in user.hooks()
+    assert len(user.hooks()["SessionEnd"]) == 1
     assert all(line.startswith("unchanged") for line in again.stdout.splitlines()[:2]), again.stdout
 
 
@@ -98,7 +98,7 @@ def test_a_claude_code_that_is_not_logged_in_is_not_made_the_distiller(tmp_path:
     assert "Claude Code is on PATH, but not logged in (run `claude` once to log in" in said, said
     assert "Log in, then run `episodic setup claude-code --write` again" in said
     assert "distiller" not in (user.home / "config.toml").read_text()
-    assert "SessionEnd" not in user.hooks()
+    assert "hook session-distill" in json.dumps(user.hooks()["SessionEnd"])  # the heuristic card, at the end
 
 
 def test_an_index_whose_distils_all_fail_exits_1_with_one_line(tmp_path: Path) -> None:
@@ -177,7 +177,7 @@ def test_setup_leaves_no_empty_hook_arrays_from_an_older_setup(tmp_path: Path, d
     done = user.run("setup", "claude-code", "--distiller", distiller, "--write")
     assert done.returncode == 0, done.stderr
     hooks = user.hooks()
-    assert "SessionEnd" not in hooks and hooks["Stop"] == [{"hooks": [{"command": "x"}]}]
+    assert len(hooks["SessionEnd"]) == 1 and hooks["Stop"] == [{"hooks": [{"command": "x"}]}]
     _one_line_per_file(done.stdout)
 
 

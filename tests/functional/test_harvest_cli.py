@@ -10,12 +10,12 @@ from typing import Any
 
 import boto3
 import pytest
-import warm_cli
 from click.testing import CliRunner
 from episodic.cli import build_cli
 from episodic.harvest import cron, spool
 from fakes.fake_scheduler import FakeSystem
 from fakes.harvest_sessions import SECRETS, write_session
+from kits import warm_cli
 from moto import mock_aws
 
 BUCKET = "cli-transcripts"

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-import warm_cli
+from kits import warm_cli
 
 DEMO = Path(__file__).resolve().parents[2] / "shared" / "episodic" / "demo"
 

@@ -18,7 +18,7 @@ from episodic.embed.hashing import HashingEmbedder
 from episodic.history.models import HistoryFilters, WorkLink
 from episodic.history.service import kept_history
 from episodic.kernel.settings import load_deployed_settings
-from lambda_env import (
+from kits.lambda_env import (
     BUCKET,
     FIXTURE_SESSION,
     PREFIX,

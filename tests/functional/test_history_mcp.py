@@ -20,11 +20,11 @@ from episodic.kernel.errors import ScopeError
 from episodic.kernel.models import LOCAL_TENANT
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.tools import default_registry
-from history_kit import RECORDS, history_memory
+from kits.history_kit import RECORDS, history_memory
+from kits.mcp_testkit import ALPHA, BETA
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
-from mcp_testkit import ALPHA, BETA
 
 HISTORY_TOOLS = {
     "history_search": {"topic": "worktree"},

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import (
+from kits.client_env import (
     BIN,
     EPISODIC,
     PROMPT,
@@ -22,7 +22,7 @@ from client_env import (
     wait_for_port,
     wait_until_closed,
 )
-from proc_kit import pids_with_args
+from kits.proc_kit import pids_with_args
 
 # The hook's budget (1.5 s by default) is wall time from its own process start: on a loaded machine the
 # interpreter alone can spend it. These tests are about what the hook does, not how fast: a generous,

@@ -12,14 +12,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-import warm_cli
 from episodic.assembly import build_memory
 from episodic.judge.model import default_model_dir
 from episodic.judge.reranker import LocalReranker
 from episodic.kernel.auth import LocalTokenStore
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from hook_kit import injected_context
+from kits import warm_cli
+from kits.hook_kit import injected_context
 
 pytestmark = [
     pytest.mark.transcripts,

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, EPISODIC, PROMPT, bare_env, free_port, stop_spawned_server, wait_for_port
+from kits.client_env import DEMO, EPISODIC, PROMPT, bare_env, free_port, stop_spawned_server, wait_for_port
 
 
 @pytest.fixture()

@@ -13,8 +13,8 @@ from episodic.kernel.models import SearchHit
 from episodic.kernel.ports import Reranker
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
-from hook_kit import injected_context
-from mcp_testkit import ALPHA, build_memory, populate
+from kits.hook_kit import injected_context
+from kits.mcp_testkit import ALPHA, build_memory, populate
 
 PROMPT = "pytest cannot find a fixture after moving conftest"
 

@@ -24,7 +24,7 @@ from episodic.mcp.http_server import BackgroundServer
 from episodic.mcp.protocol import McpEndpoint
 from episodic.mcp.record_tool import record_tool
 from episodic.mcp.tools import ToolRegistry, read_tools
-from hook_kit import injected_context
+from kits.hook_kit import injected_context
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 

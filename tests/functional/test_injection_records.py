@@ -15,7 +15,6 @@ from typing import Any
 
 import httpx2
 import pytest
-from client_env import PROMPT, episodic, index_demo, isolate
 from episodic.assembly import build_memory
 from episodic.injections.sqlite_store import INJECTIONS_FILE, SQLiteInjectionStore
 from episodic.kernel.auth import LocalTokenStore
@@ -23,10 +22,11 @@ from episodic.kernel.injection_port import InjectionRecord, prompt_hash
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from fakes.injection_records import given_record
-from hook_kit import injected_context
+from kits.client_env import PROMPT, episodic, index_demo, isolate
+from kits.hook_kit import injected_context
+from kits.session_builder import SessionWriter
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from session_builder import SessionWriter
 
 CONFIG = 'embedder = "hashing"\nreranker = "none"\nexperiment_enabled = false\n'
 OPENER = "3c1d7e52-0a8b-4f61-9d2e-6b5a4c3f2e10"  # the session that opens its pointer

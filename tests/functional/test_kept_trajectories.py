@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from client_env import EPISODIC, bare_env, free_port, stop_spawned_server
-from fake_claude_kit import install_fake
-from secret_kit import TOKENS
-from session_builder import SessionWriter
+from kits.client_env import EPISODIC, bare_env, free_port, stop_spawned_server
+from kits.fake_claude_kit import install_fake
+from kits.secret_kit import TOKENS
+from kits.session_builder import SessionWriter
 
 PROJECT = "-home-dev-webshop"
 PLANTED = [token for _, token in TOKENS[:4]]

@@ -11,7 +11,7 @@ from urllib.parse import unquote_plus
 import pytest
 from episodic.aws.pipeline import parse_transcript_key
 from episodic.kernel.errors import InvalidArgumentError
-from lambda_env import (
+from kits.lambda_env import (
     BUCKET,
     FIXTURE_SESSION,
     PREFIX,

@@ -10,13 +10,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from dream_kit import bedrock_tool_reply
 from episodic.aws.clients import AwsClients
 from episodic.cards.write import store_card
 from episodic.dream import service as dream_service
 from episodic.dream.service import DreamRunError
 from episodic.kernel.models import Card, DistillerInfo, Outcome, SessionSource, Trajectory
-from lambda_env import BUCKET, FIXTURE_SESSION, LambdaContext, LocalCloud, call_tool, local_cloud
+from kits.dream_kit import bedrock_tool_reply
+from kits.lambda_env import BUCKET, FIXTURE_SESSION, LambdaContext, LocalCloud, call_tool, local_cloud
 
 from lambdas.dream import handler as dream_handler
 from lambdas.mcp import handler as mcp

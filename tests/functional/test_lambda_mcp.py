@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from episodic.cards.write import store_card
 from episodic.kernel.models import Card, DistillerInfo, Outcome
-from lambda_env import LambdaContext, LocalCloud, authorize, call_tool, http_event, local_cloud
+from kits.lambda_env import LambdaContext, LocalCloud, authorize, call_tool, http_event, local_cloud
 
 from lambdas.mcp import handler as mcp
 
@@ -145,7 +145,7 @@ def test_in_lambda_the_runtime_is_built_at_init_and_a_missing_variable_fails_it_
     import subprocess
     import sys
 
-    from lambda_env import REPO_ROOT
+    from kits.lambda_env import REPO_ROOT
 
     env = {k: v for k, v in os.environ.items() if not k.startswith("EPISODIC_") and not k.startswith("AWS_")}
     env.update(
@@ -243,7 +243,7 @@ def test_the_deployed_memory_is_built_by_the_one_composition_root(
 
 def test_a_malformed_token_secret_leaves_valid_tokens_working_in_the_authorizer(cloud: LocalCloud) -> None:
     from fakes.secret_edit import hand_edit
-    from lambda_env import SECRET
+    from kits.lambda_env import SECRET
 
     token = cloud.add_token("acme")
     assert authorize(token)["isAuthorized"] is True
@@ -256,7 +256,7 @@ def test_a_malformed_token_secret_leaves_valid_tokens_working_in_the_authorizer(
 def test_record_episode_is_judged_against_the_tenants_uploaded_transcript_and_archived(
     cloud: LocalCloud,
 ) -> None:
-    from lambda_env import BUCKET, FIXTURE_SESSION, card
+    from kits.lambda_env import BUCKET, FIXTURE_SESSION, card
 
     cloud.upload_session("acme")
     arguments = {"session_id": FIXTURE_SESSION, **card(outcome="verified")}

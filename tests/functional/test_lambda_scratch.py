@@ -14,7 +14,7 @@ from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import ScratchMemory
 from episodic.scrub import Scrubber
 from fakes.opensearch_fake import FakeOpenSearch
-from lambda_env import LambdaContext, LocalCloud, local_cloud
+from kits.lambda_env import LambdaContext, LocalCloud, local_cloud
 
 from lambdas.distill import handler as distill
 

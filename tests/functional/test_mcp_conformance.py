@@ -15,7 +15,7 @@ from episodic.kernel.auth import LocalTokenStore
 from episodic.kernel.models import Card
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
 from episodic.mcp.protocol import McpEndpoint
-from mcp_testkit import ALPHA, BETA, NO_MATCH_QUERY, build_memory, populate, post, rpc, settings_for
+from kits.mcp_testkit import ALPHA, BETA, NO_MATCH_QUERY, build_memory, populate, post, rpc, settings_for
 
 V = {"MCP-Protocol-Version": "2025-11-25"}
 

@@ -14,11 +14,11 @@ import pytest
 from episodic.kernel.auth import LocalTokenStore
 from episodic.kernel.models import LOCAL_TENANT
 from episodic.mcp.http_server import BackgroundServer, build_endpoint
+from kits.mcp_testkit import ALPHA, build_memory, populate, settings_for
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_testkit import ALPHA, build_memory, populate, settings_for
 
 QUERY = "pytest cannot find fixture after moving conftest"
 
@@ -102,6 +102,6 @@ def test_sdk_client_over_stdio(tmp_path: Path) -> None:
 
 
 def memory_episodes() -> list[tuple[Any, ...]]:
-    from mcp_testkit import EPISODES
+    from kits.mcp_testkit import EPISODES
 
     return [e for e in EPISODES if e[0] == ALPHA]

@@ -10,8 +10,8 @@ import shutil
 from pathlib import Path
 
 import pytest
-from client_env import episodic
 from conftest import TRANSCRIPTS_DIR
+from kits.client_env import episodic
 
 TEAM = TRANSCRIPTS_DIR / "entireio__cli"
 # one team's sessions; the newest verified one's problem ("Already up to date — your branch already has all

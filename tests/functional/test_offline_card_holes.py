@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from session_builder import SessionWriter
+from kits.session_builder import SessionWriter
 from test_cards_check_cli import run
 
 SESSION = "5a5a5a5a-1111-4111-8111-000000000050"

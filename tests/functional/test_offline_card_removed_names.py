@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from session_builder import SessionWriter
+from kits.session_builder import SessionWriter
 from test_cards_check_cli import run
 from test_dream_record_quality import run as index_run
 

@@ -12,12 +12,12 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-import warm_cli
 from episodic.distill.heuristic import HeuristicDistiller
 from episodic.kernel.models import NotEpisode, Trajectory
 from episodic.kernel.settings import load_settings
 from episodic.parse.agents import AllAgentsSource
 from episodic.scrub import default_scrubber
+from kits import warm_cli
 
 pytestmark = pytest.mark.transcripts
 

@@ -11,7 +11,7 @@ import pytest
 from episodic.harvest.body import build_body, read_source_files
 from episodic.kernel.models import SessionSource
 from episodic.scrub import default_scrubber
-from lambda_env import BUCKET, PREFIX, LocalCloud, card, converse_reply, local_cloud
+from kits.lambda_env import BUCKET, PREFIX, LocalCloud, card, converse_reply, local_cloud
 
 from lambdas.distill import handler as distill
 

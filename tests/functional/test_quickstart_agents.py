@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
-import warm_cli
+from kits import warm_cli
 
 pytestmark = pytest.mark.transcripts
 

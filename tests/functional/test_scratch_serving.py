@@ -19,8 +19,8 @@ from episodic.mcp.tools import default_registry
 from episodic.plumbing.marker import INJECTED_CLOSE, INJECTED_OPEN, strip_injected
 from episodic.scratch.models import ScratchRecord, ToolOutcome
 from episodic.scratch.service import scratch_of
-from mcp_testkit import ALPHA, BETA, EPISODES, build_memory, populate, settings_for
-from unit.test_hook_faults import PROMPT, hook_input, log_lines, run_hook
+from kits.mcp_testkit import ALPHA, BETA, EPISODES, build_memory, populate, settings_for
+from unit.hooks.test_hook_faults import PROMPT, hook_input, log_lines, run_hook
 
 OUTCOMES = [
     (
@@ -166,7 +166,7 @@ def test_indexing_stores_the_sessions_outcomes_and_the_cli_recalls_sweeps_and_fo
 
 
 def test_the_session_end_worker_stores_the_ended_sessions_outcomes(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from episodic.hooks.session_end import distil_session
+    from episodic.hooks.session_end import distill_session
     from episodic.kernel.settings import load_settings
     from episodic.scratch.sqlite_store import SCRATCH_FILE, SQLiteScratchStore
 
@@ -175,7 +175,7 @@ def test_the_session_end_worker_stores_the_ended_sessions_outcomes(tmp_path: Pat
     monkeypatch.setenv("EPISODIC_EMBEDDER", "hashing")
     monkeypatch.delenv("EPISODIC_DISTILLING", raising=False)
     transcript = _session_file(tmp_path / "projects" / "-home-dev-shop")
-    message = distil_session(load_settings(), str(transcript))
+    message = distill_session(load_settings(), str(transcript))
     assert message.startswith("heuristic card only")
     store = SQLiteScratchStore(home / SCRATCH_FILE)
     assert store.count() == 2  # the failing typecheck and its pass after the edit

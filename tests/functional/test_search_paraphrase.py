@@ -16,7 +16,7 @@ import httpx2
 import pytest
 from episodic.assembly import build_memory
 from episodic.hooks import packing as hook_packing
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.kernel.auth import READ, WRITE, LocalTokenStore
 from episodic.kernel.settings import load_settings
 from episodic.mcp.http_server import BackgroundServer

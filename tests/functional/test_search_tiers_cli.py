@@ -17,8 +17,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-import warm_cli
-from client_env import isolate
+from kits import warm_cli
+from kits.client_env import isolate
 from ui.conftest import episodic_ui
 
 pytestmark = pytest.mark.transcripts

@@ -8,8 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from client_env import EPISODIC, bare_env
-from session_builder import SessionWriter
+from kits.client_env import EPISODIC, bare_env
+from kits.session_builder import SessionWriter
 
 RULE = (
     "invalid tenant name '../x': use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit"

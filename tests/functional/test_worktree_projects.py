@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from session_builder import SessionWriter
+from kits.session_builder import SessionWriter
 from test_dream_record_quality import run
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="needs git")

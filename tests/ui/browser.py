@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import CHROMIUM, CHROMIUM_ARGS, require_browser
+from kits.browser_kit import CHROMIUM, CHROMIUM_ARGS, require_browser
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SCREENSHOTS = REPO_ROOT / "build" / "ui-screenshots"

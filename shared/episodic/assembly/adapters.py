@@ -239,7 +239,7 @@ def build_kept(settings: Settings) -> KeptTrajectories | None:
     """Trajectories kept in the home (None: switched off, or a Lambda, whose transcripts stay in the bucket)."""
     if isinstance(settings, DeployedSettings) or not settings.keep_trajectories:
         return None
-    from episodic.store.kept import KEPT_FOLDER, KeptTrajectoryFiles
+    from episodic.store.kept_trajectories import KEPT_FOLDER, KeptTrajectoryFiles
 
     return KeptTrajectoryFiles(
         settings.home / KEPT_FOLDER, int(settings.keep_trajectories_max_mb * 1_000_000)

@@ -142,8 +142,11 @@ class DynamoS3HistoryStore(HistoryStore):
     def sessions(self, tenant_id: str, filters: HistoryFilters) -> list[HistoryRecord]:
         return self._mirror(require_tenant(tenant_id)).sessions(tenant_id, filters)
 
-    def match(self, tenant_id: str, query: str, filters: HistoryFilters, limit: int) -> list[SessionMatch]:
-        return self._mirror(require_tenant(tenant_id)).match(tenant_id, query, filters, limit)
+    def match(
+        self, tenant_id: str, query: str, filters: HistoryFilters, limit: int, *, some_words: bool = False
+    ) -> list[SessionMatch]:
+        mirror = self._mirror(require_tenant(tenant_id))
+        return mirror.match(tenant_id, query, filters, limit, some_words=some_words)
 
     # ------------------------------------------------------------------ links
 

@@ -1,7 +1,7 @@
 """One presentation module: how a card becomes text for an agent (search results, get_episode, the CLI).
 
 Stdlib-only at import. The prompt hook keeps its own stdlib copy of `cut` and `fit_lines` (it may import
-nothing of the core); tests/unit/test_hook.py pins the copies to these.
+nothing of the core); tests/unit/hooks/test_hook.py pins the copies to these.
 """
 
 from __future__ import annotations

@@ -43,7 +43,7 @@ def build_cli(features: tuple[Feature, ...] | None = None) -> Any:
     eagerly); the registered ones are built lazily, a command's modules imported when it is looked up."""
     import click
 
-    from episodic.cli.lazy_group import AREAS, LazyEpisodicGroup, run_area
+    from episodic.cli.lazy_group import LazyEpisodicGroup
 
     @click.group(cls=LazyEpisodicGroup)  # errors are mapped there (EpisodicGroup), once
     @click.version_option(package_name="episodic")
@@ -51,7 +51,9 @@ def build_cli(features: tuple[Feature, ...] | None = None) -> Any:
         """Episodic memory for coding agents: one searchable card per past session."""
 
     if features is not None:  # the core's areas, then exactly these features' commands
-        for area in ("core", "cards", "mcp", "eval", "harvest", "setup_path", "ui"):
+        from episodic.cli.lazy_group import AREAS, CORE_AREAS, run_area
+
+        for area in CORE_AREAS:
             run_area(cli, area)
         cli.areas_run.update(AREAS)
         for feature in features:  # each feature's commands (episodic.kernel.feature_contract)

@@ -28,10 +28,10 @@ from episodic.cli.setup_clients import (
     SERVER_NAME,
     SESSION_DISTILL_ARGS,
     MergeResult,
-    _load_json_object,
-    _remove_hook,
-    _set_hook,
-    _write_if_changed,
+    load_json_object,
+    remove_hook,
+    set_hook,
+    write_if_changed,
 )
 from episodic.kernel.errors import ConfigError
 
@@ -94,7 +94,7 @@ def merge_agent_hooks(
     """Each moment's episodic hook in a JSON hooks file set to its command, or removed when it is None, and
     the MCP server entry when the same file holds it (Gemini CLI's settings.json); one write, one backup (of
     the file as it was); everything else in the file is kept."""
-    data = _load_json_object(path)
+    data = load_json_object(path)
     before = json.dumps(data, sort_keys=True) if path.exists() else ""
     if server_entry is not None:
         servers = data.setdefault("mcpServers", {})
@@ -103,12 +103,12 @@ def merge_agent_hooks(
         servers[SERVER_NAME] = server_entry
     for each, command in wanted:
         if command:
-            _set_hook(data, path, command, each.event, each.args, each.matcher, _handler(each, command))
+            set_hook(data, path, command, each.event, each.args, each.matcher, _handler(each, command))
         else:
-            _remove_hook(data, each.event, each.args)
+            remove_hook(data, each.event, each.args)
     if not path.exists() and not data:
         return MergeResult(path, changed=False)
-    return _write_if_changed(path, data, before)
+    return write_if_changed(path, data, before)
 
 
 def plan_lines(path: Path, wanted: list[tuple[Moment, str | None]]) -> list[str]:

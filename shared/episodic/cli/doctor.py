@@ -225,10 +225,13 @@ def _foreign_at(url: str, token: str | None) -> str:
 def check_hook_run(settings: Settings, home: Path, agent: str = "claude-code", indexed: bool = True) -> Check:
     """The prompt hook command `agent` runs, run once with a real payload: what it logged, with the fix
     (on an empty index its empty answer is that nothing is indexed yet, not a miss)."""
-    from episodic.cli.hook_probe import as_found, run_hook_probe
+    from episodic.cli.hook_probe import as_found, prompt_hook_source, run_hook_probe
 
-    probe = as_found(run_hook_probe(settings, home, agent=agent))
     name = "prompt hook" if agent == "claude-code" else f"prompt hook runs ({agent})"
+    path, event = prompt_hook_source(settings, home, agent)
+    if not hook_commands(home, (path, event)):  # the entry's own check above says so, with its fix
+        return Check(name, WARN, f"not tried: there is no {event} hook to run (its entry is missing, above)")
+    probe = as_found(run_hook_probe(settings, home, agent=agent))
     if not indexed and probe.detail.startswith("ok: no confident"):
         detail = "nothing indexed yet: the hook ran and answered, with no card to give"
         return Check(name, WARN, detail, "`episodic index`")

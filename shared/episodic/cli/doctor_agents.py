@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from episodic.cli.agent_hooks import Moment, hooks_file, moment, moments
-from episodic.cli.setup_agents import _TABLE_RE, codex_home, gemini_home
+from episodic.cli.setup_agents import TABLE_RE, codex_home, gemini_home
 from episodic.cli.setup_clients import (
     FAILURE_ARGS,
     FAILURE_EVENT,
@@ -105,7 +105,7 @@ def codex_moment_row(settings: Settings, each: Moment) -> Row | None:
     path = hooks_file("codex", home)
     found = _ours(_json(path), each.event, each.matcher, each.args)
     name, fix = f"{each.name} (codex)", _codex_trust_fix(settings)
-    row = _common(settings, name, each, bool(_TABLE_RE.search(raw)), found, path, fix)
+    row = _common(settings, name, each, bool(TABLE_RE.search(raw)), found, path, fix)
     if row is not None or found is None:
         return row
     features = _table(config, "features")

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 
 from episodic.aws.search_mode import HYBRID, SEARCH_MODE_HEADER, SEARCH_REASON_HEADER, VECTOR_ONLY
 from episodic.cli.doctor import FAIL, OK, PROBE_QUERY, Check
-from episodic.hooks.server import PROTOCOL_VERSION
+from episodic.hooks.server_client import PROTOCOL_VERSION
 from episodic.kernel.errors import EpisodicError
 from episodic.kernel.settings import Settings
 from episodic.mcp.protocol import LOCAL_HOSTS

@@ -10,6 +10,7 @@ from typing import Any
 
 import click
 
+from episodic.cli.options import json_option
 from episodic.kernel.settings import Settings, load_settings
 
 _GREEDY = "--transcripts"
@@ -43,9 +44,7 @@ def _report_options(json_holds: str, cards_use: str) -> Any:
     """--cards, --report and --json, as the replay and the yardsticks take them."""
 
     def apply(command: Any) -> Any:
-        command = click.option(
-            "--json", "as_json", is_flag=True, help=f"Print one JSON object ({json_holds})."
-        )(command)
+        command = json_option(f"Print one JSON object ({json_holds}).")(command)
         command = click.option(
             "--report",
             "report_dir",
@@ -218,145 +217,155 @@ def _command_line(ctx: click.Context, name: str) -> str:
     return "episodic eval " + shlex.join(typed or [name])
 
 
+@click.group("eval", cls=_EvalGroup, invoke_without_command=True)
+@click.option(
+    "--transcripts",
+    "transcripts",
+    multiple=True,
+    type=click.Path(exists=True, file_okay=False),
+    help="Folder(s) of Claude Code transcripts: every session found is the corpus (repeatable).",
+)
+@click.option(
+    "--queries",
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSONL: one object a line with at least `query` and `session_id`.",
+)
+@click.option(
+    "--systems",
+    multiple=True,
+    help="Systems to compare, comma-separated (default: all; see --list-systems).",
+)
+@click.option("--k", type=click.IntRange(1, 100), default=3, show_default=True, help="The recall@k cut-off.")
+@json_option("Print one JSON object (systems, queries).")
+@click.option(
+    "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
+)
+@click.option(
+    "--cards",
+    "cards_dir",
+    type=click.Path(exists=True, file_okay=False),
+    help="A folder of card files (<session_id>.json, e.g. from `episodic cards export`): card systems run "
+    "on them beside the configured distiller's cards.",
+)
+@click.option(
+    "--cards-only",
+    is_flag=True,
+    help="With --cards: skip the distilled side (missing sessions still are).",
+)
+@click.option(
+    "--negatives",
+    type=click.Path(exists=True, dir_okay=False),
+    help="JSONL of prompts no session covers (`query` a line): adds the injection view, what the prompt "
+    "hook gives the agent for them and for the queries.",
+)
+@click.option("--list-systems", is_flag=True, help="List the registered systems and exit.")
+@click.pass_context
+def eval_group(
+    ctx: click.Context,
+    transcripts: tuple[str, ...],
+    queries: str | None,
+    systems: tuple[str, ...],
+    k: int,
+    as_json: bool,
+    report_dir: str | None,
+    cards_dir: str | None,
+    cards_only: bool,
+    negatives: str | None,
+    list_systems: bool,
+) -> None:
+    """Compare retrieval systems on your own corpus.
+
+    Recall@1, recall@k, MRR with standard errors.
+
+    Example: episodic eval --transcripts ~/.claude/projects --queries queries.jsonl --report out/
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    from episodic.evaluation.systems import SYSTEMS
+
+    if list_systems:
+        for name, cls in SYSTEMS.items():
+            click.echo(f"{name:16} {cls.description}")
+        return
+    if not transcripts or not queries:
+        raise click.UsageError("eval needs --transcripts DIR [DIR…] and --queries FILE.jsonl")
+    if cards_only and not cards_dir:
+        raise click.UsageError("--cards-only needs --cards DIR")
+    from episodic.evaluation.progress import RichProgress
+    from episodic.evaluation.runner import run_evaluation
+
+    settings = load_settings()
+    with RichProgress() as progress:
+        result = run_evaluation(
+            settings,
+            list(transcripts),
+            Path(queries),
+            _systems(systems),
+            k,
+            progress=progress,
+            cards_dir=cards_dir,
+            cards_only=cards_only,
+            negatives=Path(negatives) if negatives else None,
+        )
+    result.command = "episodic eval " + shlex.join(ctx.meta.get("eval_argv", []))
+    if report_dir:
+        from episodic.evaluation.report import write_report
+
+        report, chart = write_report(result, Path(report_dir))
+        click.echo(f"wrote {report} and {chart}", err=True)
+    if as_json:
+        click.echo(json.dumps(result.to_json(), ensure_ascii=False))
+    else:
+        _print_text(result)
+
+
+@eval_group.command("gen-queries", cls=_GreedyCommand)
+@_query_writer_options("one query per session found.")
+@click.option("--limit", type=click.IntRange(1), default=None, help="At most this many sessions.")
+def gen_queries_cmd(transcripts: tuple[str, ...], out: str, limit: int | None) -> None:
+    """Write one held-out query per session (an LLM).
+
+    Write one held-out query per session with the configured LLM (Bedrock), leaky ones rejected.
+    """
+    from episodic.evaluation.gen_queries import bedrock_writer, run_gen_queries
+    from episodic.evaluation.progress import RichProgress
+
+    settings = load_settings()
+    writer = None
+    if settings.distiller == "bedrock":
+        writer = bedrock_writer(_bedrock_client(settings), settings.bedrock_model_id)
+    with RichProgress() as progress:
+        report = run_gen_queries(settings, list(transcripts), Path(out), writer, limit, progress)
+    click.echo(f"wrote {len(report.written)} queries to {out}; rejected {len(report.rejected)} sessions")
+    for session_id, why in report.rejected:
+        click.echo(f"  rejected {session_id}: {why}")
+
+
+@eval_group.command("pseudo-queries", cls=_GreedyCommand)
+@_query_writer_options("each session's later prompts become queries for it.")
+@click.option(
+    "--per-session", type=click.IntRange(1, 20), default=2, show_default=True, help="Queries a session."
+)
+def pseudo_queries_cmd(transcripts: tuple[str, ...], out: str, per_session: int) -> None:
+    """Each session's later prompts as its queries.
+
+    Write each session's later prompts as queries for it: a yardstick nothing was tuned on (no LLM).
+    """
+    from episodic.evaluation.progress import RichProgress
+    from episodic.evaluation.pseudo_queries import PseudoRules, run_pseudo_queries, write_queries
+
+    with RichProgress() as progress:
+        queries, sessions = run_pseudo_queries(
+            load_settings(), list(transcripts), PseudoRules(per_session=per_session), progress
+        )
+    if not queries:
+        raise click.ClickException("no session has a later prompt long enough to be a query")
+    written = write_queries(queries, Path(out))
+    targets = len({q.session_id for q in queries})
+    click.echo(f"wrote {written} queries for {targets} of {sessions} sessions to {out}")
+
+
 def register(group: click.Group) -> None:
-    @group.group("eval", cls=_EvalGroup, invoke_without_command=True)
-    @click.option(
-        "--transcripts",
-        "transcripts",
-        multiple=True,
-        type=click.Path(exists=True, file_okay=False),
-        help="Folder(s) of Claude Code transcripts: every session found is the corpus (repeatable).",
-    )
-    @click.option(
-        "--queries",
-        type=click.Path(exists=True, dir_okay=False),
-        help="JSONL: one object a line with at least `query` and `session_id`.",
-    )
-    @click.option(
-        "--systems",
-        multiple=True,
-        help="Systems to compare, comma-separated (default: all; see --list-systems).",
-    )
-    @click.option(
-        "--k", type=click.IntRange(1, 100), default=3, show_default=True, help="The recall@k cut-off."
-    )
-    @click.option("--json", "as_json", is_flag=True, help="Print one JSON object (systems, queries).")
-    @click.option(
-        "--report", "report_dir", type=click.Path(file_okay=False), help="Write report.md + chart.png here."
-    )
-    @click.option(
-        "--cards",
-        "cards_dir",
-        type=click.Path(exists=True, file_okay=False),
-        help="A folder of card files (<session_id>.json, e.g. from `episodic cards export`): card systems run "
-        "on them beside the configured distiller's cards.",
-    )
-    @click.option(
-        "--cards-only",
-        is_flag=True,
-        help="With --cards: skip the distilled side (missing sessions still are).",
-    )
-    @click.option(
-        "--negatives",
-        type=click.Path(exists=True, dir_okay=False),
-        help="JSONL of prompts no session covers (`query` a line): adds the injection view, what the prompt "
-        "hook gives the agent for them and for the queries.",
-    )
-    @click.option("--list-systems", is_flag=True, help="List the registered systems and exit.")
-    @click.pass_context
-    def eval_group(
-        ctx: click.Context,
-        transcripts: tuple[str, ...],
-        queries: str | None,
-        systems: tuple[str, ...],
-        k: int,
-        as_json: bool,
-        report_dir: str | None,
-        cards_dir: str | None,
-        cards_only: bool,
-        negatives: str | None,
-        list_systems: bool,
-    ) -> None:
-        """Compare retrieval systems on your own corpus: recall@1, recall@k, MRR with standard errors.
-
-        Example: episodic eval --transcripts ~/.claude/projects --queries queries.jsonl --report out/
-        """
-        if ctx.invoked_subcommand is not None:
-            return
-        from episodic.evaluation.systems import SYSTEMS
-
-        if list_systems:
-            for name, cls in SYSTEMS.items():
-                click.echo(f"{name:16} {cls.description}")
-            return
-        if not transcripts or not queries:
-            raise click.UsageError("eval needs --transcripts DIR [DIR…] and --queries FILE.jsonl")
-        if cards_only and not cards_dir:
-            raise click.UsageError("--cards-only needs --cards DIR")
-        from episodic.evaluation.progress import RichProgress
-        from episodic.evaluation.runner import run_evaluation
-
-        settings = load_settings()
-        with RichProgress() as progress:
-            result = run_evaluation(
-                settings,
-                list(transcripts),
-                Path(queries),
-                _systems(systems),
-                k,
-                progress=progress,
-                cards_dir=cards_dir,
-                cards_only=cards_only,
-                negatives=Path(negatives) if negatives else None,
-            )
-        result.command = "episodic eval " + shlex.join(ctx.meta.get("eval_argv", []))
-        if report_dir:
-            from episodic.evaluation.report import write_report
-
-            report, chart = write_report(result, Path(report_dir))
-            click.echo(f"wrote {report} and {chart}", err=True)
-        if as_json:
-            click.echo(json.dumps(result.to_json(), ensure_ascii=False))
-        else:
-            _print_text(result)
-
     eval_group.add_command(replay_cmd)
     eval_group.add_command(yardsticks_cmd)
-
-    @eval_group.command("gen-queries", cls=_GreedyCommand)
-    @_query_writer_options("one query per session found.")
-    @click.option("--limit", type=click.IntRange(1), default=None, help="At most this many sessions.")
-    def gen_queries_cmd(transcripts: tuple[str, ...], out: str, limit: int | None) -> None:
-        """Write one held-out query per session with the configured LLM (Bedrock), leaky ones rejected."""
-        from episodic.evaluation.gen_queries import bedrock_writer, run_gen_queries
-        from episodic.evaluation.progress import RichProgress
-
-        settings = load_settings()
-        writer = None
-        if settings.distiller == "bedrock":
-            writer = bedrock_writer(_bedrock_client(settings), settings.bedrock_model_id)
-        with RichProgress() as progress:
-            report = run_gen_queries(settings, list(transcripts), Path(out), writer, limit, progress)
-        click.echo(f"wrote {len(report.written)} queries to {out}; rejected {len(report.rejected)} sessions")
-        for session_id, why in report.rejected:
-            click.echo(f"  rejected {session_id}: {why}")
-
-    @eval_group.command("pseudo-queries", cls=_GreedyCommand)
-    @_query_writer_options("each session's later prompts become queries for it.")
-    @click.option(
-        "--per-session", type=click.IntRange(1, 20), default=2, show_default=True, help="Queries a session."
-    )
-    def pseudo_queries_cmd(transcripts: tuple[str, ...], out: str, per_session: int) -> None:
-        """Write each session's later prompts as queries for it: a yardstick nothing was tuned on (no LLM)."""
-        from episodic.evaluation.progress import RichProgress
-        from episodic.evaluation.pseudo_queries import PseudoRules, run_pseudo_queries, write_queries
-
-        with RichProgress() as progress:
-            queries, sessions = run_pseudo_queries(
-                load_settings(), list(transcripts), PseudoRules(per_session=per_session), progress
-            )
-        if not queries:
-            raise click.ClickException("no session has a later prompt long enough to be a query")
-        written = write_queries(queries, Path(out))
-        targets = len({q.session_id for q in queries})
-        click.echo(f"wrote {written} queries for {targets} of {sessions} sessions to {out}")
+    group.add_command(eval_group)

@@ -13,7 +13,7 @@ from typing import Any
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.errors import EpisodicError
 
 _DATE_FORMATS = ["%Y-%m-%d", "%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
@@ -74,22 +74,27 @@ def _client(settings: Any, profile: str | None) -> Any:
     return build_s3_client(settings, profile)
 
 
-@click.command("harvest")
-@click.argument("paths", nargs=-1, type=click.Path())
-@click.option(
+# the options harvest, backfill and cron install share
+bucket_option = click.option(
     "--bucket", default=None, help="Transcripts bucket (default: settings, else <home>/aws-outputs.json)."
 )
-@click.option(
-    "--tenant", type=TENANT, default=None, help="Tenant prefix for the objects (default: settings.tenant)."
+profile_option = click.option(
+    "--profile", default=None, help="AWS profile (default: the standard credential chain)."
 )
+
+
+@click.command("harvest")
+@click.argument("paths", nargs=-1, type=click.Path())
+@bucket_option
+@tenant_option("Tenant prefix for the objects")
 @click.option(
     "--since", type=click.DateTime(_DATE_FORMATS), default=None, help="Only sessions active since DATE."
 )
 @click.option("--limit", type=click.IntRange(min=1), default=None, help="Only the N most recent sessions.")
 @click.option("--dry-run", is_flag=True, help="Scrub and report what would be uploaded; no AWS call at all.")
-@click.option("--profile", default=None, help="AWS profile (default: the standard credential chain).")
+@profile_option
 @click.option("--from-spool", is_flag=True, help="Upload exactly the sessions queued by the SessionEnd hook.")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@json_option("Print the summary as JSON.")
 def harvest_cmd(
     paths: tuple[str, ...],
     bucket: str | None,
@@ -101,7 +106,10 @@ def harvest_cmd(
     from_spool: bool,
     as_json: bool,
 ) -> None:
-    """Upload new and grown Claude Code sessions, scrubbed, to the transcripts bucket."""
+    """Upload new sessions, scrubbed, to the bucket.
+
+    Upload new and grown Claude Code sessions, scrubbed, to the transcripts bucket.
+    """
     from episodic.harvest.runner import drain_spool, make_harvester, prepare_harvest, record_last_run
     from episodic.harvest.state import record_aborted_run
 
@@ -136,9 +144,9 @@ def harvest_cmd(
     "--limit", type=click.IntRange(min=1), required=True, help="How many of the most recent sessions."
 )
 @click.option("--yes", is_flag=True, help="Do not ask for confirmation of the estimated cost.")
-@click.option("--bucket", default=None)
-@click.option("--tenant", type=TENANT, default=None)
-@click.option("--profile", default=None)
+@bucket_option
+@tenant_option()
+@profile_option
 @click.option(
     "--timeout",
     "timeout_seconds",
@@ -148,7 +156,7 @@ def harvest_cmd(
     help="Seconds to wait for cards.",
 )
 @click.option("--poll-interval", type=float, default=15.0, show_default=True, help="Seconds between checks.")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 def backfill_cmd(
     limit: int,
     yes: bool,
@@ -159,7 +167,10 @@ def backfill_cmd(
     poll_interval: float,
     as_json: bool,
 ) -> None:
-    """Estimate, confirm, harvest the N most recent sessions, then wait until their cards are indexed."""
+    """Harvest the N most recent sessions, then index them.
+
+    Estimate, confirm, harvest the N most recent sessions, then wait until their cards are indexed.
+    """
     from episodic.harvest.backfill import estimate_backfill, expected_cards, wait_for_cards
     from episodic.harvest.runner import make_harvester, prepare_harvest, record_last_run
 
@@ -221,7 +232,10 @@ def backfill_cmd(
 
 @click.group("cron")
 def cron_group() -> None:
-    """A nightly `episodic harvest` (crontab on Linux, launchd on macOS, systemd user timer on request)."""
+    """A nightly `episodic harvest` (cron, launchd, systemd).
+
+    A nightly `episodic harvest` (crontab on Linux, launchd on macOS, systemd user timer on request).
+    """
 
 
 NO_SCHEDULER = (
@@ -245,9 +259,9 @@ def _scheduler(systemd: bool, settings: Any) -> Any:
 @cron_group.command("install")
 @click.option("--at", "at_time", default="03:00", show_default=True, help="Local time HH:MM.")
 @click.option("--systemd", is_flag=True, help="Use a systemd user timer instead of crontab.")
-@click.option("--bucket", default=None)
-@click.option("--tenant", type=TENANT, default=None)
-@click.option("--profile", default=None)
+@bucket_option
+@tenant_option()
+@profile_option
 def cron_install(
     at_time: str, systemd: bool, bucket: str | None, tenant: str | None, profile: str | None
 ) -> None:
@@ -277,7 +291,7 @@ def cron_install(
 
 
 @cron_group.command("remove")
-@click.option("--systemd", is_flag=True)
+@click.option("--systemd", is_flag=True, help="The systemd user timer instead of crontab.")
 def cron_remove(systemd: bool) -> None:
     """Remove the nightly harvest (other crontab lines are left alone)."""
     scheduler = _scheduler(systemd, _settings())
@@ -288,8 +302,8 @@ def cron_remove(systemd: bool) -> None:
 
 
 @cron_group.command("status")
-@click.option("--systemd", is_flag=True)
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--systemd", is_flag=True, help="The systemd user timer instead of crontab.")
+@json_option()
 def cron_status(systemd: bool, as_json: bool) -> None:
     """The installed schedule and the last run's summary."""
     from episodic.harvest.state import read_last_run
@@ -323,7 +337,10 @@ def cron_status(systemd: bool, as_json: bool) -> None:
 
 @click.command("session-end")
 def hook_session_end() -> None:
-    """Queue the ended session's transcript and start a detached uploader (always exits 0)."""
+    """The SessionEnd hook that queues a harvest.
+
+    Queue the ended session's transcript and start a detached uploader (always exits 0).
+    """
     from episodic.harvest.spool import session_end
 
     session_end()
@@ -338,7 +355,10 @@ def hook_session_end() -> None:
     help="The file written by `npx cdk deploy --outputs-file F`.",
 )
 def setup_aws(outputs_file: Path) -> None:
-    """Record the deployed stack's outputs so harvest, backfill and cron find the bucket and endpoint."""
+    """Record the deployed stack's outputs.
+
+    Record the deployed stack's outputs so harvest, backfill and cron find the bucket and endpoint.
+    """
     from episodic.harvest.state import OUTPUTS_FILE, harvester_policy, record_stack_outputs
 
     settings = _settings()

@@ -125,7 +125,9 @@ def probe_prompt(settings: Settings) -> str:
 
 
 def _log_path() -> Path:
-    return envsource.home_dir() / "logs" / "hook.log"  # where the hook writes (episodic.hooks.prompt._log)
+    return (
+        envsource.home_dir() / "logs" / "hook.log"
+    )  # where the hook writes (episodic.hooks.payload.log_outcome)
 
 
 def _new_lines(path: Path, offset: int) -> list[str]:

@@ -11,7 +11,7 @@ import sys
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.errors import EpisodicError
 
 
@@ -31,7 +31,10 @@ def _token_store():  # type: ignore[no-untyped-def]
 @click.option("--host", default=None, help="Interface to bind (default 127.0.0.1: this machine only).")
 @click.option("--port", type=int, default=None, help="Port (default 8765; 0 picks a free one).")
 def serve_cmd(host: str | None, port: int | None) -> None:
-    """Serve MCP over HTTP at /mcp (bearer tokens from `episodic token add`)."""
+    """Serve MCP over HTTP at /mcp (bearer tokens).
+
+    Serve MCP over HTTP at /mcp (bearer tokens from `episodic token add`).
+    """
     from episodic.mcp.http_server import serve
 
     settings = _settings()
@@ -58,7 +61,10 @@ def serve_cmd(host: str | None, port: int | None) -> None:
 
 @click.command("mcp")
 def mcp_cmd() -> None:
-    """Serve MCP over stdio (for `claude mcp add episodic -- episodic mcp`); local tenant, no token."""
+    """Serve MCP over stdio (local tenant, no token).
+
+    Serve MCP over stdio (for `claude mcp add episodic -- episodic mcp`); local tenant, no token.
+    """
     from episodic.mcp.stdio import serve_stdio
 
     serve_stdio(_settings())
@@ -108,13 +114,14 @@ REVOCATION_DELAY = (
 
 
 @token_group.command("add")
+@tenant_option("The tenant whose cards this token may read")
 @click.option(
-    "--tenant",
-    type=TENANT,
-    default=None,
-    help="The tenant whose cards this token may read (default: `tenant`).",
+    "--scope",
+    type=click.Choice(["read", "write"]),
+    default="read",
+    show_default=True,
+    help="What the token may do: read (search) or write too (record, review, link).",
 )
-@click.option("--scope", type=click.Choice(["read", "write"]), default="read", show_default=True)
 @_aws_options
 def token_add(tenant: str | None, scope: str, on_aws: bool, secret: str | None, profile: str | None) -> None:
     """Create a token and print it once (only its hash is stored)."""
@@ -173,7 +180,10 @@ def token_revoke(token_id: str, on_aws: bool, secret: str | None, profile: str |
 
 @click.group("setup")
 def setup_group() -> None:
-    """Print (or --write) the configuration for Claude Code, Cursor, Codex CLI or Gemini CLI."""
+    """Configure Claude Code, Cursor, Codex CLI or Gemini CLI.
+
+    Print (or --write) the configuration for Claude Code, Cursor, Codex CLI or Gemini CLI.
+    """
 
 
 def _finish(plan, write: bool) -> None:  # type: ignore[no-untyped-def]
@@ -244,13 +254,15 @@ def setup_claude_code(
     distiller: str | None,
     keep_transcripts_days: int | None,
 ) -> None:
-    """`claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json; with --write, the
-    local server is left answering for the first prompt."""
+    """The MCP server and hooks for Claude Code.
+
+    `claude mcp add …` and the UserPromptSubmit hook for ~/.claude/settings.json; with --write, the
+    local server is left answering for the first prompt.
+    """
     from episodic.cli.distiller_choice import choose_distiller
     from episodic.cli.setup_clients import claude_code_plan, user_home
     from episodic.cli.setup_retention import offer_keep_transcripts
     from episodic.cli.setup_steps import announce_distiller, leave_server_answering, say_if_not_installed
-    from episodic.distill.agent_cli import AGENT_KINDS
 
     settings = _settings()
     _refuse_unrunnable(settings, distiller)  # before anything is written
@@ -262,7 +274,7 @@ def setup_claude_code(
         token,
         _executable(),
         literal_token,
-        choice.distiller in AGENT_KINDS,  # its SessionEnd hook distils with any agent CLI
+        settings.hook_session_end,  # an ended session gets its card without `index`, with any distiller
         dream_on_session_start=settings.dream_session_start,
         failure_hook=settings.hook_failure,
     )
@@ -318,9 +330,12 @@ def _choose_and_announce(agent: str, distiller: str | None, write: bool) -> None
 @_write_option
 @_distiller_option("codex")
 def setup_codex(url: str | None, token: str | None, write: bool, distiller: str | None) -> None:
-    """`codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml."""
+    """The MCP server and hooks for Codex CLI.
+
+    `codex mcp add …` and the [mcp_servers.episodic] table of $CODEX_HOME/config.toml.
+    """
     from episodic.cli.setup_agents import apply_codex_plan, codex_home, codex_plan, render_codex_plan
-    from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_clients import WRITE_AGAIN, user_home
     from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
@@ -329,9 +344,10 @@ def setup_codex(url: str | None, token: str | None, write: bool, distiller: str 
     plan = codex_plan(
         codex_home(settings.codex_home, user_home(settings.user_home)), url, token, _executable()
     )
-    if not write:
+    if not write:  # the table, then the hooks, then how to write them all (as `setup claude-code` ends)
         click.echo(render_codex_plan(plan))
         _agent_hooks_step(settings, "codex", plan.config_file.parent, url, write)
+        click.echo(WRITE_AGAIN)
         _choose_and_announce("codex", distiller, write)
         return
     result = apply_codex_plan(plan)
@@ -376,9 +392,12 @@ def _agent_hooks_step(
 @_write_option
 @_distiller_option("gemini")
 def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str | None) -> None:
-    """`gemini mcp add …` and the episodic entry of ~/.gemini/settings.json."""
+    """The MCP server and hooks for Gemini CLI.
+
+    `gemini mcp add …` and the episodic entry of ~/.gemini/settings.json.
+    """
     from episodic.cli.setup_agents import gemini_home, gemini_plan
-    from episodic.cli.setup_clients import user_home
+    from episodic.cli.setup_clients import WRITE_AGAIN, render_plan, user_home
     from episodic.cli.setup_steps import say_if_not_installed
 
     settings = _settings()
@@ -390,19 +409,23 @@ def setup_gemini(url: str | None, token: str | None, write: bool, distiller: str
         _agent_hooks_step(settings, "gemini", home, url, write, plan.server_entry)
         for note in plan.notes:
             click.echo(note, err=True)
-    else:
-        _finish(plan, write)
+    else:  # the entry, then the hooks, then how to write them all
+        click.echo(render_plan(plan, last=False))
         _agent_hooks_step(settings, "gemini", home, url, write)
+        click.echo(WRITE_AGAIN)
     _choose_and_announce("gemini", distiller, write)
 
 
 @click.command("doctor")
-@click.option("--json", "as_json", is_flag=True)
+@json_option()
 @click.option(
     "--aws", "aws", is_flag=True, help="Check the deployed stack `setup aws` recorded (search mode, harvest)."
 )
 def doctor_cmd(as_json: bool, aws: bool) -> None:
-    """Check the chain from the executable to an injected memory; a fix for every failure."""
+    """Check the chain from the executable to a memory.
+
+    Check the chain from the executable to an injected memory; a fix for every failure.
+    """
     import json
 
     if aws:
@@ -426,12 +449,18 @@ def doctor_cmd(as_json: bool, aws: bool) -> None:
 
 @click.group("hook")
 def hook_group() -> None:
-    """The agents' hooks (fail open: exit 0, print nothing on any failure)."""
+    """The agents' hooks (fail open: exit 0, print nothing).
+
+    The agents' hooks (fail open: exit 0, print nothing on any failure).
+    """
 
 
 @hook_group.command("user-prompt-submit")
 def hook_user_prompt_submit() -> None:
-    """Inject up to 3 similar verified past episodes into the prompt's context."""
+    """Claude Code's UserPromptSubmit hook.
+
+    Inject up to 3 similar verified past episodes into the prompt's context.
+    """
     from episodic.hooks.prompt import entry
 
     sys.stdout.flush()
@@ -440,7 +469,10 @@ def hook_user_prompt_submit() -> None:
 
 @hook_group.command("post-tool-failure")
 def hook_post_tool_failure() -> None:
-    """PostToolUseFailure (Bash): inject how an earlier session got past the same error, when one did."""
+    """Claude Code's PostToolUseFailure hook.
+
+    PostToolUseFailure (Bash): inject how an earlier session got past the same error, when one did.
+    """
     from episodic.hooks.failure import entry
 
     sys.stdout.flush()
@@ -449,33 +481,44 @@ def hook_post_tool_failure() -> None:
 
 @hook_group.command("session-distill")
 def hook_session_distill() -> None:
-    """SessionEnd (Codex: Stop, once quiet): distil the ended session in the background."""
+    """The SessionEnd hook that distils a session.
+
+    SessionEnd (Codex: Stop, once quiet): distil the ended session in the background.
+    """
     from episodic.hooks.session_end import hook_main
 
     raise SystemExit(hook_main())
 
 
-@click.command("distil-session", hidden=True)
+@click.command("distill-session", hidden=True)
 @click.argument("transcript")
 @click.option(
     "--after-quiet", is_flag=True, help="Wait until the file has not changed for distill_quiet_seconds."
 )
-def distil_session_cmd(transcript: str, after_quiet: bool) -> None:
+def distill_session_cmd(transcript: str, after_quiet: bool) -> None:
     """The session-end worker: one session's card, heuristic first, then the agent CLI's (logged)."""
-    from episodic.hooks.session_end import LOG_FILE, _log, distil_session, wait_until_quiet
+    from episodic.hooks.session_end import LOG_FILE, distill_session, log_line, wait_until_quiet
 
     settings = _settings()
     try:
         if after_quiet and not wait_until_quiet(settings.home, transcript, settings.distill_quiet_seconds):
             outcome = f"another worker waits for {transcript} to go quiet"
         else:
-            outcome = distil_session(settings, transcript)
+            outcome = distill_session(settings, transcript)
     except (EpisodicError, TimeoutError, OSError) as exc:
         outcome = f"failed for {transcript}: {type(exc).__name__}: {exc}"
-    _log(settings.home, f"worker: {outcome}")
+    log_line(settings.home, f"worker: {outcome}")
     click.echo(f"{outcome} (logged in {settings.log_dir / LOG_FILE})", err=True)
 
 
 def register(group: click.Group) -> None:
-    for command in (serve_cmd, mcp_cmd, token_group, setup_group, hook_group, doctor_cmd, distil_session_cmd):
+    for command in (
+        serve_cmd,
+        mcp_cmd,
+        token_group,
+        setup_group,
+        hook_group,
+        doctor_cmd,
+        distill_session_cmd,
+    ):
         group.add_command(command)

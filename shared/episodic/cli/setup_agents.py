@@ -37,7 +37,7 @@ from episodic.cli.setup_clients import SERVER_NAME, TOKEN_ENV, ClientPlan, Merge
 from episodic.kernel.errors import ConfigError
 
 _TABLE = f"mcp_servers.{SERVER_NAME}"
-_TABLE_RE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*\"?" + re.escape(SERVER_NAME) + r"\"?\s*\]\s*$", re.M)
+TABLE_RE = re.compile(r"^\s*\[\s*mcp_servers\s*\.\s*\"?" + re.escape(SERVER_NAME) + r"\"?\s*\]\s*$", re.M)
 
 
 def codex_home(codex_home_setting: str | None, user_home: Path) -> Path:
@@ -128,7 +128,6 @@ def render_codex_plan(plan: CodexPlan) -> str:
         plan.table.rstrip(),
     ]
     out.extend(f"# {note}" for note in plan.notes)
-    out.append("# Run again with --write to add the table to the file (a backup is kept).")
     return "\n".join(out)
 
 
@@ -143,7 +142,7 @@ def apply_codex_plan(plan: CodexPlan) -> MergeResult:
         tomllib.loads(raw)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{path} is not valid TOML ({exc}); fix it or add the table by hand") from exc
-    if _TABLE_RE.search(raw):
+    if TABLE_RE.search(raw):
         return MergeResult(path, changed=False)
     backup: Path | None = None
     if path.exists():

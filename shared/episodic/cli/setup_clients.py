@@ -213,8 +213,12 @@ def cursor_plan(
     )
 
 
-def render_plan(plan: ClientPlan) -> str:
-    """What `setup` prints without --write: the commands and the exact JSON to paste."""
+WRITE_AGAIN = "# Run again with --write to merge these into the files (a backup is kept)."
+
+
+def render_plan(plan: ClientPlan, last: bool = True) -> str:
+    """What `setup` prints without --write: the commands and the exact JSON to paste (`last`: then how to
+    write them; a preview with more to show after it ends on that line itself)."""
     out: list[str] = []
     if plan.commands:
         out.append("# Register the MCP server:")
@@ -233,14 +237,14 @@ def render_plan(plan: ClientPlan) -> str:
         out.append(f"# Write {planned.path}:")
         out.append(planned.content)
     out.extend(f"# {note}" for note in plan.notes)
-    out.append("# Run again with --write to merge these into the files (a backup is kept).")
+    out += [WRITE_AGAIN] if last else []
     return "\n".join(out)
 
 
 # ---------------------------------------------------------------- merging
 
 
-def _load_json_object(path: Path) -> dict[str, Any]:
+def load_json_object(path: Path) -> dict[str, Any]:
     try:
         raw = path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -258,7 +262,7 @@ def _load_json_object(path: Path) -> dict[str, Any]:
     return data
 
 
-def _write_with_backup(path: Path, data: dict[str, Any]) -> Path | None:
+def write_with_backup(path: Path, data: dict[str, Any]) -> Path | None:
     backup: Path | None = None
     if path.exists():
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")
@@ -289,7 +293,7 @@ def _hook_groups(data: dict[str, Any], path: Path, event: str) -> list[Any]:
     return groups
 
 
-def _set_hook(
+def set_hook(
     data: dict[str, Any],
     path: Path,
     command: str,
@@ -325,7 +329,7 @@ def _set_hook(
         groups.append({"matcher": matcher, "hooks": [wanted]} if matcher else {"hooks": [wanted]})
 
 
-def _remove_hook(data: dict[str, Any], event: str, args: str) -> None:
+def remove_hook(data: dict[str, Any], event: str, args: str) -> None:
     """Drop episodic `event` hooks ending in `args` from `data`; an event left with no group goes too
     (an empty list, e.g. `"SessionEnd": []` an older setup left, is no configuration)."""
     hooks = data.get("hooks")
@@ -349,32 +353,32 @@ def _remove_hook(data: dict[str, Any], event: str, args: str) -> None:
             del data["hooks"]
 
 
-def _write_if_changed(path: Path, data: dict[str, Any], before: str) -> MergeResult:
+def write_if_changed(path: Path, data: dict[str, Any], before: str) -> MergeResult:
     if json.dumps(data, sort_keys=True) == before:
         return MergeResult(path, changed=False)
-    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+    return MergeResult(path, changed=True, backup=write_with_backup(path, data))
 
 
 def merge_hook(
     path: Path, command: str, event: str = "UserPromptSubmit", args: str = HOOK_ARGS
 ) -> MergeResult:
     """One episodic `event` hook running `command`: an older one is updated, duplicates dropped."""
-    data = _load_json_object(path)
+    data = load_json_object(path)
     before = json.dumps(data, sort_keys=True)
-    _set_hook(data, path, command, event, args)
-    return _write_if_changed(path, data, before)
+    set_hook(data, path, command, event, args)
+    return write_if_changed(path, data, before)
 
 
 def merge_server(path: Path, entry: dict[str, Any], name: str = SERVER_NAME) -> MergeResult:
     """Set mcpServers[name] (replacing only our own entry when it differs), keeping everything else."""
-    data = _load_json_object(path)
+    data = load_json_object(path)
     servers = data.setdefault("mcpServers", {})
     if not isinstance(servers, dict):
         raise ConfigError(f'{path}: "mcpServers" is not an object; nothing was changed')
     if servers.get(name) == entry:
         return MergeResult(path, changed=False)
     servers[name] = entry
-    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+    return MergeResult(path, changed=True, backup=write_with_backup(path, data))
 
 
 def write_missing_file(planned: PlannedFile) -> MergeResult:
@@ -390,19 +394,19 @@ def merge_hooks(plan: ClientPlan) -> MergeResult | None:
     if not (plan.hook_file and plan.hook_command):
         return None
     path = plan.hook_file
-    data = _load_json_object(path)
+    data = load_json_object(path)
     before = json.dumps(data, sort_keys=True) if path.exists() else ""
-    _set_hook(data, path, plan.hook_command, "UserPromptSubmit", HOOK_ARGS)
+    set_hook(data, path, plan.hook_command, "UserPromptSubmit", HOOK_ARGS)
     for event, args, command, matcher in (
         ("SessionEnd", SESSION_DISTILL_ARGS, plan.session_end_command, ""),
         ("SessionStart", SESSION_START_ARGS, plan.session_start_command, ""),
         (FAILURE_EVENT, FAILURE_ARGS, plan.failure_command, FAILURE_MATCHER),
     ):
         if command:
-            _set_hook(data, path, command, event, args, matcher)
+            set_hook(data, path, command, event, args, matcher)
         else:
-            _remove_hook(data, event, args)
-    return _write_if_changed(path, data, before)
+            remove_hook(data, event, args)
+    return write_if_changed(path, data, before)
 
 
 def apply_plan(plan: ClientPlan) -> list[MergeResult]:

@@ -10,7 +10,10 @@ import click
 @click.command("path")
 @click.option("--write", is_flag=True, help="Create the link (replacing an older episodic link).")
 def setup_path(write: bool) -> None:
-    """Link ~/.local/bin/episodic to this install, so `episodic …` works without `.venv/bin/`."""
+    """Link ~/.local/bin/episodic to this install.
+
+    So `episodic …` works without `.venv/bin/`.
+    """
     from episodic.cli.setup_clients import installed_executable, link_executable, path_link, user_home
     from episodic.kernel.settings import load_settings
     from episodic.plumbing import envsource

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import click
 
-from episodic.cli.setup_clients import MergeResult, _load_json_object, _write_with_backup
+from episodic.cli.setup_clients import MergeResult, load_json_object, write_with_backup
 from episodic.kernel.errors import ConfigError
 from episodic.sessions.agent_cleanup import CLEANUP_SETTING, DEFAULT_CLEANUP_DAYS, cleanup_days
 
@@ -25,11 +25,11 @@ def raise_cleanup_days(config_dir: Path, days: int) -> MergeResult:
     if not 1 <= days <= MAX_DAYS:
         raise ConfigError(f"--keep-transcripts-days must be 1-{MAX_DAYS}, got {days}")
     path = config_dir / "settings.json"
-    data = _load_json_object(path)  # invalid JSON: a ConfigError, nothing changed
+    data = load_json_object(path)  # invalid JSON: a ConfigError, nothing changed
     if cleanup_days(config_dir) >= days:  # never lowered
         return MergeResult(path, changed=False)
     data[CLEANUP_SETTING] = days
-    return MergeResult(path, changed=True, backup=_write_with_backup(path, data))
+    return MergeResult(path, changed=True, backup=write_with_backup(path, data))
 
 
 def offer_keep_transcripts(

@@ -1,18 +1,15 @@
 """How sure a hit is: the decision rule between a full card, a one-line pointer and silence.
 
-Two measures must agree (chosen on the dev set's fold A, reported on fold B; figures in docs/retrieval.md):
-the fused score (store.hybrid: how far a session stands above the rest of *this* index, since inside one
-codebase every card clears a fixed cosine floor), and the cosine itself in multiples of the embedder's floor
-(a session that stands out of a crowd of unrelated cards can still be far in absolute terms).
+Two measures must agree (chosen on the dev set's fold A, reported on fold B; figures in docs/retrieval.md): the
+fused score (store.hybrid: how far a session stands above the rest of *this* index) and the cosine in multiples of
+the embedder's floor (a session that stands out of a crowd can still be far in absolute terms).
 - strong: score >= strong_score and similarity >= STRONG_FACTOR x floor: a full card, described as close;
 - weak: score >= weak_score and similarity >= WEAK_FACTOR x floor: a one-line pointer even unasked (the hook);
 - faint: score >= faint_score and similarity >= FAINT_FACTOR x floor: only for an agent that asks, labelled;
-- below: dropped. With the local judge, `judge_strong` / `judge_weak` let the judge's probability decide the
-full card and rule out pointers (`ConfidenceRule.tier`); an unjudged hit keeps the rule above. Below MIN_POOL cards a
-z-score measures nothing (the largest z of n values is (n-1)/sqrt(n)), so only the cosine bars apply.
-A judged full card also needs the full-card gate (`judge_gate`, core.full_card_gate): the judge says "relevant"
-for the same topic and a neighbour shares it; and no full card at all unless the words the prompt shares with the
-card weigh `min_keyword` in the keyword half (IDF over the tenant's own cards: generic words weigh nothing).
+- below: dropped. With the local judge, `judge_strong` / `judge_weak` let its probability decide the full card and
+rule out pointers (`ConfidenceRule.tier`); a judged full card also needs the full-card gate (`judge_gate`,
+core.full_card_gate), and no full card at all unless the words the prompt shares with the card weigh `min_keyword`
+in the keyword half. Below MIN_POOL cards a z-score measures nothing, so only the cosine bars apply.
 """
 
 from __future__ import annotations

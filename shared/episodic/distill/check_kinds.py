@@ -9,7 +9,7 @@
     from its output ("✓ main CI", "build\tpass", "X test", "fail") and exit status; a pending run says nothing;
   - any other command whose output is a test or lint report ("Tests: 12 passed", "ok  \tpkg", "Found 0
     errors", "All checks passed") is a check, unless it only showed a file or a log (`cat`, `tail`, `grep`).
-Real examples both ways: tests/unit/test_check_kinds.py.
+Real examples both ways: tests/unit/distill/test_check_kinds.py.
 """
 
 from __future__ import annotations

@@ -67,7 +67,7 @@ from episodic.distill.evidence import (
     tool_calls_in,
 )
 from episodic.distill.holes import hole_breaks
-from episodic.distill.rules import AnyOf, Rule, RuleSet, rule
+from episodic.distill.wording_rules import AnyOf, Rule, RuleSet, rule
 from episodic.kernel.errors import InvalidCardError
 from episodic.kernel.models import Card, Event, Outcome, ToolCall, Trajectory
 

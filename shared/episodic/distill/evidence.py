@@ -220,7 +220,7 @@ def call_passed(call: ToolCall) -> bool:
 
 # Failure evidence in a check's output (case-sensitive on purpose: "FAIL", "Error:", "3 failed"): one
 # alternation (`test_distill_prefilters`), checked by parts, plain literals first and each pattern only
-# where a literal it needs occurs (the whole alternation scanned ~30 MB/s).
+# where a literal it needs occurs (the whole alternation at once was slow: docs/performance.md).
 _OUTPUT_FAIL_LITERALS = (
     "--- FAIL", "Traceback (most recent", "npm ERR!", "✗", "✖",
     "Build failed", "build failed", "Compilation failed", "compilation failed",

@@ -37,10 +37,10 @@ from episodic.distill.checks import (
 )
 from episodic.distill.evidence import ordered_events, user_denies
 from episodic.distill.heuristic_problem import (
+    DIAGNOSIS,
     LINE_NUMBER_RE,
     TENTATIVE_RE,
     problem_statement,
-    reads_as_words,
 )
 from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import (
@@ -49,9 +49,11 @@ from episodic.distill.heuristic_steps import (
     select_steps,
     tags_from,
 )
+from episodic.distill.heuristic_task import reads_as_words
 from episodic.distill.heuristic_text import (
     clip,
     safe_line,
+    said_in,
     sentence_hits,
     sentences,
     unique,
@@ -59,7 +61,7 @@ from episodic.distill.heuristic_text import (
 )
 from episodic.distill.holes import hole_breaks, without_holes
 from episodic.distill.readability import is_cut, whole_sentences
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 from episodic.kernel.errors import DistillError
 from episodic.kernel.models import Card, DistillerInfo, DistillUsage, Event, Trajectory
 from episodic.kernel.ports import Distiller, DistillResult
@@ -136,7 +138,8 @@ class HeuristicDistiller(Distiller):
     # v5: no cut field, versions and flags kept, the problem as understood, injected context not the request
     # v6: no hole where a path was removed (a path names its file), no agent-CLI boilerplate as an item
     # v7: a removed name, path or code span takes its clause with it, test counts kept, the request follows
-    info = DistillerInfo(kind="heuristic", model="v7")
+    # v8: problem and insight never share a sentence (a why stays in the insight), no tool status as problem
+    info = DistillerInfo(kind="heuristic", model="v8")
     uses_survey = False
 
     def distill(self, trajectory: Trajectory, survey: str) -> DistillResult:
@@ -154,11 +157,13 @@ def build_card(traj: Trajectory) -> Card:
     events = ordered_events(traj)
     phases = build_phases(events)
     assistant = [e.text[:_SCAN_CHARS] for e in events if e.kind == "assistant" and e.text]
+    found = insight(traj, assistant)
+    problem = problem_statement(traj, events, assistant, lambda s: why_of(s) and said_in(s, found))
     card = Card(
-        problem=problem_statement(traj, events, assistant) or fallback_problem(traj),
+        problem=problem or fallback_problem(traj),
         steps=select_steps(phases, 12),
         key_decisions=key_decisions(assistant, traj.prompts),
-        insight=insight(traj, assistant),
+        insight=without_said(found, problem),
         # a failed command alone ("Tried to X, it failed") is narration, not what was learnt: left out
         dead_ends=unique(stated_dead_ends(assistant, traj.compact_summaries), 5),
         misleading_intuitions=misleading_intuitions(events),
@@ -170,6 +175,18 @@ def build_card(traj: Trajectory) -> Card:
 
 
 # ------------------------------------------------------------------ problem
+
+
+def without_said(insight: str, problem: str) -> str:
+    """The insight less the sentences the problem already says (as it was, when it repeats none)."""
+    kept = [s for s in sentences(insight) if not said_in(s, problem)]
+    return insight if len(kept) == len(sentences(insight)) else " ".join(kept)
+
+
+def why_of(sentence: str) -> bool:
+    """A sentence saying why (a cause, a diagnosis): the insight keeps it when the problem would say it too;
+    any other sentence both would take (the task, a symptom) stays in the problem and leaves the insight."""
+    return bool(_CAUSE.search(sentence) or DIAGNOSIS.search(sentence))
 
 
 def fallback_problem(traj: Trajectory) -> str:

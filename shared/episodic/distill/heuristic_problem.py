@@ -1,24 +1,29 @@
 """The heuristic card's `problem`: the symptom a developer would type next time, not a copy of the request.
 
-Sources, in order of trust: the request's first sentences (markup, pasted logs and commit headers
-removed; kept short when it only points elsewhere: a ticket, "fix the failing tests", "review this
-branch"), the session title, the task a tracker showed (`bd show`, `gh issue view`, `gh pr view`:
-title and the description's first prose), the compaction summary's stated intent, the assistant's
-first diagnosis ("The issue is …"), the first error a check showed (only when it reads as words),
-and later prompts' sentences that state a symptom ("still fails", "doesn't show"). Meta talk with nothing
-to search for (greetings, "Implement the following plan:", editor notices) is dropped, a request's
-"can you / please / I'd like to" is cut ("Fix X"), and a short or pointer request gets the assistant's
-first restatement of the task, in its own words."""
+Sources, in order of trust: the request's first sentences (markup, pasted logs and commit headers removed; kept
+short when it only points elsewhere: a ticket, "fix the failing tests"), the session title, the task a tracker
+showed (`bd show`, `gh issue view`, `gh pr view`), the compaction summary's stated intent, the assistant's first
+diagnosis ("The issue is …"), the first error a check showed (only when it reads as words), and later prompts'
+sentences that state a symptom ("still fails"). Meta talk with nothing to search for is dropped, a request's "can
+you / please" is cut ("Fix X"), and a short or pointer request gets the assistant's first restatement of the task."""
 
 from __future__ import annotations
 
-import json
 import re
+from collections.abc import Callable
 
+from episodic.distill.boilerplate import tool_output_of
 from episodic.distill.checks import text_violations
-from episodic.distill.evidence import check_result, command_segments, shell_command
+from episodic.distill.evidence import check_result, shell_command
 from episodic.distill.heuristic_statements import as_statement
 from episodic.distill.heuristic_steps import error_line
+from episodic.distill.heuristic_task import (
+    EDIT_TOOL_NAMES,
+    first_sentences,
+    reads_as_words,
+    section_prose,
+    task_description,
+)
 from episodic.distill.heuristic_text import (
     clip,
     looks_like_prose,
@@ -29,7 +34,7 @@ from episodic.distill.heuristic_text import (
     with_first_chars,
 )
 from episodic.distill.holes import GAP, closed, hole_breaks, without_holes
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 from episodic.kernel.models import Event, Trajectory
 
 _COMMAND_ARGS_RE = re.compile(r"<command-args>(.*?)</command-args>", re.S)
@@ -58,15 +63,8 @@ def pasted(line: str) -> bool:
 
 # a later prompt that starts a new, separate task rather than describing this one
 _PASTE_START_RE = re.compile(r"\s(?=[{\[]\s*[\"{]|\d{4}-\d\d-\d\d[T ]|\w+\(\S|[\w.]+:\d+\b)")
-_EDIT_TOOL_NAMES = frozenset(
-    {"Edit", "Write", "MultiEdit", "NotebookEdit", "apply_patch", "write_file", "replace"}
-)
 _STYLE_CHECK_RE = re.compile(
     r"(?i)\b(?:lint\w*|fmt|format\w*|vet|credo|dialyzer|biome|eslint|prettier|ruff|mypy|tsc|typecheck|staticcheck)\b"
-)
-_PROBLEM_HEADING_RE = re.compile(
-    r"(?im)^\s*#{1,6}\s*(?:the\s+)?(?:problem|context|background|summary|motivation|symptoms?|bug|issue|why\b[^\n]*)"
-    r"(?:\s+statement)?\s*:?\s*$"
 )
 _NEW_TASK_RE = re.compile(
     r"(?i)^\s*(?:use a subagent|make me|create (?:a|an|me)|write (?:a|an|me)|generate|draft|now (?:let'?s|do)"
@@ -89,16 +87,7 @@ _DIAGNOSIS_RE = with_first_chars(
 TENTATIVE_RE = with_first_chars(
     re.compile(r"(?i)\blet me\b|\blet'?s (?:check|see|look)|^(?:i'?ll|i will|now|maybe|if)\b|\bmight be\b")
 )
-_DIAGNOSIS = Rule("diagnosis", _DIAGNOSIS_RE)  # scanned only on the lines holding its words
-_TASK_COMMAND_RE = re.compile(
-    r"^(?:bd\s+show|gh\s+(?:issue|pr)\s+view|glab\s+(?:issue|mr)\s+view|jira\s+(?:issue\s+)?view|linear\s+issue)\b"
-)
-_TITLE_LINE_RE = re.compile(r"(?im)^title:\s*(.{8,200})$")
-_TRACKER_HEAD_RE = re.compile(
-    r"^\W{0,3}\s*[\w.-]*[\d-][\w.-]*\s+(?:\[\w+\]\s*)?[·:-]\s*(.{8,200}?)\s*(?:\[|$)"
-)
-_VERSION_RE = re.compile(r"\bv?\d+(?:\.\d+)+\b")
-_CODE_TOKEN_RE = re.compile(r"[\w]+[.(_/\\*<>{}=]\w|\w\(")
+DIAGNOSIS = Rule("diagnosis", _DIAGNOSIS_RE)  # scanned only on the lines holding its words
 _CODE_WORD_RE = re.compile(r"\w[._/\\(){}<>=*:]+\w|[a-z][A-Z]|\w_\w|\(\)")
 LINE_NUMBER_RE = re.compile(r"(?i)\b(?:at |on |in )?lines? \d+")
 _ASSISTANT_SCAN = 60  # assistant messages searched for the first diagnosis
@@ -131,38 +120,6 @@ def request_text(prompt: str, joiner: str = " ") -> str:
     return joiner.join(kept)
 
 
-def first_sentences(text: str, limit: int) -> str:
-    picked: list[str] = []
-    size = 0
-    for sentence in sentences(text):
-        line = safe_line(sentence, limit)
-        if not line:
-            continue
-        if picked and size + len(line) > limit:
-            break
-        picked.append(line)
-        size += len(line) + 1
-    return clip(" ".join(picked), limit)
-
-
-# a test runner's progress and tally ("F.. 1 failed, 2 passed in 0.3s") says that something failed, not what
-_TALLY_RE = re.compile(
-    r"^[.FEsxX]*\s*(?:\d+ (?:failed|passed|skipped|errors?|warnings?|xfailed|xpassed|deselected),?\s*)+"
-    r"(?:in [\d.]+s)?\W*$"
-)
-
-
-def reads_as_words(text: str) -> bool:
-    """Mostly plain words, few code tokens (`a.b`, `f(`, `x_y`): what a person would type."""
-    words = text.split()
-    if len(words) < 4 or _TALLY_RE.match(text.strip()):
-        return False
-    if any(c.isdigit() for c in text):  # a version ("1.25.6") is a word, not a code token
-        text = _VERSION_RE.sub(" ", text)
-    code = len(_CODE_TOKEN_RE.findall(text))
-    return code <= max(1, len(words) // 8)
-
-
 def first_symptom(events: list[Event]) -> str:
     """The first error a failing check showed, normalised; after the first edit a lint or format
     complaint is the work's own noise, not the symptom the session started from."""
@@ -172,7 +129,7 @@ def first_symptom(events: list[Event]) -> str:
         call = event.tool
         if event.kind != "tool" or call is None or call.rejected:
             continue
-        if call.name in _EDIT_TOOL_NAMES:
+        if call.name in EDIT_TOOL_NAMES:
             edited = True
         if not (call.is_error or call.exit_code) or check_result(call) is None:
             continue  # only a failing test, build or lint run states the symptom
@@ -185,91 +142,14 @@ def first_symptom(events: list[Event]) -> str:
     return fallback
 
 
-def _json_task(output: str) -> tuple[str, str]:
-    try:
-        data = json.loads(output[:20000])
-    except (ValueError, RecursionError):  # a tool output of 20,000 "[" is not a task
-        return "", ""
-    if isinstance(data, list) and data and isinstance(data[0], dict):
-        data = data[0]
-    if not isinstance(data, dict):
-        return "", ""
-    body = data.get("body")
-    if not isinstance(body, str):
-        reviews = data.get("reviews")
-        first = reviews[0] if isinstance(reviews, list) and reviews else None
-        body = first.get("body") if isinstance(first, dict) else ""
-    title = data.get("title")
-    return (title if isinstance(title, str) else ""), (body if isinstance(body, str) else "")
-
-
-def _description_prose(body: str, limit: int) -> str:
-    """The first prose lines of a ticket or PR description (headings, notes, lists of files skipped)."""
-    body = re.sub(r"<!--.*?-->", " ", body, flags=re.S)
-    kept: list[str] = []
-    size = 0
-    for raw in unmark(body[:4000]).splitlines():
-        line = raw.strip()
-        if line.startswith("[!") or not looks_like_prose(line) or not reads_as_words(line):
-            continue
-        kept.append(line)
-        size += len(line)
-        if size >= limit:
-            break
-    return first_sentences(" ".join(kept), limit)
-
-
-def section_prose(text: str, limit: int) -> str:
-    """The prose of a plan's or ticket's Problem / Context / Background / Summary section, if it has one."""
-    heading = _PROBLEM_HEADING_RE.search(text[:8000])
-    if heading is None:
-        return ""
-    body = text[heading.end() : heading.end() + 3000]
-    following = re.search(r"(?m)^\s*#{1,6}\s", body)
-    return _description_prose(body[: following.start()] if following else body, limit)
-
-
-def task_description(events: list[Event]) -> str:
-    """Title and first description prose of the first ticket / issue / PR shown before any edit."""
-    for event in events:
-        call = event.tool
-        if event.kind != "tool" or call is None:
-            continue
-        if call.name in _EDIT_TOOL_NAMES:
-            return ""
-        command = shell_command(call) if call.command or call.name == "Bash" else ""
-        if not command or call.is_error or not call.output:
-            continue
-        if not any(_TASK_COMMAND_RE.match(seg.strip()) for seg in command_segments(command)):
-            continue
-        output = call.output
-        title, body = _json_task(output) if output.lstrip()[:1] in "{[" else ("", "")
-        if not title:
-            head = _TITLE_LINE_RE.search(output[:2000])
-            tracker = _TRACKER_HEAD_RE.match(output.lstrip()[:300])
-            title = (head.group(1) if head else "") or (tracker.group(1) if tracker else "")
-        if not body:
-            for marker in ("DESCRIPTION", "\n--\n"):
-                at = output.find(marker)
-                if at >= 0:
-                    body = output[at + len(marker) :]
-                    break
-        title = safe_line(title, 160)
-        prose = (section_prose(body, 400) or _description_prose(body, 400)) if body else ""
-        text = " ".join(p if p[-1] in ".?!…" else p + "." for p in (title, prose) if p)
-        if text:
-            return text
-    return ""
-
-
 def first_diagnosis(assistant: list[str], limit: int = 2) -> list[str]:
     """The assistant's first root-cause sentences, when they read as words."""
     found: list[str] = []
     for text in assistant[:_ASSISTANT_SCAN]:
-        if not _DIAGNOSIS.search(text):
+        if not DIAGNOSIS.search(text):
             continue
         items = sentences(text)
-        for sentence in (items[index] for index in sentence_hits(items, _DIAGNOSIS)):
+        for sentence in (items[index] for index in sentence_hits(items, DIAGNOSIS)):
             if not (40 <= len(sentence) <= 400) or sentence.endswith("?") or LINE_NUMBER_RE.search(sentence):
                 continue
             if reads_as_words(sentence) and not TENTATIVE_RE.search(sentence):
@@ -380,11 +260,19 @@ _GENERIC_TASK_RE = re.compile(
 _RESTATEMENT_WORDS = 8  # a restatement of the task says what, not just "Let me fix this"
 _RESTATEMENT_CHARS = 240
 _RESTATEMENT_SENTENCES = 5  # of each of the first assistant messages
+# a report of work done ("Created LICENSE …", "Done - updated …"): what the session concluded, not its task
+_REPORT_RE = re.compile(
+    r"(?i)^\W*(?:done\b\W*)?(?:added|created|updated|fixed|resolved|removed|changed|implemented|renamed|moved"
+    r"|deleted|replaced|refactored|reverted|merged|rebased|committed|pushed|installed|bumped|upgraded|converted"
+    r"|applied|adjusted|modified|simplified|extracted|restored|enabled|disabled|configured|rewrote|edited|cleaned"
+    r"|finished|completed|wrote|made|ran|built)\b"
+)
 
 
-def assistant_restatement(assistant: list[str], *, wider: bool = False) -> str:
+def assistant_restatement(assistant: list[str], *, wider: bool = False, reports: bool = False) -> str:
     """The assistant's first statement of what it will do, in its own (often more general) words. `wider`
-    (when nothing else states the problem): an exploring sentence too when it goes on to name the change."""
+    (when nothing else states the problem): an exploring sentence too when it goes on to name the change;
+    `reports` (when nothing else states it at all): a report of the work done too."""
     for text in assistant[:3]:
         for sentence in sentences(text)[:_RESTATEMENT_SENTENCES]:
             if len(sentence) > _RESTATEMENT_CHARS or len(sentence.split()) < _RESTATEMENT_WORDS:
@@ -396,6 +284,7 @@ def assistant_restatement(assistant: list[str], *, wider: bool = False) -> str:
                 or LINE_NUMBER_RE.search(line)
                 or (_EXPLORING_RE.match(line) and not (wider and _GOES_ON_RE.search(line)))
                 or _GENERIC_TASK_RE.search(line)
+                or (_REPORT_RE.match(line) and not reports)
             ):
                 continue
             if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
@@ -407,12 +296,18 @@ REQUEST_CHARS = 300  # the request: its first sentences, whole
 MIN_UNDERSTOOD_CHARS = 250  # room kept for what the session understood, before the request is added
 
 
-def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str]) -> str:
+def problem_statement(
+    traj: Trajectory,
+    events: list[Event],
+    assistant: list[str],
+    leave_out: Callable[[str], bool] = lambda sentence: False,
+) -> str:
     """The problem as the session came to understand it (the tracker's task, the session title, the assistant's
-    restatement, the compaction summary's intent, the plan's problem section, the user's later symptoms, the
-    first error, the first diagnosis), then what was asked ("Asked: …", the request's first sentences,
-    only the first when it merely points at a ticket or branch); the request alone only when nothing better
-    exists. A question asked follows what the session found, as any request does."""
+    restatement of what it will do, the compaction summary's intent, the plan's problem section, the user's
+    later symptoms, the first error, the first diagnosis), then what was asked ("Asked: …", the request's first
+    sentences, only the first when it merely points at a ticket or branch); the request alone only when nothing
+    better exists. A question asked follows what the session found, as any request does. A tool's status line
+    said back ("Already up to date …") is never part of it, nor a sentence `leave_out` keeps for another field."""
     request = first_sentences(" ".join(request_sentences(traj.request)), REQUEST_CHARS)
     points_elsewhere = bool(_POINTER_RE.search(request[:80]))
     if points_elsewhere:  # the request only points at the work: its first sentence is enough
@@ -422,6 +317,7 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
     parts: list[str] = []
 
     def add(text: str) -> None:
+        text = " ".join(s for s in sentences(text) if not tool_output_of(s) and not leave_out(s))
         low = " ".join(parts).lower()
         if text and text.lower().rstrip(".") not in low and len(low) + len(text) <= budget:
             parts.append(_sentence(text))
@@ -451,6 +347,8 @@ def problem_statement(traj: Trajectory, events: list[Event], assistant: list[str
         add(plain_words(line))
     if not parts and not pointer:  # a long request: the assistant's own words for it, before the request's
         add(assistant_restatement(assistant, wider=True))
+    if not parts:  # nothing said it before the work: the assistant's report of the work, in its words
+        add(assistant_restatement(assistant, reports=True))
     if not parts:  # nothing better: the request
         return _sentence(request) if request else ""
     said = " ".join(parts)

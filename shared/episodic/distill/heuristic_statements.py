@@ -11,7 +11,7 @@ from functools import lru_cache
 
 from episodic.distill.checks import chatter_breaks
 from episodic.distill.heuristic_text import safe_line
-from episodic.distill.rules import RuleSet, rule
+from episodic.distill.wording_rules import RuleSet, rule
 
 # leading words a statement never starts with; removed repeatedly ("OK, so now …")
 _LEADING_RE = re.compile(

@@ -15,7 +15,7 @@ import episodic.plumbing.regex_tree as regex_tree
 from episodic.distill.checks import SOURCE_EXTENSIONS, text_violations
 from episodic.distill.holes import GAP, closed, without_holes
 from episodic.distill.readability import is_cut
-from episodic.distill.rules import Rule
+from episodic.distill.wording_rules import Rule
 from episodic.plumbing.regex_tree import OPS, TREE_ERRORS
 
 _FENCED_RE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
@@ -276,3 +276,24 @@ def unique(items: Iterable[str], limit: int) -> list[str]:
             if len(kept) >= limit:
                 break
     return kept
+
+
+_STATEMENT_WORD_RE = re.compile(r"[a-z0-9]+")
+_SAME_SHARE = 0.75  # of the longer sentence's words: one statement, though a few code names left one of them
+
+
+def _statement_words(sentence: str) -> set[str]:
+    return set(_STATEMENT_WORD_RE.findall(sentence.lower()))
+
+
+def same_statement(one: str, other: str) -> bool:
+    """Two sentences that say the same thing: they share most of the longer one's words."""
+    a, b = _statement_words(one), _statement_words(other)
+    if len(a) < 4 or len(b) < 4:
+        return False
+    return len(a & b) >= _SAME_SHARE * max(len(a), len(b))
+
+
+def said_in(sentence: str, text: str) -> bool:
+    """`sentence` says what one of `text`'s sentences says."""
+    return any(same_statement(sentence, other) for other in sentences(text))

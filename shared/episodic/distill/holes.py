@@ -2,7 +2,7 @@
 
 "The lint error in is a bug", "(line )", "exit status)", "a variable with." read as broken text to the
 agent that receives the card. A hole is found by the grammar around the gap, never by the removed word
-(rules as data, real examples in tests/unit/test_card_holes.py). `without_holes` drops the clause that holds
+(rules as data, real examples in tests/unit/distill/test_card_holes.py). `without_holes` drops the clause that holds
 one (a bracketed aside, or the part between commas, semicolons or dashes) and keeps the rest only when it
 is still a statement. The heuristic distiller also marks each gap it makes (`GAP`), so its own removals are found
 whatever the grammar around them.

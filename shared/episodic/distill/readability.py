@@ -11,7 +11,7 @@ For the problem, with the session's first prompt at hand:
   - echo: its first sentence is a run of at least `ECHO_WORDS` words found verbatim in the first prompt
     (case and punctuation aside): the request copied, not the problem as the session came to understand it;
   - injected: its first sentence reads as the start of an injected instruction block (`parse.injected`).
-Real examples both ways: tests/unit/test_readability.py.
+Real examples both ways: tests/unit/distill/test_readability.py.
 """
 
 from __future__ import annotations

@@ -10,4 +10,5 @@ FEATURE = Feature(
     settings_prefix="dream",
     mcp_tools="episodic.dream.tools:dream_tools",
     cli="episodic.dream.cli:register",
+    commands=("dream",),
 )

@@ -23,7 +23,7 @@ from episodic.evaluation.cardsets import fold_of
 from episodic.evaluation.leave_one_out import ExcludingStore, standard_error
 from episodic.evaluation.queries import EvalQuery
 from episodic.hooks import prompt as hook
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.kernel.auth import Principal
 from episodic.kernel.errors import InvalidArgumentError
 from episodic.kernel.models import LOCAL_TENANT, SearchFilters, SearchHit

@@ -6,7 +6,7 @@ memory grows as a user's does (its z-scores, keyword statistics and small-pool r
 Each prompt the hook would answer (`hooks.payload.prompt_of`: no slash commands, no short prompts) is asked as
 the hook asks (the MCP tool `search_traces` with the hook's arguments and its receiving session, so the
 server's own decision applies: never the same card twice in a session, the steering rules by their switches;
-then `hooks.server.select_hits`, the hook's text), once with the first stage alone and once with the
+then `plumbing.hook_choice.select_hits`, the hook's text), once with the first stage alone and once with the
 configured second stage. The per-prompt records keep
 the tool's results, so other code can re-select from them (`replay_card_set`'s `select`).
 """
@@ -28,7 +28,7 @@ from episodic.evaluation.cardsets import CardSet, fold_of
 from episodic.evaluation.progress import Progress
 from episodic.evaluation.replay_setup import FIRST_STAGE, SHIPPED, ReplayCorpus
 from episodic.hooks import packing as hook
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.hooks.payload import MAX_QUERY_CHARS, HookSkip, prompt_of
 from episodic.kernel.auth import Principal
 from episodic.kernel.errors import InvalidArgumentError

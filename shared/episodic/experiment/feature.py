@@ -7,4 +7,9 @@ from __future__ import annotations
 
 from episodic.kernel.feature_contract import Feature
 
-FEATURE = Feature(name="experiment", settings_prefix="experiment_", cli="episodic.experiment.cli:register")
+FEATURE = Feature(
+    name="experiment",
+    settings_prefix="experiment_",
+    cli="episodic.experiment.cli:register",
+    commands=("experiment",),
+)

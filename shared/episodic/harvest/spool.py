@@ -43,7 +43,7 @@ def spool_path(home: Path) -> Path:
 
 
 @contextlib.contextmanager
-def _locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
+def locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
     """An exclusive advisory lock on `path` (True when held; always True where flock does not exist)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a+b") as handle:
@@ -66,7 +66,7 @@ def _locked(path: Path, *, blocking: bool = True) -> Iterator[bool]:
 
 def uploader_lock(home: Path) -> contextlib.AbstractContextManager[bool]:
     """Held by the one running spool uploader; False when another uploader has it."""
-    return _locked(home / SPOOL_DIR / UPLOADER_LOCK, blocking=False)
+    return locked(home / SPOOL_DIR / UPLOADER_LOCK, blocking=False)
 
 
 def append_entry(home: Path, transcript_path: str, session_id: str = "", cwd: str = "") -> None:
@@ -77,7 +77,7 @@ def append_entry(home: Path, transcript_path: str, session_id: str = "", cwd: st
         "queued_at": time.time(),
     }
     line = json.dumps(entry, ensure_ascii=False, separators=(",", ":")) + "\n"
-    with _locked(home / SPOOL_DIR / SPOOL_LOCK), spool_path(home).open("a", encoding="utf-8") as handle:
+    with locked(home / SPOOL_DIR / SPOOL_LOCK), spool_path(home).open("a", encoding="utf-8") as handle:
         handle.write(line)
 
 
@@ -114,7 +114,7 @@ def remove_entries(home: Path, finished: set[str]) -> int:
     """Drop the finished entries (by their stored line) and unreadable lines; keep everything else,
     including entries appended since they were read. Returns how many entries remain."""
     path = spool_path(home)
-    with _locked(home / SPOOL_DIR / SPOOL_LOCK):
+    with locked(home / SPOOL_DIR / SPOOL_LOCK):
         try:
             lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
         except FileNotFoundError:

@@ -39,4 +39,5 @@ FEATURE = Feature(
     observer=HistoryObserver,
     mcp_tools="episodic.history.tools:history_tools",
     cli="episodic.history.cli:register",
+    commands=("history", "link", "resume"),
 )

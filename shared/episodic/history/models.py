@@ -102,3 +102,6 @@ class SessionMatch(BaseModel):
     turns: list[int] = Field(default_factory=list)  # turn indexes whose prompt or reply matched
     in_summary: bool = False
     snippet: str = ""
+    missing: list[str] = Field(
+        default_factory=list
+    )  # the query's words it never mentions (a some-words match)

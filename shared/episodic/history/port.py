@@ -23,8 +23,11 @@ class HistoryStore(ABC):
     def get(self, tenant_id: str, session_id: str) -> HistoryRecord | None: ...
 
     @abstractmethod
-    def match(self, tenant_id: str, query: str, filters: HistoryFilters, limit: int) -> list[SessionMatch]:
-        """Sessions whose text holds every term of `query` (as a word or word prefix), best first."""
+    def match(
+        self, tenant_id: str, query: str, filters: HistoryFilters, limit: int, *, some_words: bool = False
+    ) -> list[SessionMatch]:
+        """Sessions whose text holds every word of `query` (lightly stemmed, as a word prefix), best first;
+        `some_words`: any of them, those holding more words first (`missing` names the others)."""
 
     @abstractmethod
     def sessions(self, tenant_id: str, filters: HistoryFilters) -> list[HistoryRecord]:

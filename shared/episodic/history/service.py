@@ -136,6 +136,7 @@ class HistoryHit:
             "turns": m.turns,
             "in_summary": m.in_summary,
             "snippet": m.snippet,
+            "missing": m.missing,
         }
 
 
@@ -169,9 +170,11 @@ def search_history(
     query: str,
     filters: HistoryFilters | None = None,
     limit: int = DEFAULT_LIMIT,
+    some_words: bool = False,
 ) -> list[HistoryHit]:
-    """Which sessions mentioned a topic, best first: count of mentions, matching turns, a snippet."""
-    return counted_search(memory, tenant_id, query, filters, limit, pool=limit)[0]
+    """Which sessions mentioned a topic, best first: count of mentions, matching turns, a snippet
+    (`some_words`: also those naming only some of its words, after the ones naming all)."""
+    return counted_search(memory, tenant_id, query, filters, limit, pool=limit, some_words=some_words)[0]
 
 
 def counted_search(
@@ -181,6 +184,7 @@ def counted_search(
     filters: HistoryFilters | None = None,
     limit: int = DEFAULT_LIMIT,
     pool: int = MAX_LIMIT,
+    some_words: bool = False,
 ) -> tuple[list[HistoryHit], int]:
     """The best `limit` sessions mentioning a topic, and how many of the best `pool` matched (so a cut
     result can say how many it left out)."""
@@ -190,7 +194,9 @@ def counted_search(
         resolved = session_id_in(store, tenant_id, filters.session_id)
         filters = filters.model_copy(update={"session_id": resolved})
     check_limit(limit)
-    matches = store.match(tenant_id, _clean_query(memory, query), filters or HistoryFilters(), pool)
+    matches = store.match(
+        tenant_id, _clean_query(memory, query), filters or HistoryFilters(), pool, some_words=some_words
+    )
     hits = []
     for match in matches[:limit]:
         record = store.get(tenant_id, match.session_id)

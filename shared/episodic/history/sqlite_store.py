@@ -21,7 +21,7 @@ from pathlib import Path
 
 from episodic.history.models import HistoryFilters, HistoryRecord, SessionMatch, WorkLink
 from episodic.history.port import HistoryStore
-from episodic.history.terms import describe_match, fts_query, query_terms
+from episodic.history.terms import describe_match, fts_query, query_terms, stem
 from episodic.plumbing.sqlite_conn import open_connection, transaction
 from episodic.store.parity import require_tenant
 
@@ -221,32 +221,42 @@ class SQLiteHistoryStore(HistoryStore):
 
     # ------------------------------------------------------------------ full text
 
-    def match(self, tenant_id: str, query: str, filters: HistoryFilters, limit: int) -> list[SessionMatch]:
+    def match(
+        self, tenant_id: str, query: str, filters: HistoryFilters, limit: int, *, some_words: bool = False
+    ) -> list[SessionMatch]:
         tenant = require_tenant(tenant_id)
-        terms = query_terms(query)
-        if not terms:
+        words = query_terms(query)
+        if not words:
             return []
+        terms = [stem(word) for word in words]
         where, args = self._where(tenant, filters, "h")
         with self._lock:
             table = self._fts_table(self._conn, tenant, create=False)
             if table is None:
                 return []
+            # how many of the terms a session holds, one FTS lookup a term: the sessions holding all come first
+            held = " + ".join(f"(h.id IN (SELECT rowid FROM {table} WHERE {table} MATCH ?))" for _ in terms)
             ranked = self._conn.execute(  # ids and scores only: a record is read for the best `limit` alone
-                f"SELECT h.id, bm25({table}) AS rank FROM {table} "
+                f"SELECT h.id, bm25({table}) AS rank, {held if some_words else '0'} AS held FROM {table} "
                 f"JOIN history_sessions h ON h.id = {table}.rowid "
-                f"WHERE {table} MATCH ? AND {where} ORDER BY rank, h.session_id LIMIT ?",
-                [fts_query(terms), *args, limit],
+                f"WHERE {table} MATCH ? AND {where} ORDER BY held DESC, rank, h.session_id LIMIT ?",
+                [
+                    *([fts_query([term]) for term in terms] if some_words else []),
+                    fts_query(terms, every=not some_words),
+                    *args,
+                    limit,
+                ],
             ).fetchall()
             marks = ",".join("?" * len(ranked))
             raw = dict(
                 self._conn.execute(
                     f"SELECT id, record FROM history_sessions WHERE id IN ({marks})",
-                    [sid for sid, _ in ranked],
+                    [sid for sid, _, _ in ranked],
                 ).fetchall()
             )
         return [
-            describe_match(HistoryRecord.model_validate_json(raw[sid]), terms, -float(rank))
-            for sid, rank in ranked
+            describe_match(HistoryRecord.model_validate_json(raw[sid]), terms, -float(rank), words)
+            for sid, rank, _ in ranked
         ]
 
     # ------------------------------------------------------------------ links

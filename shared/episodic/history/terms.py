@@ -17,9 +17,34 @@ def query_terms(text: str) -> list[str]:
     return list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))[:MAX_QUERY_TERMS]
 
 
-def fts_query(terms: Sequence[str]) -> str:
-    """Every term as a quoted word prefix (no FTS5 syntax from the user reaches MATCH)."""
-    return " ".join(f'"{term}"*' for term in terms)
+_MIN_STEM = 4  # a shorter stem would match unrelated words as a prefix ("set" for "setting": "setup")
+
+
+def _undoubled(stem: str) -> str:
+    """ "wrapp" → "wrap", so the prefix also matches the bare word; kept when that would be too short."""
+    if len(stem) > _MIN_STEM and stem[-1] == stem[-2] and stem[-1] not in "aeiousl":
+        return stem[:-1]
+    return stem
+
+
+def stem(term: str) -> str:
+    """A light stem, used as a word prefix: one inflection off ("files" → "file", "wrapping" → "wrap",
+    "libraries" → "librar"), never below a few letters; no dictionary, so every language's words pass."""
+    if term.endswith("ing") and len(term) - 3 >= _MIN_STEM:
+        return _undoubled(term[:-3])
+    if term.endswith("ed") and len(term) - 2 >= _MIN_STEM:
+        return _undoubled(term[:-2])
+    if term.endswith("ies") and len(term) - 3 >= _MIN_STEM - 1:
+        return term[:-3]
+    if term.endswith("s") and not term.endswith(("ss", "us", "is")) and len(term) - 1 >= _MIN_STEM - 1:
+        return term[:-1]
+    return term
+
+
+def fts_query(terms: Sequence[str], every: bool = True) -> str:
+    """Every term as a quoted word prefix, all required (`every`) or any (no FTS5 syntax from the user
+    reaches MATCH)."""
+    return (" " if every else " OR ").join(f'"{term}"*' for term in terms)
 
 
 def term_pattern(terms: Sequence[str]) -> re.Pattern[str]:
@@ -42,9 +67,12 @@ def snippet(text: str, pattern: re.Pattern[str]) -> str:
     return " ".join(f"{lead}{head}[{text[start:end]}]{tail}…".split())
 
 
-def describe_match(record: HistoryRecord, terms: Sequence[str], score: float) -> SessionMatch:
-    """The turns that mention every term (else any), the mentions in the whole record, the summaries, and a
-    snippet from the first matching turn (else from wherever the record mentions it)."""
+def describe_match(
+    record: HistoryRecord, terms: Sequence[str], score: float, words: Sequence[str] = ()
+) -> SessionMatch:
+    """The turns that mention every term (else any), the mentions in the whole record, the summaries, a
+    snippet from the first matching turn (else from wherever the record mentions it), and which of the
+    query's `words` (one a term, in order) it never mentions."""
     anywhere = term_pattern(terms)
     each = [term_pattern([t]) for t in terms]
     texts = [(turn.index, f"{turn.prompt}\n{turn.reply}") for turn in record.turns]
@@ -52,6 +80,7 @@ def describe_match(record: HistoryRecord, terms: Sequence[str], score: float) ->
     turns = turns or [i for i, text in texts if anywhere.search(text)]
     summaries = "\n".join([*record.titles, record.closing_summary, *record.compact_summaries])
     whole = record.search_text()
+    missing = [word for word, pattern in zip(words, each, strict=False) if not pattern.search(whole)]
     return SessionMatch(
         session_id=record.session_id,
         score=round(score, 4),
@@ -59,4 +88,12 @@ def describe_match(record: HistoryRecord, terms: Sequence[str], score: float) ->
         turns=turns,
         in_summary=bool(anywhere.search(summaries)),
         snippet=snippet(texts[turns[0]][1] if turns else whole, anywhere),
+        missing=missing,
     )
+
+
+def some_words_heading(topic: str, every: bool) -> str:
+    """The line before the sessions that name only some of the query's words (`every`: others name all)."""
+    if every:
+        return f"Sessions naming only some of the words of {topic!r}, most first:"
+    return f"No session names every word of {topic!r}; these name some of them, most first:"

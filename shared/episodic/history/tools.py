@@ -155,10 +155,16 @@ def history_tools(memory: Memory) -> list[Tool]:
     from episodic.history import service, views
 
     def search(principal: Principal, args: SearchArguments) -> ToolOutput:
-        hits = service.search_history(memory, principal.tenant_id, args.topic, args.filters(), args.limit)
-        lines = [f"{len(hits)} session(s) mention {args.topic!r}, best first:"] + [
+        hits = service.search_history(
+            memory, principal.tenant_id, args.topic, args.filters(), args.limit, some_words=True
+        )
+        partial = sum(bool(h.match.missing) for h in hits)
+        some = f" ({partial} of them only some of its words)" if partial else ""
+        lines = [f"{len(hits)} session(s) mention {args.topic!r}{some}, best first:"] + [
             f"- {h.summary.date} {h.match.session_id} [{h.summary.outcome}] {h.summary.record.project}: "
-            f"{h.match.count} mention(s); {h.match.snippet} (resume: {h.summary.resume()})"
+            f"{h.match.count} mention(s)"
+            + (f" (not: {', '.join(h.match.missing)})" if h.match.missing else "")
+            + f"; {h.match.snippet} (resume: {h.summary.resume()})"
             for h in hits
         ]
         return budgeted("\n".join(lines), {"results": [h.as_json() for h in hits]}, "results")

@@ -3,4 +3,4 @@ packing, the fail-open wrapper), the failure hook and its payloads, the session-
 server they start, the hook's token.
 
 May import: anything (a face); the prompt and failure hooks import only the standard library and
-`plumbing/` before their network call (tests/unit/test_hook.py)."""
+`plumbing/` before their network call (tests/unit/hooks/test_hook.py)."""

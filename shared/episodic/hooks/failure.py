@@ -20,7 +20,7 @@ from episodic.hooks import failure_payloads
 from episodic.hooks import packing as hook_packing
 from episodic.hooks import payload as hook_payload
 from episodic.hooks import prompt as hook
-from episodic.hooks import server as hook_server
+from episodic.hooks import server_client as hook_server
 from episodic.plumbing import envsource
 from episodic.plumbing.marker import wrap_injected
 
@@ -29,11 +29,11 @@ MAX_ENTRY_CHARS = 900
 
 
 def _log(outcome: str) -> None:
-    hook._log(outcome, "post-tool-failure", STARTED)
+    hook_payload.log_outcome(outcome, "post-tool-failure", STARTED)
 
 
 def deadline() -> float:
-    budget = hook._number("hook_budget_seconds", hook_payload.DEFAULT_BUDGET_SECONDS)
+    budget = hook_payload.positive_number("hook_budget_seconds", hook_payload.DEFAULT_BUDGET_SECONDS)
     return STARTED + budget - hook_payload.EXIT_MARGIN_SECONDS
 
 

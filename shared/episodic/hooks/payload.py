@@ -33,7 +33,7 @@ class ForeignServer(HookSkip):
     """Another program answers at the local endpoint (its answer lacks this home's identity header)."""
 
 
-def _log(outcome: str, event: str = "user-prompt-submit", started: float | None = None) -> None:
+def log_outcome(outcome: str, event: str = "user-prompt-submit", started: float | None = None) -> None:
     """One line in <home>/logs/hook.log: time, the hook's event, what happened, how long it took."""
     try:
         log_dir = envsource.home_dir() / "logs"
@@ -62,7 +62,7 @@ def setting(name: str, default: Any = None) -> Any:
     return envsource.resolve(_CONFIG, name, default)
 
 
-def _number(name: str, default: float) -> float:
+def positive_number(name: str, default: float) -> float:
     try:
         value = float(setting(name, default))
     except Exception:  # a bad value, or no home folder to find the config file in: the default
@@ -70,7 +70,7 @@ def _number(name: str, default: float) -> float:
     return value if value > 0 else default
 
 
-def _process_age() -> float:
+def process_age() -> float:
     """Seconds since this process started (interpreter start-up counts against the budget)."""
     try:
         with open("/proc/self/stat", "rb") as handle:
@@ -85,7 +85,7 @@ def _process_age() -> float:
 
 def deadline() -> float:
     """The one monotonic deadline for everything: stdin, connect, send, read, formatting."""
-    return STARTED + _number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS) - EXIT_MARGIN_SECONDS
+    return STARTED + positive_number("hook_budget_seconds", DEFAULT_BUDGET_SECONDS) - EXIT_MARGIN_SECONDS
 
 
 def _read_stdin(stdin: TextIO) -> str:

@@ -25,16 +25,16 @@ from episodic.hooks.payload import (
     ForeignServer,
     HookSkip,
     ServerDown,
-    _log,
-    _number,
-    _process_age,
     deadline,
+    log_outcome,
+    positive_number,
+    process_age,
     prompt_event,
     prompt_of,
     read_payload,
     setting,
 )
-from episodic.hooks.server import (
+from episodic.hooks.server_client import (
     ask_server,
     endpoint,
     move_and_retry,
@@ -93,7 +93,7 @@ def agent_of(payload: dict[str, Any]) -> str:
 
 def run(stdin: TextIO) -> tuple[str, str]:
     """Do the work; returns (what to print, the log line). Raises HookSkip for every silent path."""
-    max_chars = int(_number("hook_max_chars", DEFAULT_MAX_CHARS))
+    max_chars = int(positive_number("hook_max_chars", DEFAULT_MAX_CHARS))
     if envsource.environ().get("EPISODIC_DISTILLING"):  # a distiller's own run: never recurse into memory
         raise HookSkip("skip: inside a background distil")
     if str(setting("hook_prompt", "true")).lower() in ("false", "0", "no", "off"):
@@ -179,7 +179,7 @@ def guarded(
 
 def main(stdin: TextIO | None = None, stdout: TextIO | None = None) -> int:
     """Always 0; a watchdog thread ends the process silently if the budget runs out."""
-    return guarded(run, stdin or sys.stdin, stdout or sys.stdout, deadline, _log, "hook")
+    return guarded(run, stdin or sys.stdin, stdout or sys.stdout, deadline, log_outcome, "hook")
 
 
 def run_fail_open(run: Callable[[], int], started: Callable[[float], None]) -> None:
@@ -187,7 +187,7 @@ def run_fail_open(run: Callable[[], int], started: Callable[[float], None]) -> N
     never a traceback on stderr, never a non-zero exit, never a wait for a stuck worker thread."""
     code = 0
     try:
-        started(time.monotonic() - _process_age())
+        started(time.monotonic() - process_age())
         code = run()
         sys.stdout.flush()
     except BaseException:  # fail open

@@ -2,7 +2,7 @@
 the background, an LLM card with an agent CLI as the distiller.
 
 The hook (`episodic hook session-distill`, stdlib only) starts one detached, low-priority worker and
-returns. The worker (`episodic distil-session PATH`) stores the heuristic card first, so a failed LLM run
+returns. The worker (`episodic distill-session PATH`) stores the heuristic card first, so a failed LLM run
 still leaves a card; then, within `distill_daily_cap`, it waits for one of `background_distill_processes`
 slots (advisory file locks: never more `claude` runs at once) and re-distils with Claude Code, which
 replaces the heuristic card; a failure is recorded and retried by the next `episodic index`.
@@ -37,7 +37,7 @@ SWITCH = "hook_session_end"
 OFF_WORDS = ("false", "0", "no", "off")
 
 
-def _log(home: Path, message: str) -> None:
+def log_line(home: Path, message: str) -> None:
     with contextlib.suppress(Exception):
         path = home / "logs" / LOG_FILE
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -53,7 +53,7 @@ def switched_off(env: dict[str, str]) -> bool:
 
 def worker_command(transcript: str, after_quiet: bool = False) -> list[str]:
     quiet = ["--after-quiet"] if after_quiet else []
-    return [sys.executable, "-m", "episodic", "distil-session", *quiet, transcript]
+    return [sys.executable, "-m", "episodic", "distill-session", *quiet, transcript]
 
 
 def spawn_worker(transcript: str, env: dict[str, str], after_quiet: bool = False) -> subprocess.Popen[bytes]:
@@ -79,7 +79,7 @@ def hook_main(stdin: IO[str] | None = None) -> int:
     home = envsource.home_dir(env)
     try:
         if switched_off(env):  # before the payload is even read: nothing starts, nothing is stored
-            _log(home, f"hook: skip: switched off ({SWITCH} = false)")
+            log_line(home, f"hook: skip: switched off ({SWITCH} = false)")
             return 0
         payload = json.loads((stdin or sys.stdin).read(_MAX_STDIN))
         transcript = payload.get("transcript_path") if isinstance(payload, dict) else None
@@ -87,14 +87,14 @@ def hook_main(stdin: IO[str] | None = None) -> int:
             raise ValueError(f"no transcript_path in the hook input (got {transcript!r})")
         spawn_worker(transcript, env, after_quiet=payload.get("hook_event_name") == TURN_END_EVENT)
     except Exception as exc:  # fail open: the session is ending
-        _log(home, f"hook: {type(exc).__name__}: {exc}")
+        log_line(home, f"hook: {type(exc).__name__}: {exc}")
     return 0
 
 
 def _flock(path: Path, blocking: bool) -> contextlib.AbstractContextManager[bool]:
-    from episodic.harvest.spool import _locked  # the spool's advisory lock: same semantics, one copy
+    from episodic.harvest.spool import locked  # the spool's advisory lock: same semantics, one copy
 
-    return _locked(path, blocking=blocking)
+    return locked(path, blocking=blocking)
 
 
 @contextlib.contextmanager
@@ -143,7 +143,7 @@ def take_daily_allowance(home: Path, cap: int, today: str | None = None) -> bool
     return True
 
 
-def distil_session(settings: Settings, transcript: str) -> str:
+def distill_session(settings: Settings, transcript: str) -> str:
     """The worker: heuristic card now, Claude Code's card when a slot and today's allowance permit."""
     from dataclasses import replace
 

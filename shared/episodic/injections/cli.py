@@ -6,7 +6,7 @@ import json
 
 import click
 
-from episodic.cli.errors import TENANT
+from episodic.cli.options import json_option, tenant_option
 from episodic.kernel.settings import Settings
 
 
@@ -14,8 +14,8 @@ from episodic.kernel.settings import Settings
 @click.option(
     "--days", type=click.IntRange(1, 3650), default=30, show_default=True, help="The period, in days."
 )
-@click.option("--tenant", type=TENANT, default=None, help="Whose records (default: the configured tenant).")
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+@tenant_option("Whose records")
+@json_option("Print the summary as JSON.")
 def injections_cmd(days: int, tenant: str | None, as_json: bool) -> None:
     """Cards and pointers given to sessions, and whether each was used."""
     from episodic.assembly import build_injections

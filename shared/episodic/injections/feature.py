@@ -66,4 +66,5 @@ FEATURE = Feature(
     settings_prefix="injections_",
     observer=InjectionObserver,
     cli="episodic.injections.cli:register",
+    commands=("injections",),
 )

@@ -57,6 +57,9 @@ class Feature:
     # feature's CLI module, a face, is imported by the CLI alone):
     mcp_tools: str = ""  # `function(memory) -> [Tool]`: its MCP tools, added after the core's
     cli: str = ""  # `function(group)`: adds its commands to the `episodic` click group
+    commands: tuple[
+        str, ...
+    ] = ()  # the top-level commands `cli` adds: the lazy CLI imports it for these alone
 
     def tools(self, memory: Memory) -> list[Tool]:
         return list(_resolve(self.mcp_tools)(memory)) if self.mcp_tools else []

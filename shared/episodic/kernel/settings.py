@@ -232,7 +232,7 @@ class Settings(BaseSettings):
     history_prefix: str = "history/"
     history_enabled: bool = True  # False: ingestion keeps no history records (cards only)
     # each indexed session's scrubbed trajectory, compressed under <home>/trajectories/<tenant>/, so a card
-    # can be re-distilled and its transcript shown after the agent deleted the file (episodic.store.kept)
+    # can be re-distilled and its transcript shown after the agent deleted the file (episodic.store.kept_trajectories)
     keep_trajectories: bool = True
     keep_trajectories_max_mb: float = Field(default=512.0, gt=0)  # per tenant; the oldest sessions go first
 

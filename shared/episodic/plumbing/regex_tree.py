@@ -3,7 +3,7 @@
 CPython keeps its regex parser private (`re._parser`, `re._constants`) and changes it within a minor
 version: 3.11.0–3.11.2 have no `MAXWIDTH`, and a later release may rename anything. So this is the one
 place that touches it, every use is guarded, and a caller that gets None (or whose walk of the tree
-fails) scans with the plain pattern, which finds the same matches (`tests/unit/test_regex_tree.py`
+fails) scans with the plain pattern, which finds the same matches (`tests/unit/plumbing/test_regex_tree.py`
 pins that with the private modules taken away)."""
 
 from __future__ import annotations

@@ -43,4 +43,5 @@ FEATURE = Feature(
     observer=ScratchObserver,
     mcp_tools="episodic.scratch.tools:scratch_tools",
     cli="episodic.scratch.cli:register",
+    commands=("scratch",),
 )

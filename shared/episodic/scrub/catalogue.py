@@ -5,8 +5,8 @@ Kept current from two maintained public catalogues, read and rewritten here (not
 default rules (`config/gitleaks.toml`, its rule id in `source`) and GitHub secret scanning's supported
 patterns (`github:`). A format is added when its prefix is distinctive enough to find without a name
 beside it; formats that need a provider's name next to them (`TWITTER_SECRET=…`) are left to the
-keyword rules. `tests/unit/test_scrub_catalogue.py` plants one token of every row and fails for a row
-without one, and the real-transcript runs in `tests/unit/test_scrub.py` guard against false positives.
+keyword rules. `tests/unit/scrub/test_scrub_catalogue.py` plants one token of every row and fails for a row
+without one, and the real-transcript runs in `tests/unit/scrub/test_scrub.py` guard against false positives.
 """
 
 from __future__ import annotations

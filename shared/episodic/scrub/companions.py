@@ -1,4 +1,4 @@
-"""Rules for secrets with no name beside them (issues 14, 31): a bare AWS secret key, credential-named URL
+"""Rules for secrets with no name beside them: a bare AWS secret key, credential-named URL
 query parameters (`?key=`, `&sig=`, `X-Amz-Signature=`), and base64 blobs that decode to a secret (found by
 the base64 forms of secret prefixes, at each of the three byte alignments).
 
@@ -51,8 +51,8 @@ def aws_secret_near(text: str, key_start: int, key_end: int) -> list[Span]:
             continue  # cut by the window: part of a longer run
         if _aws_secret_shape(match.group()) and not is_placeholder(match.group()):
             spans.append((match.start(), match.end(), "aws-secret-key", RANK_TOKEN))
-    # cut in two by a line break (issue 40); searched on each side of the key id, which is never a secret's head
-    # (issue 52: `AKIA…⏎<20>⏎<20>` joined the id to the first half and left the second)
+    # cut in two by a line break; searched on each side of the key id, which is never a secret's head
+    # (`AKIA…⏎<20>⏎<20>` joined the id to the first half and left the second)
     for low, high in ((begin, key_start), (key_end, stop)):
         for match in _AWS_SECRET_SPLIT.finditer(text, low, high):
             value = match.group("head") + match.group("tail")
@@ -66,14 +66,14 @@ def aws_secret_near(text: str, key_start: int, key_end: int) -> list[Span]:
 # Three rules read maximal runs of base64 characters (`A-Za-z0-9+/`) of BASE64_TEXT_MIN or more: a bare AWS secret,
 # a Discord bot token and base64 of text (below). The shared transcripts hold ~248,000 such runs (paths, ids) and
 # a few hundred pass any rule's first test, so the runs are found one of two ways with the same result: the trigger
-# search reports candidates (RUN_PATTERNS, in C: each a necessary condition of one rule's test, issue 52), or, with
+# search reports candidates (RUN_PATTERNS, in C: each a necessary condition of one rule's test), or, with
 # no Hyperscan, one `translate` marks base64 characters and `find` steps from run to run (`base64_runs`).
 BARE_AWS_SECRET_ENTROPY = 4.3
 _B64_RUN = bytes(0x61 if chr(i) in _AWS_ALPHABET else 0x20 for i in range(256))
 _RUN_40 = b"a" * 40
 _GLUED_AFTER, _GLUED_BEFORE = (b"=", b"-", b"_"), (b"-", b"_")
 # a Discord bot token: base64 of the bot's numeric id (17-19 digits: 24-26 characters starting M, N or O), a
-# timestamp and an HMAC (issue 52)
+# timestamp and an HMAC
 _DISCORD = re.compile(rb"[MNO][A-Za-z0-9]{23,25}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,38}(?![A-Za-z0-9_-])")
 _B64 = "A-Za-z0-9+/"
 _RUN_START = (
@@ -89,8 +89,7 @@ _RUN_REST = re.compile(rb"[A-Za-z0-9+/]{0,8194}")  # a longer run is too long fo
 
 def base64_runs(data: bytes, marks: bytes) -> list[tuple[int, int]]:
     """(start, end) of every maximal base64 run of BASE64_TEXT_MIN characters or more; `marks`: `data`'s
-    `translate(BASE64_MARKS)` (in C: a regex stepping through every character measured 2.9 s over the shared
-    transcripts, this 0.24 s)."""
+    `translate(BASE64_MARKS)` (in C: a regex stepping through every character is far slower, docs/security.md)."""
     runs: list[tuple[int, int]] = []
     at = marks.find(_RUN_MIN)
     while at >= 0:
@@ -303,7 +302,7 @@ def decode_around(text: str, run_start: int, run_end: int, hit: int) -> str | No
 
 # ---------------------------------------------------------------- any base64 run that decodes to text
 
-# Issue 40: a base64 blob holding a Stripe key, an npm token or a whole `.env` carries no prefix the literals
+# a base64 blob holding a Stripe key, an npm token or a whole `.env` carries no prefix the literals
 # above know. Every run of BASE64_TEXT_MIN..BASE64_TEXT_MAX standard base64 characters with upper, lower and
 # digits whose first groups can be ASCII and whose first bytes decode to printable text is decoded whole and
 # scanned; images, signatures and hashes decode to binary and are dropped before or after 12 bytes.

@@ -1,18 +1,14 @@
-"""One search for every trigger literal of the scrubber (issue 52: the catalogue's nine automata made it 2.8x slower).
+"""One search for every trigger literal of the scrubber (one automaton per group was several times slower).
 
-The literals come in groups (the built-in rules', the companions', the position rules', the generated catalogue's,
-whose literals match in any case). A search reports every occurrence of every literal; `leftmost_first` then keeps,
-per group, what a leftmost-first automaton over that group alone would report: at one start the earlier-listed
-literal, and nothing that starts inside a kept one (`sk-` inside `sk-ant-` is no second trigger). So the engines
-below give identical hits and differ in speed only:
+The literals come in groups (the rules', the companions', the position rules', the catalogue's, any-case). A search
+reports every occurrence of every literal; `leftmost_first` then keeps, per group, what a leftmost-first automaton over
+that group alone would report (`sk-` inside `sk-ant-` is no second trigger), so every engine gives the same hits:
 
-- Hyperscan (the `hyperscan` wheel, Vectorscan inside): ONE scan of the text's UTF-8 for all ~390 literals, any-case
-  ones with `HS_FLAG_CASELESS`; measured over the 726,449 string values of the shared transcripts, 0.72 s against
-  2.9 s for the nine `ahocorasick_rs` automata plus the lower-cased copy they needed (see docs/security.md);
+- Hyperscan (the `hyperscan` wheel, Vectorscan inside): ONE scan of the text's UTF-8 for every literal, any-case
+  ones with `HS_FLAG_CASELESS` (the fastest: docs/security.md);
 - `ahocorasick_rs` automata of at most 64 literals (its SIMD prefilter's limit), any-case groups in the lower-cased
   text: where Hyperscan has no wheel (Linux on ARM);
 - `str.find` per literal, in pure Python: where neither is installed, or the text cannot be UTF-8 (lone surrogates).
-
 Hyperscan's compiled databases are cached per install and checked before use (`hs_cache`).
 """
 
@@ -72,8 +68,8 @@ class TriggerSearch:
     ) -> None:
         """`runs`: regexes searched by Hyperscan alone in long texts shorter than `runs_below` characters (`scan`
         reports where they matched; for other texts and engines it reports None and the caller looks its own way).
-        Measured (Hyperscan, the shared transcripts' raw text): literals alone ~900 MB/s, with the runs ~200: in a
-        short text the runs ride along in the one scan, a longer one is better walked (see `companions`)."""
+        The runs slow the scan: in a short text they ride along in the one scan, a longer one is better walked
+        (see `companions`; the figures in docs/security.md)."""
         self.groups = tuple(groups)
         self.long_from = long_from
         self.runs = tuple(runs)

@@ -1,9 +1,9 @@
 """Find every trigger literal in a text in one pass (Aho-Corasick), with a plain-Python fallback.
 
-`ahocorasick_rs` (Rust aho-corasick, SIMD prefilter) scans for ~80 literals at once at ~250 MB/s;
-CPython's own tools need one pass per literal (`str.find`, ~1.3 GB/s each, so ~30 MB/s for all) or
-an alternation regex (~20 MB/s). The fallback keeps the scrubber correct where the wheel is missing
-or the text cannot be encoded (lone surrogates): same triggers, only slower.
+`ahocorasick_rs` (Rust aho-corasick, SIMD prefilter) scans for many literals at once; CPython's own tools need
+one pass per literal (`str.find`) or an alternation regex, several times slower (docs/security.md). The fallback
+keeps the scrubber correct where the wheel is missing or the text cannot be encoded (lone surrogates): same
+triggers, only slower.
 """
 
 from __future__ import annotations

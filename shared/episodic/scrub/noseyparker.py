@@ -1,4 +1,4 @@
-"""The rows generated from Nosey Parker's rule catalogue (issue 40), loaded from `data/noseyparker_rules.json`.
+"""The rows generated from Nosey Parker's rule catalogue, loaded from `data/noseyparker_rules.json`.
 
 `scripts/gen_scrub_catalogue.py` writes that file from a pinned copy of the catalogue, mechanically: each
 rule's pattern translated to Python, its trigger literals (lower case: they are searched in the lower-cased
@@ -111,7 +111,7 @@ def secret_span(match: re.Match[str], groups: int) -> tuple[int, int]:
     return match.span(found[-1]) if found else match.span()
 
 
-# What must follow a trigger literal for its rules to match at all, read from their patterns (issue 52): these
+# What must follow a trigger literal for its rules to match at all, read from their patterns: these
 # literals fire thousands of times over the shared transcripts (`github` 31,444 times, in prose and URLs) and each
 # hit ran the rules' regexes in a window. The search reports a hit only with its context (`engine.Group.contexts`);
 # a context is a necessary condition, so nothing a rule finds is lost (each rule's examples are checked).

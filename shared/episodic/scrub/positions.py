@@ -1,4 +1,4 @@
-"""Credentials found by where they stand, whatever their characters (issue 40): a password flag of a command
+"""Credentials found by where they stand, whatever their characters: a password flag of a command
 that takes one (`mysql -pPASSWORD`, `sshpass -p …`, `docker login -p …`), a `.netrc` line's `password`
 field, a `.pgpass` line's last field, and a key standing alone as a URL's user (`https://<key>@…sentry.io`,
 a Sentry DSN). Each handler gets the text and where its trigger literal starts and returns the span to
@@ -134,7 +134,7 @@ def netrc_password(text: str, start: int) -> Span | None:
 PGPASS_LITERALS = (":5432:", ":6432:", ":*:*:", ":*:postgres:")  # the ports and wildcards most lines have
 _PGPASS = re.compile(
     r"(?P<host>[A-Za-z0-9_.*\[\]-]{1,253}):(?P<port>[0-9]{1,5}|\*):(?P<db>[^\s:]{1,64}):(?P<user>[^\s:]{1,64}):"
-    # the line ends, or a command (`; cmd`, `&& cmd`) or a comment (` # note`) follows it on the line (issue 52)
+    # the line ends, or a command (`; cmd`, `&& cmd`) or a comment (` # note`) follows it on the line
     r"(?P<secret>[^\s\\]{1,256}?)[ \t]*(?=\r|\n|\\[nr]|$|[\"'`]|(?:;|&&|\|\|?)(?:[ \t]|$)|(?<=[ \t])#)"
 )
 
@@ -177,7 +177,7 @@ _TELEGRAM = re.compile(r"[0-9]{5,16}:(?P<secret>AA[A-Za-z0-9_-]{33})(?![A-Za-z0-
 
 
 def telegram_bot_token(text: str, start: int) -> Span | None:
-    """A Telegram bot token, `<bot id>:AA<33>` (issue 52); `start` is at `:AA`. The bot id stays."""
+    """A Telegram bot token, `<bot id>:AA<33>`; `start` is at `:AA`. The bot id stays."""
     at = start
     while at > max(0, start - 16) and text[at - 1].isdigit():
         at -= 1
@@ -195,7 +195,7 @@ _PPK_LINE = re.compile(_BREAK + r"[A-Za-z0-9+/=]{1,128}")
 
 
 def ppk_private_lines(text: str, start: int) -> Span | None:
-    """The private lines of a PuTTY `.ppk` key file (issue 52): the N lines after `Private-Lines: N`; `start` is
+    """The private lines of a PuTTY `.ppk` key file: the N lines after `Private-Lines: N`; `start` is
     at the header."""
     header = _PPK_HEADER.match(text, start)
     if header is None:
@@ -213,7 +213,7 @@ _FCM_KEY = re.compile(r"AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,300}(?![A-Z
 
 
 def fcm_server_key(text: str, start: int) -> Span | None:
-    """A Firebase Cloud Messaging server key, `AAAA<7>:APA91b<134>` (issue 52); `start` is at `:APA91b`."""
+    """A Firebase Cloud Messaging server key, `AAAA<7>:APA91b<134>`; `start` is at `:APA91b`."""
     at = start - 11
     if at < 0 or not starts_word(text, at):
         return None

@@ -9,7 +9,7 @@ Patterns follow gitleaks' and detect-secrets' rules, adapted to text that is oft
 (`\\n`, `\\"` inside tool outputs): a token may follow a literal `\\n`, and values stop at a backslash.
 
 Over 450 lines by design: one anchored rule per secret shape beside its trigger literals, in one table, so a
-shape and its trigger cannot drift apart (tests/secret_shapes.py holds a row per shape).
+shape and its trigger cannot drift apart (tests/kits/secret_shapes.py holds a row per shape).
 """
 
 from __future__ import annotations
@@ -55,7 +55,7 @@ class TokenRule:
     back: int = 0
     check: Callable[[str], bool] | None = None
     glued: bool = False  # its shape is unmistakable even glued to a word (`…abc8-----BEGIN … PRIVATE KEY`)
-    # characters after the literal that make a text's last run a token's head (`AKIAE3`: issue 52, one suffices)
+    # characters after the literal that make a text's last run a token's head (`AKIAE3`: one suffices)
     dangling_min: int = 6
 
     def __call__(self, text: str, start: int) -> Span | None:
@@ -98,7 +98,7 @@ class TokenRule:
         """A token cut by line breaks (`ghp_KfCP…\\nDR6T…`, a terminal's wrap, a table's `│` borders): the span
         covers every part, over at most MAX_WRAPS breaks. `whole`: the head alone is a token already, so only
         a tail that is not a plain word joins it. A tail never takes a PEM header or another token of this
-        rule (issue 40: a JWT took the next line's `-----BEGIN` and the key's body went unredacted)."""
+        rule (a JWT took the next line's `-----BEGIN` and the key's body went unredacted)."""
         if head_end - at < 8:
             return None
         group = "secret" if "secret" in self.pattern.groupindex else 0
@@ -155,7 +155,7 @@ def _openai_body(token: str) -> bool:
     if "T3BlbkFJ" in token:  # base64 of "OpenAI", in every key since 2023
         return True
     if token.startswith(_OPENAI_KEY_PREFIXES):
-        # a project key's body may hold `-` anywhere, also within its last characters (issue 31)
+        # a project key's body may hold `-` anywhere, also within its last characters
         return len(token.split("-", 2)[2]) >= 32
     body = token.rsplit("-", 1)[-1] if token.count("-") > 1 else token[3:]
     return len(body) >= 8
@@ -241,7 +241,7 @@ POSITION_TOKEN_RULES: list[tuple[tuple[str, ...], TokenRule]] = [
 
 _URL_USER = r"://(?P<user>[^\s:/@?#\"'`\\<>\[\]{}|]{0,128}):"
 _URL_CREDENTIALS = re.compile(_URL_USER + r"(?P<secret>[^\s/\"'`\\<>\[\]{}|]{1,256})@(?=[A-Za-z0-9\[])")
-# a password holding `/` (issue 52) ends at the first `@` that a host and the end of the authority follow
+# a password holding `/` ends at the first `@` that a host and the end of the authority follow
 _URL_CREDENTIALS_SLASH = re.compile(
     _URL_USER
     + r"(?P<secret>[^\s\"'`\\<>\[\]{}|]{1,256}?)@(?=[A-Za-z0-9\[][A-Za-z0-9._\-\[\]:]*(?:[/?#\s\"'`\\]|$))"
@@ -338,7 +338,7 @@ _ASSIGNMENT = re.compile(
 _FLAG_VALUE = re.compile(r"(?P<rest>[A-Za-z0-9_.-]{0,64})[ \t]+" + _VALUE)
 
 
-# Issue 52, a password named in prose with no `=` or `:` ("use password Xk9#mQ2v to log in", "the root password
+# a password named in prose with no `=` or `:` ("use password Xk9#mQ2v to log in", "the root password
 # `Xk9#mQ2v`"): the word itself (no other words glued to it), then a run that no sentence holds: 8 to 64 characters
 # with a letter and a digit, no path, file name or reference, and 3 bits/char (measured: docs/security.md)
 _PROSE_WORD = re.compile(
@@ -421,7 +421,7 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
     if len(value) > 256:
         tail = _GLUED_NAME.search(value, len(value) - MAX_TRAILING_NAME)
         done = value_start + tail.start() if tail else max(match.end("secret"), value_end)
-    # `KEY=#x9…` glued to its `=` or quote is a value; after a space `#` starts a comment (issue 40)
+    # `KEY=#x9…` glued to its `=` or quote is a value; after a space `#` starts a comment
     glued_hash = value[:1] == "#" and value[1:2] != "{" and not text[value_start - 1].isspace()
     judged = value.lstrip("#") if glued_hash else value  # `##l8…`: a Django key may start with two
     if len(value) < 6 or is_placeholder(judged):
@@ -447,7 +447,7 @@ def keyword_assignment(text: str, start: int, trigger_len: int) -> tuple[Span | 
             return (value_start, rest.end(), "aws-secret-key", RANK_KEYWORD), max(done, rest.end())
     if not looks_secret(judged, kind):
         return None, done
-    # a short value is read again for names (`A=x=SECRET_KEY = '…'`: issue 40's pairs glued by `=`)
+    # a short value is read again for names (`A=x=SECRET_KEY = '…'`: pairs glued by `=`)
     return (value_start, value_end, kind, RANK_KEYWORD), done
 
 
@@ -473,8 +473,8 @@ def _is_code(value: str, *, quoted: bool) -> bool:
 
 
 def _value_at(text: str, match: re.Match[str], value_start: int) -> tuple[str, int]:
-    """The value an assignment match holds and where it ends: up to its closing quote when quoted (issue 40:
-    `Password="a;b"`, `SECRET_KEY = 'django-insecure-…&(…'`), else its unquoted run, less a sentence's end,
+    """The value an assignment match holds and where it ends: up to its closing quote when quoted
+    (`Password="a;b"`, `SECRET_KEY = 'django-insecure-…&(…'`), else its unquoted run, less a sentence's end,
     an unbalanced `)` and, in a URL query (`?password=x&user=y`), what follows an `&`."""
     quote = match.group("quote")
     if quote:
@@ -518,7 +518,7 @@ KEYWORD_LENGTHS: dict[str, int] = {literal: len(literal) for literal in KEYWORD_
 for _follower in TOKEN_FOLLOWERS:
     KEYWORD_LITERALS["token" + _follower] = frozenset()
     KEYWORD_LENGTHS["token" + _follower] = len("token")
-# Further words a secret's name holds without saying "secret" (issue 40: `…_SALT`, `…_PASSPHRASE`; a `…_DSN`'s key
+# Further words a secret's name holds without saying "secret" (`…_SALT`, `…_PASSPHRASE`; a `…_DSN`'s key
 # is found in its URL),
 # searched by an automaton of their own (the one above is at its 64 literals)
 NAME_LITERALS: dict[str, frozenset[str]] = {
@@ -530,7 +530,7 @@ NAME_LITERALS: dict[str, frozenset[str]] = {
     "creds": frozenset(_LOWER), "Creds": frozenset(_LOWER), "CREDS": frozenset(_UPPER),
     "hmac": frozenset(_LOWER), "Hmac": frozenset(_LOWER), "HMAC": frozenset(_UPPER),
     "passkey": frozenset(_LOWER), "PASSKEY": frozenset(_UPPER),
-    # `DB_PASS`, `smtp_pass`, `dbPass` (issue 52: a Kubernetes Secret's `DB_PASS: <base64>`); `PASSWORD` has its own
+    # `DB_PASS`, `smtp_pass`, `dbPass` (a Kubernetes Secret's `DB_PASS: <base64>`); `PASSWORD` has its own
     "PASS": frozenset(_UPPER), "pass": frozenset(_LOWER), "Pass": frozenset(_LOWER),
 }  # fmt: skip
 for _literal in NAME_LITERALS:

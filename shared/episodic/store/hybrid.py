@@ -26,13 +26,13 @@ CANDIDATES = 50  # vector candidates before fusion: far more than k (<= 5), few 
 MAX_QUERY_TERMS = 32  # a pasted log must not become a 5,000-term OR
 # Terms in more than half of the cards get no weight from BM25 (FTS5's idf,
 # ln((N - n + 0.5) / (n + 0.5)), is <= 0 there and clamped to 1e-6) yet make it score most of the
-# index: the keyword half skips them. A lower cut drops words that do rank (on the dev set, 5% of
-# the cards cost hybrid recall@3 0.74 -> 0.69: a team's shared vocabulary still discriminates).
+# index: the keyword half skips them. A lower cut drops words that do rank (a team's shared vocabulary still
+# discriminates: docs/retrieval.md).
 COMMON_FRACTION = 0.5
 COMMON_FLOOR = 20  # ... unless the index is small enough that scoring everything is cheap anyway
 # BM25 scores every posting of every query term: on a large index the most common remaining terms
-# are dropped first until the postings fit this budget (keeps p50 search in milliseconds at 10k cards;
-# a small index, like the 158-session dev set, never reaches it).
+# are dropped first until the postings fit this budget (search stays fast on a large index; a small one
+# never reaches it: docs/performance.md).
 POSTING_BUDGET = 1500
 _TERM = re.compile(r"[^\W_]+", re.UNICODE)  # the tokens FTS5's unicode61 tokenizer makes (no "_")
 

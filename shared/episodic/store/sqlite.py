@@ -2,9 +2,8 @@
 
 Safe for one writer and many readers across processes (WAL, busy_timeout): the MCP server reads while
 `index` writes. Vector search is exact cosine over an in-memory float32 matrix per tenant, rebuilt when
-that tenant's write generation moves; the keyword half is BM25 over `render.keyword_text(card)` (kept in
-FTS5) with the tenant's own statistics (`store.keywords`); the halves are fused by score (see `episodic.store.hybrid` for the
-weights, the standardisation and the threshold rule).
+that tenant's write generation moves; the keyword half is BM25 over `render.keyword_text(card)` (FTS5) with
+the tenant's own statistics (`store.keywords`); the halves are fused by score (`episodic.store.hybrid`).
 """
 
 from __future__ import annotations

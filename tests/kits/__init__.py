@@ -1,0 +1,1 @@
+"""Helpers the tests share (servers, fakes' drivers, builders): imported as `kits.<name>`; no tests here."""
