@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from client_env import DEMO, episodic
+from kits.client_env import DEMO, episodic
 
 
 def _config(home: Path) -> None:

@@ -7,8 +7,8 @@ import json
 import re
 from pathlib import Path
 
-from client_env import DEMO, episodic
-from session_builder import SessionWriter
+from kits.client_env import DEMO, episodic
+from kits.session_builder import SessionWriter
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 

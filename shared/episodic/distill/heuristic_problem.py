@@ -268,6 +268,12 @@ _REPORT_RE = re.compile(
     r"|finished|completed|wrote|made|ran|built)\b"
 )
 
+# a sentence that says how the work ended ("… fixed the job and the tests pass") reports, it does not restate
+_OUTCOME_RE = re.compile(
+    r"(?i)\b(?:fixed|fixes|resolved|solved|tests? (?:now )?pass(?:es|ed)?|(?:now|again) (?:works|passes|succeeds)"
+    r"|works (?:now|again))\b"
+)
+
 
 def assistant_restatement(assistant: list[str], *, wider: bool = False, reports: bool = False) -> str:
     """The assistant's first statement of what it will do, in its own (often more general) words. `wider`
@@ -284,7 +290,7 @@ def assistant_restatement(assistant: list[str], *, wider: bool = False, reports:
                 or LINE_NUMBER_RE.search(line)
                 or (_EXPLORING_RE.match(line) and not (wider and _GOES_ON_RE.search(line)))
                 or _GENERIC_TASK_RE.search(line)
-                or (_REPORT_RE.match(line) and not reports)
+                or ((_REPORT_RE.match(line) or _OUTCOME_RE.search(line)) and not reports)
             ):
                 continue
             if len(line.split()) >= _RESTATEMENT_WORDS and reads_as_words(line):
@@ -347,7 +353,9 @@ def problem_statement(
         add(plain_words(line))
     if not parts and not pointer:  # a long request: the assistant's own words for it, before the request's
         add(assistant_restatement(assistant, wider=True))
-    if not parts:  # nothing said it before the work: the assistant's report of the work, in its words
+    if (
+        not parts and pointer
+    ):  # a request that only points at the work: the assistant's report of it says what
         add(assistant_restatement(assistant, reports=True))
     if not parts:  # nothing better: the request
         return _sentence(request) if request else ""
