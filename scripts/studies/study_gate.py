@@ -60,14 +60,14 @@ def prompts(eval_dir: Path) -> list[tuple[str, str, str, str | None, str, tuple[
     return out
 
 
-def collect(transcripts: Path, eval_dir: Path, only: str | None = None) -> dict[str, Any]:
+def collect(transcripts: Path, eval_dir: Path, only: str | None = None, judge: bool = True) -> dict[str, Any]:
     from episodic.core.search import search_traces
     from episodic.judge.model import cross_encoder, default_model_dir
     from episodic.judge.reranker import HEURISTIC, card_text, offline_text
     from episodic.kernel.models import LOCAL_TENANT, SearchFilters
 
     settings, corpus, distiller, sets, embedder = dev_card_sets(transcripts, eval_dir)
-    encoder = cross_encoder(default_model_dir())
+    encoder = cross_encoder(default_model_dir()) if judge else None
     asked = prompts(eval_dir)
     data: dict[str, Any] = {"floor": embedder.default_min_similarity, "sets": {}}
     with tempfile.TemporaryDirectory() as workdir:
@@ -109,8 +109,12 @@ def collect(transcripts: Path, eval_dir: Path, only: str | None = None) -> dict[
                         )
                     row[pool] = top
                 keys = list(texts)
-                scores = encoder.scores(text, [texts[k] for k in keys], TOKENS).tolist() if keys else []
-                logit = dict(zip(keys, scores, strict=True))
+                scores = (
+                    encoder.scores(text, [texts[k] for k in keys], TOKENS).tolist()
+                    if keys and encoder
+                    else []
+                )
+                logit = dict(zip(keys, scores, strict=True)) if encoder else {}
                 for pool in ("all", "verified"):
                     for h in row[pool]:
                         h["logit"] = logit.get(("reads", h["sid"]))
@@ -312,10 +316,13 @@ def main() -> None:
     parser.add_argument("eval_dir", type=Path)
     parser.add_argument("--cache", type=Path, default=Path("/tmp/gate-study.pkl"))
     parser.add_argument("--only", help="collect one card set (heuristic | cards) into --cache, then stop")
+    parser.add_argument("--no-judge", action="store_true", help="collect without the judge (offline cards)")
     parser.add_argument("--merge", type=Path, nargs="*", default=[], help="caches collected with --only")
     args = parser.parse_args()
     if args.only:
-        args.cache.write_bytes(pickle.dumps(collect(args.transcripts, args.eval_dir, args.only)))
+        args.cache.write_bytes(
+            pickle.dumps(collect(args.transcripts, args.eval_dir, args.only, judge=not args.no_judge))
+        )
         return
     if args.merge:
         parts = [pickle.loads(p.read_bytes()) for p in args.merge]

@@ -172,3 +172,51 @@ def test_yardsticks_put_every_yardstick_in_one_table(
     assert "| dev | leave-one-out negatives given a full card ↓ |" in text
     assert "The replay of real prompts" in text and "episodic eval yardsticks --transcripts" in text
     assert (report / "chart.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def _replayed(tmp_path: Path) -> dict:
+    args = ["eval", "replay", "--transcripts", str(tmp_path / "transcripts"), "--json"]
+    result = CliRunner().invoke(build_cli(), args, catch_exceptions=False)
+    assert result.exit_code == 0, result.output + result.stderr
+    return json.loads(result.stdout)
+
+
+def _tell_again(folder: Path, session_id: str) -> None:
+    """Append the session's first real prompt again, a second after its last line."""
+    path = next(folder.glob(f"*/{session_id}.jsonl"))
+    lines = [json.loads(line) for line in path.read_text().splitlines()]
+    first = next(x for x in lines if x.get("type") == "user" and isinstance(x["message"].get("content"), str))
+    last = lines[-1]
+    at = datetime.fromisoformat(last["timestamp"].replace("Z", "+00:00")) + timedelta(seconds=1)
+    again = dict(first, uuid=str(uuid.uuid4()), parentUuid=last["uuid"])
+    again["timestamp"] = at.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+    path.write_text(path.read_text() + json.dumps(again) + "\n")
+
+
+def _repeats(rows: list[dict]) -> list[tuple[str, str]]:
+    pairs = [(r["session_id"], g[0]) for r in rows for g in r["given"]]
+    return [pair for pair in set(pairs) if pairs.count(pair) > 1]
+
+
+def test_replay_gives_through_the_server_never_the_same_card_twice(
+    timed_corpus: dict, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("s3", "s5"):  # a user who tells the same problem twice in one session
+        _tell_again(tmp_path / "transcripts", timed_corpus[name][0])
+    # the server's rule switched off: the same problem told twice in a session meets the same card twice
+    monkeypatch.setenv("EPISODIC_INJECTIONS_NEVER_TWICE", "false")
+    loose = _replayed(tmp_path)
+    assert _repeats(loose["records"]["heuristic/first stage"])
+
+    monkeypatch.setenv("EPISODIC_INJECTIONS_NEVER_TWICE", "true")
+    data = _replayed(tmp_path)
+    for run in data["runs"]:
+        assert run["overall"]["repeats"] == 0 and run["overall"]["card_repeats"] == 0, run["stage"]
+    for stage in ("first stage", "shipped"):
+        rows = data["records"][f"heuristic/{stage}"]
+        assert not _repeats(rows), stage
+        # each stage keeps its own record: what one stage gave never holds back the other's answer
+        assert any(r["given"] for r in rows), stage
+    first = {(r["session_id"], r["index"]): r["given"] for r in data["records"]["heuristic/first stage"]}
+    shipped = {(r["session_id"], r["index"]): r["given"] for r in data["records"]["heuristic/shipped"]}
+    assert first == shipped  # no second stage configured: the same decision, recorded apart

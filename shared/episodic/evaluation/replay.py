@@ -4,8 +4,10 @@ Sessions are taken in order of their start; before a session's prompts are asked
 before it started is stored (in order of its end), so a session never meets itself or a later one and the
 memory grows as a user's does (its z-scores, keyword statistics and small-pool rule are those of that moment).
 Each prompt the hook would answer (`hooks.payload.prompt_of`: no slash commands, no short prompts) is asked as
-the hook asks (the MCP tool `search_traces` with the hook's arguments, `plumbing.hook_choice.select_hits`, the hook's
-text), once with the first stage alone and once with the configured second stage. The per-prompt records keep
+the hook asks (the MCP tool `search_traces` with the hook's arguments and its receiving session, so the
+server's own decision applies: never the same card twice in a session, the steering rules by their switches;
+then `plumbing.hook_choice.select_hits`, the hook's text), once with the first stage alone and once with the
+configured second stage. The per-prompt records keep
 the tool's results, so other code can re-select from them (`replay_card_set`'s `select`).
 """
 
@@ -117,6 +119,11 @@ def default_selector(approved_only: bool) -> Selector:
     return lambda results, _given_before: hook_server.select_hits(results, approved_only)
 
 
+def receiving_session(stage: str, session_id: str) -> str:
+    """The session the server records a stage's answers for: stages share one store, never one record."""
+    return f"{stage}/{session_id}"
+
+
 def replay_card_set(
     memory: Any,
     card_set: CardSet,
@@ -164,7 +171,12 @@ def replay_card_set(
         before: dict[str, list[str]] = {name: [] for name in stages}
         for index, query in asked[trajectory.session_id]:
             for name, tool in tools.items():
-                arguments = hook_server.search_arguments(query, approved_only=bool(settings.review_required))
+                # the server decides what the session is given (never the same card twice, the steering
+                # rules); each stage keeps its own record of what it gave, on the shared store
+                receiving = (receiving_session(name, trajectory.session_id), trajectory.agent)
+                arguments = hook_server.search_arguments(
+                    query, approved_only=bool(settings.review_required), receiving=receiving
+                )
                 results = (tool.handler(principal, arguments).structured or {}).get("results", [])
                 hits = select(results, tuple(before[name]))
                 given = tuple(

@@ -15,6 +15,7 @@ from episodic.evaluation.corpus import EvalCorpus, check_folders, distill_corpus
 from episodic.evaluation.progress import Progress
 from episodic.evaluation.systems.base import SystemContext
 from episodic.kernel.errors import InvalidArgumentError
+from episodic.kernel.injection_port import INJECTIONS
 from episodic.kernel.models import OPENING
 
 FIRST_STAGE = "first stage"
@@ -24,6 +25,14 @@ SHIPPED = "shipped"
 def first_stage_of(memory: Any) -> Any:
     """The same memory (the same store) without its second stage."""
     return replace(memory, reranker=None)
+
+
+def scratch_injections(settings: Any, folder: Path) -> Any:
+    """The records of what the replay gave, in its scratch folder: the server decides from them (never the same
+    card twice in a session) and the user's own records are never touched. None when the feature is off."""
+    from episodic.injections.sqlite_store import INJECTIONS_FILE, SQLiteInjectionStore
+
+    return SQLiteInjectionStore(folder / INJECTIONS_FILE) if settings.injections_enabled else None
 
 
 @dataclass
@@ -75,7 +84,13 @@ class ReplayCorpus:
         folder = Path(self._workdir.name) / card_set.label
         folder.mkdir(parents=True, exist_ok=True)
         store = sqlite_store_at(self.settings, folder / "replay.sqlite3")
-        memory = build_memory(self.settings, embedder=self.embedder, distiller=self.distiller, store=store)
+        memory = build_memory(
+            self.settings,
+            embedder=self.embedder,
+            distiller=self.distiller,
+            store=store,
+            parts={INJECTIONS: scratch_injections(self.settings, folder)},
+        )
         context = SystemContext(self.settings, self.embedder, self.distiller, folder, self.progress)
         view = replace(self.corpus, cards=card_set.cards)
         for rendering in self.settings.renderings:  # cached by content: store_card then reads them back
