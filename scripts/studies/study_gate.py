@@ -65,6 +65,10 @@ def collect(transcripts: Path, eval_dir: Path, only: str | None = None, judge: b
     from episodic.judge.model import cross_encoder, default_model_dir
     from episodic.judge.reranker import HEURISTIC, card_text, offline_text
     from episodic.kernel.models import LOCAL_TENANT, SearchFilters
+    from episodic.store.hybrid import query_terms
+    from episodic.store.keywords import TenantKeywords, tokens
+    from episodic.store.keywords import fold as fold_text
+    from episodic.store.render import keyword_text
 
     settings, corpus, distiller, sets, embedder = dev_card_sets(transcripts, eval_dir)
     encoder = cross_encoder(default_model_dir()) if judge else None
@@ -75,11 +79,15 @@ def collect(transcripts: Path, eval_dir: Path, only: str | None = None, judge: b
             if only is not None and card_set.label != only:
                 continue
             ranking = set_memory(settings, corpus, distiller, embedder, card_set, Path(workdir))
+            bodies = {sid: set(tokens(keyword_text(card))) for sid, card in card_set.cards.items()}
+            index = TenantKeywords.build(enumerate(map(keyword_text, card_set.cards.values())), len(bodies))
             ranking = replace(ranking, reranker=None)
             hook = replace(ranking, settings=settings.model_copy(update={"max_k": DEPTH, "reranker": "none"}))
             rows = []
             for n, (stick, pid, fold, target, text, left_out) in enumerate(asked):
                 row: dict[str, Any] = {"stick": stick, "id": pid, "fold": fold, "target": target}
+                terms = list(dict.fromkeys(fold_text(t) for t in query_terms(text)))
+                row.update(terms=terms, df=index.doc_counts(terms), cards=index.sessions)
                 texts: dict[tuple[str, str], str] = {}
                 for pool, memory, include in (("all", ranking, True), ("verified", hook, False)):
                     if pool == "all" and stick.endswith("-loo"):
@@ -105,6 +113,7 @@ def collect(transcripts: Path, eval_dir: Path, only: str | None = None, judge: b
                                 "offline": offline,
                                 "kw": h.keyword_score,
                                 "verified": h.record.card.outcome.value == "verified",
+                                "present": [t for t in terms if t in bodies.get(sid, set())],
                             }
                         )
                     row[pool] = top
