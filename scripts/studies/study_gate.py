@@ -5,7 +5,8 @@ its target left out by the store's filter), and the same three on the fresh set 
 both card sets (the offline distiller's, the folder's LLM cards). Per prompt the first stage's best DEPTH
 candidates are kept — every outcome (recall@1, as `episodic eval` ranks) and verified only (the hook's pool) —
 with the judge's logit on what it reads per card kind (an LLM card's text, an offline card's opening words)
-and on the card's problem alone, and the keyword half's raw BM25 (the tenant's own IDF). Collected once into
+and on the card's problem alone, the keyword half's raw BM25 (the tenant's own IDF), and the prompt's terms with
+their document counts and the ones each candidate holds (its coverage of the prompt). Collected once into
 --cache; every weight, depth and gate is then replayed with the shipped rules (episodic.judge.reranker's
 order, episodic.core.confidence's tiers, the hook's selection).
 
