@@ -1,14 +1,17 @@
 """A persistent embedding cache: a second run over the same texts costs a lookup, not a model call.
 
 One SQLite file under the cache directory, keyed by sha256(embedder id + text); the embedder id is in
-the key, so one file serves several embedders without ever mixing their vectors.
+the key, so one file serves several embedders without ever mixing their vectors. Processes sharing the folder
+(an eval beside an index, parallel test workers) fill it in bulk one at a time, each embedding only what the
+others have not: the same texts are never embedded twice at once.
 """
 
 from __future__ import annotations
 
 import hashlib
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
@@ -17,7 +20,27 @@ from episodic.kernel.ports import Embedder
 from episodic.plumbing.sqlite_conn import open_connection, transaction
 
 CACHE_FILE_NAME = "embeddings.sqlite3"
+FILL_LOCK_NAME = "embeddings.fill.lock"
 _LOOKUP_CHUNK = 500  # stays under SQLite's bound-parameter limit
+# a fill of at least this many texts waits for another process's fill of the same folder (a query's one text
+# never waits behind an index's bulk fill)
+BULK_FILL_TEXTS = 16
+
+
+@contextmanager
+def fill_lock(path: Path) -> Iterator[None]:
+    """An exclusive advisory lock across processes (where the platform has `fcntl`; elsewhere none)."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - not POSIX
+        yield
+        return
+    with open(path, "a+b") as handle:
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def cache_key(embedder_id: str, text: str) -> bytes:
@@ -71,18 +94,30 @@ class CachedEmbedder(Embedder):
         for key, text in zip(keys, texts, strict=True):
             if key not in found:
                 missing.setdefault(key, text)
-        if missing:
-            vectors = np.asarray(self.inner.embed(list(missing.values())), dtype=np.float32)
-            rows = []
-            for key, vector in zip(missing, vectors, strict=True):
-                found[key] = vector
-                rows.append((key, self.dimension, vector.tobytes()))
-            with transaction(self._conn, self._lock) as conn:
-                conn.executemany(
-                    "INSERT OR REPLACE INTO embeddings (key, dimension, vector) VALUES (?, ?, ?)", rows
-                )
+        if len(missing) >= BULK_FILL_TEXTS:
+            with fill_lock(self.path.with_name(FILL_LOCK_NAME)):
+                with self._lock:  # what another process filled while this one waited
+                    found.update(self._lookup(sorted(missing)))
+                missing = {key: text for key, text in missing.items() if key not in found}
+                self._fill(missing, found)
+        else:
+            self._fill(missing, found)
         self.hits += len(texts) - sum(1 for k in keys if k in missing)
         self.misses += len(missing)
         for row, key in enumerate(keys):
             out[row] = found[key]
         return out
+
+    def _fill(self, missing: dict[bytes, str], found: dict[bytes, np.ndarray]) -> None:
+        """Embed the missing texts, store them, and add them to `found`."""
+        if not missing:
+            return
+        vectors = np.asarray(self.inner.embed(list(missing.values())), dtype=np.float32)
+        rows = []
+        for key, vector in zip(missing, vectors, strict=True):
+            found[key] = vector
+            rows.append((key, self.dimension, vector.tobytes()))
+        with transaction(self._conn, self._lock) as conn:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embeddings (key, dimension, vector) VALUES (?, ?, ?)", rows
+            )

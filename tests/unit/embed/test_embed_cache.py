@@ -92,3 +92,58 @@ def test_the_setting_puts_the_model_behind_one_cache_that_a_second_home_reuses(t
         with sqlite3.connect(cache / "embeddings.sqlite3") as conn:
             rows.append(conn.execute("SELECT count(*) FROM embeddings").fetchone()[0])
     assert rows[0] > 6 and rows[1] == rows[0]  # every rendering of the 6 demo cards, and nothing new
+
+
+class HeldEmbedder(CountingEmbedder):
+    """Says when its first embed starts and holds it until released."""
+
+    def __init__(self, inner: Embedder) -> None:
+        super().__init__(inner)
+        import threading
+
+        self.entered, self.release = threading.Event(), threading.Event()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        self.entered.set()
+        assert self.release.wait(60), "never released"
+        return super().embed(texts)
+
+
+def test_a_bulk_fill_under_way_elsewhere_is_waited_for_not_repeated(tmp_path: Path) -> None:
+    import threading
+
+    texts = [f"card text {i}" for i in range(40)]
+    held = HeldEmbedder(HashingEmbedder())
+    filling = CachedEmbedder(held, tmp_path / "cache")
+    second_inner = CountingEmbedder(HashingEmbedder())
+    second = CachedEmbedder(second_inner, tmp_path / "cache")  # another process's connection to the folder
+    looked = threading.Event()
+    lookup = second._lookup
+
+    def watched_lookup(keys: list[bytes]) -> dict[bytes, np.ndarray]:
+        found = lookup(keys)
+        looked.set()
+        return found
+
+    second._lookup = watched_lookup  # type: ignore[method-assign]
+    results: dict[str, np.ndarray] = {}
+    first_thread = threading.Thread(target=lambda: results.setdefault("first", filling.embed(texts)))
+    first_thread.start()
+    assert held.entered.wait(60)
+    second_thread = threading.Thread(target=lambda: results.setdefault("second", second.embed(texts)))
+    second_thread.start()
+    assert looked.wait(60)  # the second has seen an empty cache before the first stores anything
+    held.release.set()
+    first_thread.join(60)
+    second_thread.join(60)
+    assert len(held.calls) == 1 and second_inner.calls == []
+    assert np.array_equal(results["first"], results["second"]) and second.hits == 40
+
+
+def test_a_query_never_waits_for_a_bulk_fill(tmp_path: Path) -> None:
+    from episodic.embed.cache import FILL_LOCK_NAME, fill_lock
+
+    cache = CachedEmbedder(CountingEmbedder(HashingEmbedder()), tmp_path / "cache")
+    with fill_lock(cache.path.with_name(FILL_LOCK_NAME)):  # another process is filling the folder
+        vector = cache.embed(["one query"])
+    assert vector.shape == (1, 384) and cache.misses == 1
