@@ -49,6 +49,50 @@ def pytest_configure(config: pytest.Config) -> None:
         import compileall
 
         compileall.compile_dir(REPO_ROOT / "shared", quiet=1)
+        if config.getoption("numprocesses", None) and not os.environ.get(PRECOLLECT):
+            _rewrite_test_modules_once()
+
+
+PRECOLLECT = "EPISODIC_TESTS_PRECOLLECT"
+
+
+def _rewrite_test_modules_once() -> None:
+    """The test modules' assertion rewriting, cached in __pycache__ before the workers start, split over the
+    cores: where PYTHONDONTWRITEBYTECODE is set, every worker would otherwise rewrite every module itself (the
+    workers collect the whole suite each). A failure here only costs that time: the workers still collect."""
+    import subprocess
+    import sys
+
+    files = sorted(str(path) for path in (REPO_ROOT / "tests").rglob("test_*.py"))
+    shares = max(1, os.cpu_count() or 1)
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    env[PRECOLLECT] = "1"
+    command = [
+        sys.executable,
+        "-m",
+        "pytest",
+        "--collect-only",
+        "-q",
+        "-o",
+        "addopts=",
+        "-p",
+        "no:cacheprovider",
+    ]
+    running = [
+        subprocess.Popen(
+            [*command, *files[share::shares]],
+            cwd=REPO_ROOT,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for share in range(shares)
+    ]
+    for process in running:
+        try:
+            process.wait(timeout=300)
+        except subprocess.TimeoutExpired:
+            process.kill()
 
 
 @pytest.hookimpl(wrapper=True)
