@@ -7,7 +7,9 @@ default); a required `X | None` is one that may be null.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
+from functools import cache
 from typing import Annotated, Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -35,6 +37,12 @@ class ToolResult(BaseModel):
 def input_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The model's JSON Schema as MCP clients want it: no titles, `$defs` inlined, omissible arguments
     without null, no extra properties."""
+    return copy.deepcopy(_input_schema(model))
+
+
+@cache
+def _input_schema(model: type[BaseModel]) -> dict[str, Any]:
+    """Generated once per model (each Memory's tools are built from the same few models)."""
     cleaned = _clean_schema(model.model_json_schema(), omissible_only=False)
     cleaned["additionalProperties"] = False
     return cleaned
@@ -43,6 +51,11 @@ def input_schema(model: type[BaseModel]) -> dict[str, Any]:
 def output_schema(model: type[BaseModel]) -> dict[str, Any]:
     """The result model's JSON Schema as a tool's `outputSchema`: as `input_schema`, except that a required
     field typed `X | None` keeps its null (the tool returns it), and the model's `extra` decides extra fields."""
+    return copy.deepcopy(_output_schema(model))
+
+
+@cache
+def _output_schema(model: type[BaseModel]) -> dict[str, Any]:
     return _clean_schema(model.model_json_schema(), omissible_only=True)
 
 
