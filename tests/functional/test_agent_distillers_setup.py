@@ -16,6 +16,7 @@ from http.server import ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import DEMO, EPISODIC, bare_env, free_port
 from kits.fake_claude_kit import install_fake_agent, private_folder
 
@@ -50,9 +51,7 @@ class User:
         self.env["PATH"] = f"{bin_dir}:{self.env['PATH']}"
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(EPISODIC), *args], env=self.env, capture_output=True, text=True, timeout=300
-        )
+        return warm_cli.run([str(EPISODIC), *args], env=self.env, capture_output=True, text=True, timeout=300)
 
     def config(self) -> str:
         return (self.home / "config.toml").read_text()

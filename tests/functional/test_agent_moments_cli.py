@@ -11,13 +11,13 @@ Skipped when a CLI is absent (`scripts/install --dev` puts them under .tools/)."
 from __future__ import annotations
 
 import json
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+from kits import warm_cli
 from kits.client_env import EPISODIC, bare_env, stop_spawned_server
 from test_failure_hook_agents_cli import CODEX, GEMINI, MARK, run_codex, run_gemini
 from test_failure_hook_cli import FIXED_SESSION, set_up_user
@@ -113,7 +113,7 @@ def _search_traces(home: Path, user_home: Path, query: str, agent: str) -> list[
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
          "params": {"name": "search_traces", "arguments": {"query": query, "k": 5, "include_unverified": True, "agent": agent}}},
     ]  # fmt: skip
-    done = subprocess.run(
+    done = warm_cli.run(
         [str(EPISODIC), "mcp"],
         input="".join(json.dumps(m) + "\n" for m in messages),
         env=bare_env(home, user_home),

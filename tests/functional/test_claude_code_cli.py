@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import (
     DEMO,
     EPISODIC,
@@ -111,10 +112,10 @@ def test_claude_mcp_over_http_reads_the_token_from_the_environment(user: tuple[P
         [str(EPISODIC), "serve", "--port", str(port)], env=env, stderr=subprocess.DEVNULL
     )
     try:
-        token = subprocess.run(
+        token = warm_cli.run(
             [str(EPISODIC), "token", "add"], env=env, capture_output=True, text=True, check=True
         ).stdout.strip()
-        setup = subprocess.run(
+        setup = warm_cli.run(
             [str(EPISODIC), "setup", "claude-code", "--url", url, "--token", token, "--write"],
             env=env,
             capture_output=True,
@@ -130,7 +131,7 @@ def test_claude_mcp_over_http_reads_the_token_from_the_environment(user: tuple[P
     finally:
         server.terminate()
         server.wait(timeout=10)
-        subprocess.run([str(EPISODIC), "setup", "claude-code", "--write"], env=env, capture_output=True)
+        warm_cli.run([str(EPISODIC), "setup", "claude-code", "--write"], env=env, capture_output=True)
 
 
 BIOME_SESSION = "5365b0bc-617d-582c-9369-4cf3b383dd85"  # the verified demo card the prompt matches
@@ -153,7 +154,7 @@ def test_first_prompt_after_quickstart_and_setup_gets_the_card(tmp_path: Path) -
     )
     try:
         for args in (["quickstart"], ["setup", "claude-code", "--write"]):
-            done = subprocess.run(
+            done = warm_cli.run(
                 [str(EPISODIC), *args],
                 env=bare_env(home, user_home),
                 capture_output=True,
@@ -182,7 +183,7 @@ def test_setup_reads_the_real_clis_login_to_choose_the_distiller(tmp_path: Path)
     user_home.mkdir()
 
     def setup(**env: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return warm_cli.run(
             [str(EPISODIC), "setup", "claude-code"],
             env=bare_env(home, user_home, EPISODIC_CLAUDE_BINARY=str(CLAUDE), **OFFLINE, **env),
             capture_output=True,

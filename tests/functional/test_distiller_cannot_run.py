@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import DEMO, EPISODIC, bare_env, free_port
 from kits.fake_claude_kit import install_fake, install_fake_agent
 
@@ -32,7 +33,7 @@ def _user(tmp: Path, agent: str) -> tuple[Path, Path, dict[str, str]]:
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(EPISODIC), *args], env=env, capture_output=True, text=True, timeout=300)
+    return warm_cli.run([str(EPISODIC), *args], env=env, capture_output=True, text=True, timeout=300)
 
 
 def _files(folder: Path) -> dict[str, bytes]:

@@ -5,11 +5,11 @@ a Gemini-only user gets Gemini's rows."""
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from kits import warm_cli
 from kits.client_env import DEMO, EPISODIC, bare_env, free_port
 
 
@@ -33,13 +33,13 @@ def _user(tmp: Path, setup: str) -> tuple[dict[str, str], int]:
     (home / "config.toml").write_text(f'embedder = "hashing"\nport = {port}\nhook_autostart = false\n')
     env = bare_env(home, user_home)
     for args in (["index", str(DEMO)], ["setup", setup, "--write"]):
-        done = subprocess.run([str(EPISODIC), *args], env=env, capture_output=True, text=True, timeout=300)
+        done = warm_cli.run([str(EPISODIC), *args], env=env, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
     return env, port
 
 
 def _doctor(env: dict[str, str]) -> list[str]:
-    done = subprocess.run([str(EPISODIC), "doctor"], env=env, capture_output=True, text=True, timeout=300)
+    done = warm_cli.run([str(EPISODIC), "doctor"], env=env, capture_output=True, text=True, timeout=300)
     assert "Traceback" not in done.stderr, done.stderr
     return done.stdout.splitlines()
 

@@ -12,6 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import DEMO, EPISODIC, DemoIndexed, bare_env, episodic, free_port, index_demo, isolate
 from kits.fake_claude_kit import install_fake
 
@@ -87,7 +88,7 @@ AGENT_CLIS = ("claude", "codex", "gemini")
 
 
 def _run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([str(EPISODIC), *args], env=env, capture_output=True, text=True, timeout=300)
+    return warm_cli.run([str(EPISODIC), *args], env=env, capture_output=True, text=True, timeout=300)
 
 
 # ---------------------------------------------------------------- 2. what heads a list
@@ -261,7 +262,7 @@ def test_a_bad_port_in_the_config_is_logged_by_the_hook_as_a_config_error(tmp_pa
             "session_id": "s",
         }
     )
-    done = subprocess.run(
+    done = warm_cli.run(
         [str(EPISODIC), "hook", "user-prompt-submit"],
         input=payload,
         env=env,

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import EPISODIC, bare_env, free_port, stop_spawned_server, wait_for_port
 from kits.fake_model_kit import fake_model
 from kits.session_builder import SessionWriter
@@ -68,7 +69,7 @@ def set_up_user(tmp: Path, *setups: list[str], config: str = "") -> tuple[Path, 
     _indexed_session(tmp / "sessions")
     (home / "config.toml").write_text(f'embedder = "hashing"\nport = {free_port()}\n{config}')
     for args in (["index", str(tmp / "sessions")], *setups):
-        done = subprocess.run(
+        done = warm_cli.run(
             [str(EPISODIC), *args], env=bare_env(home, user_home), capture_output=True, text=True, timeout=300
         )
         assert done.returncode == 0, done.stderr

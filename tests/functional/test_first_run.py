@@ -13,6 +13,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import DEMO, EPISODIC, bare_env, free_port, index_and_set_up, stop_spawned_server
 from kits.fake_claude_kit import install_fake
 
@@ -36,9 +37,7 @@ class User:
             self.env["PATH"] = f"{install_fake(tmp / 'bin').parent}:{self.env['PATH']}"
 
     def run(self, *args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [str(EPISODIC), *args], env=self.env, capture_output=True, text=True, timeout=300
-        )
+        return warm_cli.run([str(EPISODIC), *args], env=self.env, capture_output=True, text=True, timeout=300)
 
     def hooks(self) -> dict:
         return json.loads((self.user_home / ".claude" / "settings.json").read_text())["hooks"]

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import (
     BIN,
     EPISODIC,
@@ -68,7 +69,7 @@ def test_the_first_prompt_after_setup_is_served(set_up: tuple[Path, Path, int]) 
     context = json.loads(first.stdout)["hookSpecificOutput"]["additionalContext"]
     assert "Biome" in context and "A close past match" in context
 
-    doctor = subprocess.run(
+    doctor = warm_cli.run(
         [str(EPISODIC), "doctor"], env=env, capture_output=True, text=True, timeout=120
     ).stdout
     assert f"[ok  ] server reachable: http://127.0.0.1:{port}/mcp (pid {pid}," in doctor, doctor

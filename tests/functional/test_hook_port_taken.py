@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import DEMO, EPISODIC, PROMPT, bare_env, free_port, stop_spawned_server, wait_for_port
 
 
@@ -51,7 +52,7 @@ def _user(tmp: Path, port: int) -> tuple[Path, Path]:
 
 
 def run(home: Path, user_home: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warm_cli.run(
         [str(EPISODIC), *args],
         env=bare_env(home, user_home, **env),
         capture_output=True,

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from kits import warm_cli
 from kits.client_env import EPISODIC, bare_env, free_port, stop_spawned_server
 from kits.fake_claude_kit import install_fake
 from kits.secret_kit import TOKENS
@@ -59,9 +60,7 @@ class User:
         return writer.write(self.projects)
 
     def run(self, *args: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
-        done = subprocess.run(
-            [str(EPISODIC), *args], env=self.env, capture_output=True, text=True, timeout=300
-        )
+        done = warm_cli.run([str(EPISODIC), *args], env=self.env, capture_output=True, text=True, timeout=300)
         if ok:
             assert done.returncode == 0, (args, done.stdout, done.stderr)
         return done

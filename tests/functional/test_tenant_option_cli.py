@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kits import warm_cli
 from kits.client_env import EPISODIC, bare_env
 from kits.session_builder import SessionWriter
 
@@ -21,7 +22,7 @@ def _run(tmp_path: Path, *args: str, **env: str) -> subprocess.CompletedProcess[
     home.mkdir(exist_ok=True)
     (home / "config.toml").write_text('embedder = "hashing"\nhook_autostart = false\n')
     full = {**bare_env(home, tmp_path / "user-home"), **env}
-    return subprocess.run([str(EPISODIC), *args], env=full, capture_output=True, text=True, timeout=120)
+    return warm_cli.run([str(EPISODIC), *args], env=full, capture_output=True, text=True, timeout=120)
 
 
 def test_index_with_a_path_tenant_is_a_usage_error_before_any_session_is_read(tmp_path: Path) -> None:

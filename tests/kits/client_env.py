@@ -95,7 +95,7 @@ def index_and_set_up(tmp: Path, **extra: str) -> tuple[Path, Path, int]:
         f'embedder = "hashing"\nport = {port}\nexperiment_enabled = false\n'
     )
     for args in (["index", str(DEMO)], ["setup", "claude-code", "--write"]):
-        done = subprocess.run(
+        done = warm_cli.run(
             [str(EPISODIC), *args],
             env=bare_env(home, user_home, **extra),
             capture_output=True,

@@ -1,4 +1,5 @@
-"""`run`: subprocess.run for `[sys.executable, "-m", "episodic", ...]`, forked from a warm interpreter.
+"""`run`: subprocess.run for `[sys.executable, "-m", "episodic", ...]` or the venv's `episodic` script, forked from a
+warm interpreter.
 
 The suite starts a few hundred `episodic` processes; each paid ~0.4 s of CPU importing pydantic, numpy
 and the CLI before doing its work (issue 41). Here each test worker keeps one interpreter that has imported
@@ -6,8 +7,7 @@ them (tests/kits/warm_cli_server.py) and every call is a fork of it that becomes
 `python -m episodic` with the caller's argv, environment, cwd and stdin/stdout/stderr file descriptors,
 its exit status and streams returned as a CompletedProcess, TimeoutExpired on timeout.
 
-What a fork cannot reproduce goes cold, to a real process: any other command or keyword argument, an
-environment whose interpreter settings differ from the warm one's (PYTHON*, locale, BLAS threads), or
+What a fork cannot reproduce goes cold, to a real process: any other command or keyword argument, or
 EPISODIC_TESTS_COLD_CLI=1 (the whole suite on real processes). Import-time and start-up behaviour is
 covered by the tests that start `episodic` themselves (Popen, the `episodic` script, the agents' hooks,
 tests/unit/cli/test_cli_lazy.py) and by .ci/run's real commands.
@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 COLD_SWITCH = "EPISODIC_TESTS_COLD_CLI"
+CONSOLE_SCRIPT = str(Path(sys.executable).parent / "episodic")  # the venv's, as a user's shell runs it
 SERVER = Path(__file__).with_name("warm_cli_server.py")
 # settings read when the interpreter or numpy starts: a call that changes one needs a fresh process
 _STARTUP_PREFIXES = ("PYTHON", "LC_", "OPENBLAS_", "OMP_", "MKL_")
@@ -57,12 +58,14 @@ def _startup_view(env: dict[str, str]) -> dict[str, str]:
 
 
 class _Server:
-    """One warm interpreter per test worker, started on first use, stopped at exit."""
+    """One warm interpreter per test worker and interpreter settings (the environment's PYTHON*, locale and
+    BLAS variables, read when an interpreter starts), started on first use, stopped at exit."""
 
-    def __init__(self) -> None:
+    def __init__(self, startup: dict[str, str]) -> None:
         self.folder = Path(tempfile.mkdtemp(prefix="warm-cli-"))
         self.path = str(self.folder / "sock")
-        self.env = dict(os.environ)
+        ours = {k: v for k, v in os.environ.items() if k not in _startup_view(dict(os.environ))}
+        self.env = {**ours, **startup}
         self.process = subprocess.Popen(
             [sys.executable, str(SERVER), self.path, str(os.getpid())],
             env=self.env,
@@ -92,23 +95,24 @@ class _Server:
         shutil.rmtree(self.folder, ignore_errors=True)
 
 
-_server: _Server | None = None
+_servers: dict[tuple[tuple[str, str], ...], _Server] = {}
 _server_lock = threading.Lock()
 
 
-def _warm_server() -> _Server:
-    global _server
+def _warm_server(startup: dict[str, str]) -> _Server:
+    key = tuple(sorted(startup.items()))
     with _server_lock:
-        if _server is None or _server.process.poll() is not None:
-            _server = _Server()
-        return _server
+        server = _servers.get(key)
+        if server is None or server.process.poll() is not None:
+            server = _servers[key] = _Server(startup)
+        return server
 
 
 def goes_warm(cmd: list[str], kwargs: dict[str, Any]) -> bool:
     """Whether a fork can stand for this call (everything else runs as a real process)."""
     return (
         os.environ.get(COLD_SWITCH) != "1"
-        and cmd[:3] == [sys.executable, "-m", "episodic"]
+        and (cmd[:3] == [sys.executable, "-m", "episodic"] or cmd[:1] == [CONSOLE_SCRIPT])
         and set(kwargs) <= _SUPPORTED
         and kwargs.get("stdin") in (None, subprocess.DEVNULL)
         and kwargs.get("stdout") in (None, subprocess.PIPE, subprocess.DEVNULL)
@@ -118,15 +122,14 @@ def goes_warm(cmd: list[str], kwargs: dict[str, Any]) -> bool:
 
 
 def run(cmd: list[str], **kwargs: Any) -> subprocess.CompletedProcess[Any]:
-    """subprocess.run(cmd, **kwargs), forked warm when cmd is `python -m episodic ...` (see the module doc)."""
+    """subprocess.run(cmd, **kwargs), forked warm when cmd is `python -m episodic ...` or the `episodic` script
+    (see the module doc)."""
     if goes_warm(cmd, kwargs):
         given = kwargs.pop("env", None)
         env = dict(os.environ) if given is None else {str(k): str(v) for k, v in given.items()}
-        server = _warm_server()
-        if _startup_view(env) == _startup_view(server.env):
-            conn = server.connect()
-            if conn is not None:
-                return _run_warm(conn, cmd, env, **kwargs)
+        conn = _warm_server(_startup_view(env)).connect()
+        if conn is not None:
+            return _run_warm(conn, cmd, env, **kwargs)
         kwargs["env"] = given
     return subprocess.run(cmd, **kwargs)
 
@@ -166,7 +169,14 @@ def _run_warm(
         data = b""
     child_out, our_out = _pipe_or(stdout, 1, capture_output)
     child_err, our_err = _pipe_or(stderr, 2, capture_output)
-    request = {"args": cmd[3:], "env": env, "cwd": os.fspath(cwd) if cwd is not None else os.getcwd()}
+    script = cmd[0] if cmd[0] == CONSOLE_SCRIPT else None
+    args = cmd[1:] if script else cmd[3:]
+    request = {
+        "args": args,
+        "script": script,
+        "env": env,
+        "cwd": os.fspath(cwd) if cwd is not None else os.getcwd(),
+    }
     try:
         socket.send_fds(conn, [json.dumps(request).encode()], [child_in, child_out, child_err])
     finally:
@@ -179,7 +189,7 @@ def _run_warm(
         return [_text(b, encoding) if text and b is not None else b for b in raw]
 
     try:
-        returncode = _exchange(conn, our_in, data, streams, cmd[3:], timeout)
+        returncode = _exchange(conn, our_in, data, streams, args, timeout)
     except TimeoutError:
         out, err = captured()
         raise subprocess.TimeoutExpired(cmd, timeout or 0.0, out, err) from None

@@ -1,5 +1,5 @@
 """The tests' warm `python -m episodic`: one interpreter per test worker imports the CLI once, then forks
-a child per call that becomes `python -m episodic ARGS` with the caller's argv, environment, cwd and
+a child per call that becomes `python -m episodic ARGS` (or the `episodic` script) with the caller's argv, environment, cwd and
 standard streams (passed over a Unix socket). See tests/kits/warm_cli.py for why and for what stays cold.
 
 Run as `python warm_cli_server.py SOCKET PARENT_PID`. Per request a monitor process is forked; it forks
@@ -106,14 +106,23 @@ def become(request: dict[str, object], fds: list[int]) -> None:
     os.environ.clear()
     os.environ.update(env)
     os.chdir(str(request["cwd"]))
-    sys.path[0] = os.getcwd()  # what `python -m` puts first
     args = request["args"]
     assert isinstance(args, list)
-    sys.argv = ["-m", *args]  # run_module replaces argv[0] with the module's path, as `-m` does
+    script = request.get("script")
+    if isinstance(script, str):  # the console script: its folder first on the path, its path as argv[0]
+        sys.path[0] = os.path.dirname(script)
+        sys.argv = [script, *args]
+    else:
+        sys.path[0] = os.getcwd()  # what `python -m` puts first
+        sys.argv = ["-m", *args]  # run_module replaces argv[0] with the module's path, as `-m` does
 
 
 if __name__ == "__main__":
     preload()
     call, streams = serve(sys.argv[1], int(sys.argv[2]))
     become(call, streams)
+    if call.get("script"):
+        from episodic.cli import main
+
+        sys.exit(main())
     runpy.run_module("episodic", run_name="__main__", alter_sys=True)

@@ -36,13 +36,13 @@ def env(tmp_path: Path) -> dict[str, str]:
 
 
 def both(
-    monkeypatch: pytest.MonkeyPatch, args: list[str], **kwargs: object
+    monkeypatch: pytest.MonkeyPatch, args: list[str], command: list[str] = EPISODIC, **kwargs: object
 ) -> list[tuple[int, object, object]]:
     """(exit code, stdout, stderr) of the call run cold (a real process), then warm."""
     out = []
     for cold in ("1", "0"):
         monkeypatch.setenv(warm_cli.COLD_SWITCH, cold)
-        done = warm_cli.run([*EPISODIC, *args], timeout=300, **kwargs)  # type: ignore[arg-type]
+        done = warm_cli.run([*command, *args], timeout=300, **kwargs)  # type: ignore[arg-type]
         out.append((done.returncode, done.stdout, done.stderr))
     return out
 
@@ -100,9 +100,29 @@ def test_a_call_past_its_timeout_is_killed_and_raises_timeout_expired(env: dict[
 
 def test_the_server_forks_from_one_thread_and_odd_calls_stay_real_processes(env: dict[str, str]) -> None:
     warm_cli.run([*EPISODIC, "--help"], env=env, capture_output=True, timeout=300)
-    server = warm_cli._warm_server()
+    server = warm_cli._warm_server(warm_cli._startup_view(env))
     assert os.listdir(f"/proc/{server.process.pid}/task") == [str(server.process.pid)]
     assert warm_cli.goes_warm(EPISODIC, {"input": "x", "capture_output": True, "env": env})
     assert not warm_cli.goes_warm(EPISODIC, {"encoding": "utf-8"})  # a keyword the fork does not mimic
     assert not warm_cli.goes_warm([sys.executable, "-c", "pass"], {})
     assert not warm_cli.goes_warm(EPISODIC, {"stdout": sys.stdout})
+
+
+@pytest.mark.parametrize("args", [["--help"], ["setup", "path"], ["doctor"]])
+def test_the_console_script_in_a_users_bare_shell_answers_as_a_real_process_does(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, args: list[str]
+) -> None:
+    bare = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path / "user"),
+        "EPISODIC_HOME": str(tmp_path / "home"),
+        "LANG": "C.UTF-8",
+        **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
+    }
+    script = [warm_cli.CONSOLE_SCRIPT]
+    assert warm_cli.goes_warm(script, {"env": bare, "capture_output": True})
+    cold, warm = both(monkeypatch, args, script, env=bare, capture_output=True, text=True)
+    assert warm == cold
+    assert warm_cli._warm_server(warm_cli._startup_view(bare)).env["LANG"] == "C.UTF-8"
+    if args == ["--help"]:
+        assert "Usage: episodic " in str(warm[1])  # argv[0] is the script, not `python -m episodic`
