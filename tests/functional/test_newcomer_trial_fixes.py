@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from kits.client_env import DEMO, episodic
+from kits.client_env import DEMO, episodic, stop_spawned_server
 
 
 def _config(home: Path) -> None:
@@ -49,15 +49,18 @@ def _claude_hooks(episodic_home: Path) -> dict:
 
 def test_setup_claude_code_with_the_offline_distiller_distils_an_ended_session(episodic_home: Path) -> None:
     _config(episodic_home)
-    done = episodic("setup", "claude-code", "--distiller", "heuristic", "--write")
-    assert done.returncode == 0, done.stderr
-    ended = json.dumps(_claude_hooks(episodic_home)["SessionEnd"])
-    assert ended.count("hook session-distill") == 1, ended
-    with (episodic_home / "config.toml").open("a") as config:  # switched off: the next setup takes it out
-        config.write("hook_session_end = false\n")
-    again = episodic("setup", "claude-code", "--write")
-    assert again.returncode == 0, again.stderr
-    assert "SessionEnd" not in _claude_hooks(episodic_home)
+    try:
+        done = episodic("setup", "claude-code", "--distiller", "heuristic", "--write")
+        assert done.returncode == 0, done.stderr
+        ended = json.dumps(_claude_hooks(episodic_home)["SessionEnd"])
+        assert ended.count("hook session-distill") == 1, ended
+        with (episodic_home / "config.toml").open("a") as config:  # switched off: the next setup takes it out
+            config.write("hook_session_end = false\n")
+        again = episodic("setup", "claude-code", "--write")
+        assert again.returncode == 0, again.stderr
+        assert "SessionEnd" not in _claude_hooks(episodic_home)
+    finally:
+        stop_spawned_server(episodic_home)  # `setup --write` started the home's server
 
 
 def _hit_lines(out: str) -> list[str]:
