@@ -59,11 +59,20 @@ PRECOLLECT = "EPISODIC_TESTS_PRECOLLECT"
 def _rewrite_test_modules_once() -> None:
     """The test modules' assertion rewriting, cached in __pycache__ before the workers start, split over the
     cores: where PYTHONDONTWRITEBYTECODE is set, every worker would otherwise rewrite every module itself (the
-    workers collect the whole suite each). A failure here only costs that time: the workers still collect."""
+    workers collect the whole suite each). Only modules changed since their last rewrite; a failure here only
+    costs that time: the workers still collect."""
     import subprocess
     import sys
 
-    files = sorted(str(path) for path in (REPO_ROOT / "tests").rglob("test_*.py"))
+    tag = f"{sys.implementation.cache_tag}-pytest-{pytest.__version__}.pyc"  # where pytest caches a rewrite
+
+    def rewritten(path: Path) -> bool:
+        cached = path.parent / "__pycache__" / f"{path.stem}.{tag}"
+        return cached.is_file() and cached.stat().st_mtime >= path.stat().st_mtime
+
+    files = sorted(str(path) for path in (REPO_ROOT / "tests").rglob("test_*.py") if not rewritten(path))
+    if not files:
+        return
     shares = max(1, os.cpu_count() or 1)
     env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
     env[PRECOLLECT] = "1"
