@@ -244,10 +244,18 @@ def figures(
     fold: str | None = None,
 ) -> dict[str, tuple[float, float, int]]:
     """Per yardstick: (share, se, n): positives' target as a full card, negatives given a full card."""
+    return shares(rows, lambda r: hook_given(r, weight, depth, floor, gate)[0], fold)
+
+
+def shares(
+    rows: list[dict[str, Any]], give: Any, fold: str | None = None
+) -> dict[str, tuple[float, float, int]]:
+    """Per yardstick, what `give(row)` (the full card's session or None) does: (share, se, n) of positives
+    given their target, of negatives given anything."""
     out: dict[str, tuple[float, float, int]] = {}
     for stick in sorted({r["stick"] for r in rows}):
         chosen = [r for r in rows if r["stick"] == stick and (fold is None or r["fold"] == fold)]
-        given = [hook_given(r, weight, depth, floor, gate)[0] for r in chosen]
+        given = [give(r) for r in chosen]
         if stick.endswith("-pos"):
             share = float(np.mean([g == r["target"] for g, r in zip(given, chosen, strict=True)]))
         else:

@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).parent))
-from study_gate import fit, se
+from study_gate import fit, shares
 
 FEATURES = ("score", "margin", "keyword", "similarity")
 MIN_KEYWORD = 1.0  # the shipped strong_min_keyword
@@ -66,16 +66,7 @@ def given(row: dict[str, Any], floor: float, gate: tuple[np.ndarray, float] | No
 
 
 def figures(rows: list[dict[str, Any]], floor: float, gate: Any, fold: str | None = None) -> dict[str, Any]:
-    out = {}
-    for stick in sorted({r["stick"] for r in rows}):
-        chosen = [r for r in rows if r["stick"] == stick and (fold is None or r["fold"] == fold)]
-        cards = [given(r, floor, gate) for r in chosen]
-        if stick.endswith("-pos"):
-            share = float(np.mean([c == r["target"] for c, r in zip(cards, chosen, strict=True)]))
-        else:
-            share = float(np.mean([c is not None for c in cards]))
-        out[stick] = (share, se(share, len(chosen)), len(chosen))
-    return out
+    return shares(rows, lambda r: given(r, floor, gate), fold)
 
 
 def train(rows: list[dict[str, Any]], floor: float, used: list[int]) -> np.ndarray:
