@@ -74,7 +74,7 @@ def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
 
     def build() -> Any:
         from episodic.assembly import build_memory, sqlite_store_at
-        from episodic.cards.write import store_card
+        from episodic.cards.write import session_opening, store_card
 
         settings = context.settings.model_copy(
             update={"max_k": max(len(corpus.cards), 1), "min_similarity": -1.0}
@@ -91,6 +91,11 @@ def default_memory(context: SystemContext, corpus: EvalCorpus) -> Any:
         for rendering in settings.renderings:  # bulk first (parallel, cached): store_card then hits the cache
             if rendering != OPENING:
                 card_vectors(context, corpus, rendering)
+        openings = [
+            session_opening(memory, corpus.trajectories[sid], corpus.card_distillers.get(sid, distiller))
+            for sid in corpus.cards
+        ]
+        context.embed([text for text in openings if text], "cards: embedding opening words")
         context.progress.start("default: indexing cards", len(corpus.cards))
         for session_id, card in corpus.cards.items():
             store_card(
