@@ -12,7 +12,9 @@ order, episodic.core.confidence's tiers, the hook's selection).
 
 Choices are made on dev (the logistic gate is trained on dev positives against dev leave-one-out and hand
 negatives) and read on fresh; a choice ships only if it is not worse by more than one standard error on any
-yardstick and better on fresh.
+yardstick and better on fresh. With --pseudo, pseudo-queries (`episodic eval pseudo-queries`) are collected too,
+as targets and as leave-one-out negatives (their own session left out): data neither eval set was made from,
+for a gate trained on them alone (study_gate_pseudo.py).
 
     EPISODIC_RERANKER=none python scripts/studies/study_gate.py ../shared/transcripts ../shared/eval \
         --cache /tmp/gate-study.pkl
@@ -40,8 +42,11 @@ TOKENS = 160
 SETS = ("dev", "fresh")
 
 
-def prompts(eval_dir: Path) -> list[tuple[str, str, str, str | None, str, tuple[str, ...]]]:
-    """(yardstick, id, fold, target, text, left out): positives, hand negatives, leave-one-out negatives."""
+def prompts(
+    eval_dir: Path, pseudo: Path | None = None
+) -> list[tuple[str, str, str, str | None, str, tuple[str, ...]]]:
+    """(yardstick, id, fold, target, text, left out): positives, hand negatives, leave-one-out negatives; with
+    `pseudo`, its queries as `pseudo-pos` and `pseudo-loo` too (no hand negatives)."""
     from episodic.evaluation.cardsets import fold_of
     from episodic.evaluation.injection import read_negatives
     from episodic.evaluation.queries import read_queries
@@ -58,10 +63,19 @@ def prompts(eval_dir: Path) -> list[tuple[str, str, str, str | None, str, tuple[
             (f"{name}-loo", q.id, fold_of(q.session_id), None, q.query, (q.session_id, *q.cousins))
             for q in queries
         ]
+    if pseudo is not None:
+        queries = read_queries(pseudo)
+        out += [("pseudo-pos", q.id, fold_of(q.session_id), q.session_id, q.query, ()) for q in queries]
+        out += [
+            ("pseudo-loo", q.id, fold_of(q.session_id), None, q.query, (q.session_id, *q.cousins))
+            for q in queries
+        ]
     return out
 
 
-def collect(transcripts: Path, eval_dir: Path, only: str | None = None, judge: bool = True) -> dict[str, Any]:
+def collect(
+    transcripts: Path, eval_dir: Path, only: str | None = None, judge: bool = True, pseudo: Path | None = None
+) -> dict[str, Any]:
     from episodic.core.search import search_traces
     from episodic.judge.model import cross_encoder, default_model_dir
     from episodic.judge.reranker import HEURISTIC, card_text, offline_text
@@ -73,7 +87,7 @@ def collect(transcripts: Path, eval_dir: Path, only: str | None = None, judge: b
 
     settings, corpus, distiller, sets, embedder = dev_card_sets(transcripts, eval_dir)
     encoder = cross_encoder(default_model_dir()) if judge else None
-    asked = prompts(eval_dir)
+    asked = prompts(eval_dir, pseudo)
     data: dict[str, Any] = {"floor": embedder.default_min_similarity, "sets": {}}
     with tempfile.TemporaryDirectory() as workdir:
         for card_set in sets:
@@ -293,13 +307,14 @@ def fit(x: np.ndarray, y: np.ndarray, l2: float = 1.0) -> np.ndarray:
 
 
 def training_pairs(
-    rows: list[dict[str, Any]], weight: float | None, depth: int, used: list[int]
+    rows: list[dict[str, Any]], weight: float | None, depth: int, used: list[int], train_on: str = "dev"
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Dev only: the hook's would-be card (the first judged verified hit) of every dev prompt; label 1 when it
-    is a positive's target, 0 for a wrong hit, a hand negative's or a leave-one-out negative's."""
+    """One set only (`train_on`): the hook's would-be card (the first judged verified hit) of each of its
+    prompts; label 1 when it is a positive's target, 0 for a wrong hit, a hand negative's or a leave-one-out
+    negative's."""
     xs, ys = [], []
     for r in rows:
-        if not r["stick"].startswith("dev-"):
+        if not r["stick"].startswith(f"{train_on}-"):
             continue
         top = reorder(r["verified"], weight, depth)
         for i, h in enumerate(top[:1]):
@@ -311,9 +326,14 @@ def training_pairs(
 
 
 def model_gate(
-    rows: list[dict[str, Any]], weight: float | None, depth: int, used: list[int], p: float
+    rows: list[dict[str, Any]],
+    weight: float | None,
+    depth: int,
+    used: list[int],
+    p: float,
+    train_on: str = "dev",
 ) -> dict[str, Any]:
-    x, y = training_pairs(rows, weight, depth, used)
+    x, y = training_pairs(rows, weight, depth, used, train_on)
     mean, spread = x.mean(axis=0), x.std(axis=0) + 1e-9
     w = fit((x - mean) / spread, y)
     # back to raw features: w . (x - m) / s + b = (w / s) . x + (b - sum(w m / s))
@@ -336,11 +356,15 @@ def main() -> None:
     parser.add_argument("--only", help="collect one card set (heuristic | cards) into --cache, then stop")
     parser.add_argument("--no-judge", action="store_true", help="collect without the judge (offline cards)")
     parser.add_argument("--merge", type=Path, nargs="*", default=[], help="caches collected with --only")
+    parser.add_argument(
+        "--pseudo", type=Path, help="pseudo-queries JSONL: collect pseudo-pos and pseudo-loo too"
+    )
     args = parser.parse_args()
     if args.only:
-        args.cache.write_bytes(
-            pickle.dumps(collect(args.transcripts, args.eval_dir, args.only, judge=not args.no_judge))
+        data = collect(
+            args.transcripts, args.eval_dir, args.only, judge=not args.no_judge, pseudo=args.pseudo
         )
+        args.cache.write_bytes(pickle.dumps(data))
         return
     if args.merge:
         parts = [pickle.loads(p.read_bytes()) for p in args.merge]
@@ -349,7 +373,7 @@ def main() -> None:
     elif args.cache.exists():
         data = pickle.loads(args.cache.read_bytes())
     else:
-        data = collect(args.transcripts, args.eval_dir)
+        data = collect(args.transcripts, args.eval_dir, pseudo=args.pseudo)
         args.cache.write_bytes(pickle.dumps(data))
     floor = data["floor"]
     for label, rows in data["sets"].items():
