@@ -176,7 +176,7 @@ def probability(logit: float) -> float:
     return 1.0 / (1.0 + math.exp(-logit))
 
 
-GATE_FEATURES = ("logit", "margin", "score", "problem_logit", "keyword")
+GATE_FEATURES: tuple[str, ...] = ("logit", "margin", "score", "problem_logit", "keyword")
 
 
 def gate_features(top: list[dict[str, Any]], i: int) -> list[float]:
