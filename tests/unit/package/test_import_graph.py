@@ -6,6 +6,7 @@ another only through its port, and every feature package declares its contract a
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 from pathlib import Path
 
@@ -35,6 +36,12 @@ LOCAL_ONLY = (
 
 
 def module_graph(with_lambdas: bool = False) -> dict[str, set[str]]:
+    """A copy a test may plant edges in; the files are parsed once per run."""
+    return {name: set(targets) for name, targets in _parsed_graph(with_lambdas).items()}
+
+
+@functools.cache
+def _parsed_graph(with_lambdas: bool) -> dict[str, frozenset[str]]:
     files = {}
     for path in SHARED.rglob("*.py"):
         name = ".".join(path.relative_to(SHARED).with_suffix("").parts).removesuffix(".__init__")
@@ -43,7 +50,7 @@ def module_graph(with_lambdas: bool = False) -> dict[str, set[str]]:
         for path in (SHARED.parent / "lambdas").rglob("*.py"):
             files[".".join(path.relative_to(SHARED.parent).with_suffix("").parts)] = path
     modules = set(files)
-    graph: dict[str, set[str]] = {}
+    graph: dict[str, frozenset[str]] = {}
     for name, path in files.items():
         package = name if path.name == "__init__.py" else name.rpartition(".")[0]
         targets: set[str] = set()
@@ -57,7 +64,7 @@ def module_graph(with_lambdas: bool = False) -> dict[str, set[str]]:
                     base = ".".join([*parts, base] if base else parts)
                 targets.add(base)
                 targets.update(f"{base}.{alias.name}" for alias in node.names)
-        graph[name] = {t for t in targets if t in modules and t != name}
+        graph[name] = frozenset(t for t in targets if t in modules and t != name)
     return graph
 
 
