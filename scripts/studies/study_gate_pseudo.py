@@ -17,7 +17,7 @@ format (the bias moved so that the shipped bar, `judge_gate`, applies).
     EPISODIC_HOME=$(mktemp -d) episodic eval pseudo-queries --transcripts ../shared/transcripts --out /tmp/pseudo.jsonl
     EPISODIC_RERANKER=none python scripts/studies/study_gate.py ../shared/transcripts ../shared/eval \
         --only cards --pseudo /tmp/pseudo.jsonl --cache /tmp/pgate-cards.pkl
-    python scripts/studies/study_gate_pseudo.py /tmp/pgate-cards.pkl --write /tmp/full_card_gate.pseudo.json
+    python scripts/studies/study_gate_pseudo.py /tmp/pgate-cards.pkl --cross-fit --write /tmp/full_card_gate.pseudo.json
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import study_gate_llm_extra
 
 WEIGHT, DEPTH = 1.0, 3
 PSEUDO_CAP = 0.04  # the shipped gate's rule (study_gate_coverage.DEV_CAP), on pseudo-queries
+DEV_CAP = PSEUDO_CAP  # the same rule on one dev fold: its leave-one-out and hand negatives alike
 BARS = tuple(round(0.3 + 0.05 * i, 2) for i in range(14))
 VARIANTS = {"the four signals": [0, 1, 2, 4], "the four signals + fused margin": [0, 1, 2, 4, 5]}
 SETS = ("dev", "fresh")
@@ -117,6 +118,27 @@ def table(rows: list[dict[str, Any]], floor: float, gates: list[tuple[str, dict[
         print(f"| {label} | " + " | ".join(folds) + " |")
 
 
+def cross_fit(rows: list[dict[str, Any]], floor: float) -> dict[str, tuple[float, float, int]]:
+    """The dev-fitted family read out of fold: the four signals fitted on one dev fold and their bar chosen there
+    by the shipped rule, each prompt read with the gate of the fold it is not in; pooled figures."""
+    gates = {}
+    for fold in "AB":
+        train = [r for r in rows if r["fold"] == fold]
+        fitted = study_gate.model_gate(train, WEIGHT, DEPTH, VARIANTS["the four signals"], BARS[0])
+        held = []
+        for bar in BARS:
+            f = read(train, floor, {**fitted, "p": bar})
+            if f["dev-loo"][0] <= DEV_CAP and f["dev-neg"][0] <= DEV_CAP:
+                held.append((round(f["dev-pos"][0], 6), -f["dev-loo"][0], -bar))
+        best = max(held, default=None)
+        bar = -best[2] if best else 1.0  # no bar holds: nothing carded
+        gates["B" if fold == "A" else "A"] = {**fitted, "p": bar}
+        print(f"fitted on dev fold {fold}: bar {bar}, read on fold {'B' if fold == 'A' else 'A'}")
+    return study_gate.shares(
+        rows, lambda r: study_gate.hook_given(r, WEIGHT, DEPTH, floor, gates[r["fold"]])[0]
+    )
+
+
 def write_gate(path: Path, gate: dict[str, Any], bar: float, shipped_bar: float) -> None:
     """The package's JSON format; the bias moved by logit(shipped bar) - logit(bar), so p >= the shipped bar
     says what p >= `bar` says under the fitted bias."""
@@ -136,6 +158,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("cache", type=Path, help="study_gate.py --only cards --pseudo … --cache")
     parser.add_argument("--write", type=Path, help="where to save the pseudo-fitted gate, if it ships")
+    parser.add_argument(
+        "--cross-fit",
+        action="store_true",
+        help="also read the dev-fitted gate out of fold on dev (cross-fitting)",
+    )
     args = parser.parse_args()
     data = pickle.loads(args.cache.read_bytes())
     rows, floor = data["sets"]["cards"], data["floor"]
@@ -170,6 +197,10 @@ def main() -> None:
         gates.append((f"{name}, pseudo-fitted, >= {best[1]}{chosen}", best[3]))
     print("\n## read on every yardstick (± one standard error)\n")
     table(rows, floor, gates)
+    if args.cross_fit:
+        print("\n## the dev-fitted family out of fold (fit and bar on one dev fold, read on the other)\n")
+        out = cross_fit(rows, floor)
+        print(f"| four signals, dev-fitted out of fold | {cell(out, 'dev')} | {cell(out, 'fresh')} |")
     if pick is None:
         print("\nno pseudo-fitted gate holds pseudo leave-one-out negatives at the cap: nothing ships")
         return
