@@ -9,6 +9,7 @@ others have not: the same texts are never embedded twice at once.
 from __future__ import annotations
 
 import hashlib
+import multiprocessing
 import threading
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -41,6 +42,13 @@ def fill_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
+def _in_multiprocessing_child() -> bool:
+    """A worker multiprocessing is still starting never waits for the fill lock: a script without a main guard
+    re-runs in each spawned worker while its parent holds the lock, and must reach Python's own error about the
+    guard (which reads the same flag), not hang."""
+    return bool(getattr(multiprocessing.current_process(), "_inheriting", False))
 
 
 def cache_key(embedder_id: str, text: str) -> bytes:
@@ -94,7 +102,7 @@ class CachedEmbedder(Embedder):
         for key, text in zip(keys, texts, strict=True):
             if key not in found:
                 missing.setdefault(key, text)
-        if len(missing) >= BULK_FILL_TEXTS:
+        if len(missing) >= BULK_FILL_TEXTS and not _in_multiprocessing_child():
             with fill_lock(self.path.with_name(FILL_LOCK_NAME)):
                 with self._lock:  # what another process filled while this one waited
                     found.update(self._lookup(sorted(missing)))

@@ -147,3 +147,32 @@ def test_a_query_never_waits_for_a_bulk_fill(tmp_path: Path) -> None:
     with fill_lock(cache.path.with_name(FILL_LOCK_NAME)):  # another process is filling the folder
         vector = cache.embed(["one query"])
     assert vector.shape == (1, 384) and cache.misses == 1
+
+
+UNGUARDED_SCRIPT = """
+import concurrent.futures, multiprocessing, sys
+from episodic.embed.cache import CachedEmbedder
+from episodic.embed.hashing import HashingEmbedder
+
+class PoolEmbedder(HashingEmbedder):
+    def embed(self, texts):
+        pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+        pool.submit(len, list(texts)).result()  # a worker starts: it runs this script again first
+        return super().embed(texts)
+
+CachedEmbedder(PoolEmbedder(), sys.argv[1]).embed([f"card text {i}" for i in range(40)])
+"""
+
+
+def test_a_script_without_a_main_guard_gets_pythons_error_not_a_hang(tmp_path: Path) -> None:
+    """Its spawned worker re-runs the script while the parent holds the fill lock: the worker must not wait."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "unguarded.py"
+    script.write_text(UNGUARDED_SCRIPT, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path / "cache")], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode != 0
+    assert "bootstrapping phase" in done.stderr or "BrokenProcessPool" in done.stderr, done.stderr[-2000:]
