@@ -23,16 +23,6 @@ SIZES = (8, 20, 50)
 CORPUS = "entireio__cli/"  # the one-team corpus both eval sets were written from
 
 
-def read_gates(path: Path) -> dict:
-    from episodic.core.full_card_gate import FullCardGate
-
-    raw = json.loads(path.read_text(encoding="utf-8"))
-    return {
-        k: FullCardGate(coefficients=dict(v["coefficients"]), bias=float(v["bias"]))
-        for k, v in raw["kinds"].items()
-    }
-
-
 def sampled_memory(transcripts: Path, files: list[str], n: int) -> tuple[Path, list[str]]:
     chosen = random.Random(n).sample(files, min(n, len(files)))
     folder = Path(tempfile.mkdtemp()) / CORPUS.rstrip("/")
@@ -54,7 +44,10 @@ def main() -> None:
     from episodic.evaluation.runner import run_evaluation
     from episodic.kernel.settings import load_settings
 
-    gates = {name: read_gates(Path(path)) for name, path in (g.split("=", 1) for g in args.gate)}
+    gates = {
+        name: full_card_gate.read_gates(Path(path).read_text(encoding="utf-8"))
+        for name, path in (g.split("=", 1) for g in args.gate)
+    }
     settings = load_settings(
         embedder="minilm", embedding_cache_dir=Path(tempfile.gettempdir()) / "gate-small-cache"
     )

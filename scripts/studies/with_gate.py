@@ -9,7 +9,6 @@ place; the CLI itself runs only in the parent.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from pathlib import Path
@@ -22,11 +21,7 @@ if sys.argv[1:2] == ["--gate"]:
     os.environ[GATE_FILE] = sys.argv[2]
     del sys.argv[1:3]
 if os.environ.get(GATE_FILE):
-    _raw = json.loads(Path(os.environ[GATE_FILE]).read_text(encoding="utf-8"))
-    _gates = {
-        kind: full_card_gate.FullCardGate(coefficients=dict(v["coefficients"]), bias=float(v["bias"]))
-        for kind, v in _raw["kinds"].items()
-    }
+    _gates = full_card_gate.read_gates(Path(os.environ[GATE_FILE]).read_text(encoding="utf-8"))
     full_card_gate.shipped_gates = lambda: _gates  # type: ignore[assignment]
 
 if __name__ == "__main__":

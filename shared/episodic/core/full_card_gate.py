@@ -60,10 +60,8 @@ def card_kind(hit: SearchHit) -> str:
     return "offline" if hit.record.distiller.kind == HEURISTIC else "llm"
 
 
-@cache
-def shipped_gates() -> dict[str, FullCardGate]:
-    """The coefficients shipped with the package, per card kind (a kind without any is not gated)."""
-    text = resources.files("episodic").joinpath("data/full_card_gate.json").read_text(encoding="utf-8")
+def read_gates(text: str) -> dict[str, FullCardGate]:
+    """Gates per card kind from a gate file's JSON (the shipped file's format; studies read candidates too)."""
     gates = {}
     for kind, raw in json.loads(text)["kinds"].items():
         unknown = set(raw["coefficients"]) - set(FEATURES)
@@ -71,6 +69,14 @@ def shipped_gates() -> dict[str, FullCardGate]:
             raise ValueError(f"full_card_gate.json names unknown signals: {sorted(unknown)}")
         gates[kind] = FullCardGate(coefficients=dict(raw["coefficients"]), bias=float(raw["bias"]))
     return gates
+
+
+@cache
+def shipped_gates() -> dict[str, FullCardGate]:
+    """The coefficients shipped with the package, per card kind (a kind without any is not gated)."""
+    return read_gates(
+        resources.files("episodic").joinpath("data/full_card_gate.json").read_text(encoding="utf-8")
+    )
 
 
 def gate_probability(hits: Sequence[SearchHit], i: int) -> float | None:
